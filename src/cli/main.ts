@@ -1,0 +1,30 @@
+import { Command, CommanderError } from 'commander';
+import packageJson from '../../package.json' with { type: 'json' };
+import { registerScanCommand } from './scan-command.js';
+
+const program = new Command()
+  .name('svc')
+  .description('Turn a Python model service (service.py) into an HTTP API and a container image.')
+  .version(packageJson.version, '-v, --version', 'print the svc version')
+  .option('--json', 'print machine-readable JSON on stdout')
+  .option('--debug', 'print stack traces and internal details on errors')
+  .showSuggestionAfterError()
+  .exitOverride()
+  .configureOutput({
+    outputError: (text, write) => write(text.replace(/^error: /, 'error: ')),
+  })
+  .addHelpText(
+    'after',
+    '\nExit codes: 0 ok, 1 failure, 2 bad usage. Colour only on a terminal; NO_COLOR turns it off.',
+  );
+
+registerScanCommand(program);
+
+try {
+  await program.parseAsync(process.argv);
+} catch (error) {
+  if (!(error instanceof CommanderError)) throw error;
+  // Help and version exit 0; every other commander complaint is bad usage.
+  const benign = ['commander.helpDisplayed', 'commander.version', 'commander.help'];
+  process.exitCode = benign.includes(error.code) ? 0 : 2;
+}

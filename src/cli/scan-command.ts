@@ -1,0 +1,32 @@
+import type { Command } from 'commander';
+import { scanProject } from '../scan/scan-project.js';
+import { writeManifest } from '../scan/manifest-file.js';
+import { runCommand, type CommonOptions } from './run-command.js';
+import { summariseScan } from './scan-summary.js';
+
+interface ScanOptions extends CommonOptions {
+  entrypoint?: string;
+}
+
+export function registerScanCommand(program: Command): void {
+  program
+    .command('scan')
+    .summary('read the project statically and write apipod-deploy/apipod.json')
+    .description(
+      'Read a project statically (requirements.txt, pyproject.toml, service.py; user code is never run)\n' +
+        'and write its manifest to apipod-deploy/apipod.json: frameworks, Python version, endpoints, base image.',
+    )
+    .argument('[dir]', 'project directory, or the service file itself', '.')
+    .option('--entrypoint <file>', 'service file, relative to the project directory (default: service.py)')
+    .action(async (dir: string, options: ScanOptions, command: Command) => {
+      const all = command.optsWithGlobals<ScanOptions>();
+      await runCommand(all, async (output) => {
+        const scan = await scanProject(dir, { entrypoint: options.entrypoint });
+        const manifestPath = await writeManifest(scan.root, scan.manifest);
+        output.result(summariseScan(scan, manifestPath), {
+          manifest_path: manifestPath,
+          manifest: scan.manifest,
+        });
+      });
+    });
+}
