@@ -1,0 +1,72 @@
+import { describe, expect, it } from 'vitest';
+import { choosePythonVersion } from '../../src/scan/python-version.js';
+import { SvcError } from '../../src/svc-error.js';
+
+function failure(run: () => unknown): SvcError {
+  try {
+    run();
+  } catch (error) {
+    if (error instanceof SvcError) return error;
+    throw error;
+  }
+  throw new Error('expected an SvcError');
+}
+
+describe('choosing the Python version', () => {
+  it('defaults to 3.10 when the project says nothing', () => {
+    expect(choosePythonVersion({})).toEqual({ version: '3.10', source: 'default' });
+  });
+
+  it('takes .python-version first, to the minor version', () => {
+    expect(choosePythonVersion({ pythonVersionFile: '# pyenv\n3.11.7\n', requiresPython: '>=3.12' })).toEqual({
+      version: '3.11',
+      source: '.python-version',
+    });
+  });
+
+  it('raises requires-python >=3.8 to the oldest supported version, 3.10', () => {
+    expect(choosePythonVersion({ requiresPython: '>=3.8' })).toEqual({
+      version: '3.10',
+      source: 'pyproject.toml: project.requires-python',
+    });
+  });
+
+  it('picks the oldest supported version inside a range', () => {
+    expect(choosePythonVersion({ requiresPython: '>=3.11,<3.13' }).version).toBe('3.11');
+    expect(choosePythonVersion({ requiresPython: '~=3.12.1' }).version).toBe('3.12');
+    expect(choosePythonVersion({ requiresPython: '<3.11.4,>=3.11' }).version).toBe('3.11');
+  });
+
+  it('reads runtime.txt in the Heroku form', () => {
+    expect(choosePythonVersion({ runtimeTxt: 'python-3.12.3\n' })).toEqual({ version: '3.12', source: 'runtime.txt' });
+  });
+
+  it("reads Poetry's python constraint", () => {
+    expect(choosePythonVersion({ poetryPython: '^3.11' })).toEqual({
+      version: '3.11',
+      source: 'pyproject.toml: tool.poetry.dependencies.python',
+    });
+    expect(choosePythonVersion({ poetryPython: '>=3.9,<3.12' }).version).toBe('3.10');
+  });
+
+  it('is a clear error when the project excludes every supported version', () => {
+    const error = failure(() => choosePythonVersion({ requiresPython: '<3.10' }));
+    expect(error.message).toBe("'<3.10' excludes every Python version svc supports (3.10, 3.11, 3.12, 3.13)");
+    expect(error.location).toEqual({ file: 'pyproject.toml', field: 'project.requires-python' });
+  });
+
+  it('rejects an unsupported exact version and names the file', () => {
+    const error = failure(() => choosePythonVersion({ pythonVersionFile: '3.9.18' }));
+    expect(error.message).toContain('Python 3.9 is not supported');
+    expect(error.location.file).toBe('.python-version');
+  });
+
+  it('rejects text that is not a version', () => {
+    expect(failure(() => choosePythonVersion({ pythonVersionFile: 'pypy3.10' })).message).toContain(
+      "'pypy3.10' is not a CPython 3 version",
+    );
+    expect(failure(() => choosePythonVersion({ requiresPython: '>=three' })).message).toContain(
+      'is not a PEP 440 version range',
+    );
+  });
+});
