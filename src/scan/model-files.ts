@@ -1,0 +1,43 @@
+/**
+ * Model weights, recognised by extension: some extensions are weights whatever their size;
+ * generic ones (.bin, .pkl, ...) count only from 1 MiB, so small data files are not taken
+ * for models.
+ */
+const WEIGHT_EXTENSIONS: ReadonlySet<string> = new Set([
+  '.safetensors', '.pt', '.pth', '.ckpt', '.onnx', '.gguf', '.ggml', '.h5', '.keras', '.tflite',
+  '.mlmodel', '.engine', '.plan', '.joblib', '.caffemodel', '.pdparams',
+]);
+const GENERIC_EXTENSIONS: ReadonlySet<string> = new Set([
+  '.bin', '.pkl', '.pickle', '.npy', '.npz', '.model', '.msgpack', '.params', '.weights', '.pb',
+]);
+const GENERIC_MINIMUM_BYTES = 1024 * 1024;
+
+export interface ModelFile {
+  path: string;
+  size: number;
+}
+
+function extensionOf(name: string): string {
+  const dot = name.lastIndexOf('.');
+  return dot <= 0 ? '' : name.slice(dot).toLowerCase();
+}
+
+/** Whether a file of this name could be weights, so the walk must learn its size. */
+export function mightBeModelFile(name: string): boolean {
+  const extension = extensionOf(name);
+  return WEIGHT_EXTENSIONS.has(extension) || GENERIC_EXTENSIONS.has(extension);
+}
+
+export function isModelFile(path: string, size: number): boolean {
+  const extension = extensionOf(path.slice(path.lastIndexOf('/') + 1));
+  if (WEIGHT_EXTENSIONS.has(extension)) return true;
+  return GENERIC_EXTENSIONS.has(extension) && size >= GENERIC_MINIMUM_BYTES;
+}
+
+/** Model files among the project's files, sorted by path for a deterministic manifest. */
+export function findModelFiles(files: ReadonlyArray<{ path: string; size: number | null }>): ModelFile[] {
+  return files
+    .filter((file): file is ModelFile => file.size !== null && isModelFile(file.path, file.size))
+    .map(({ path, size }) => ({ path, size }))
+    .sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+}

@@ -1,0 +1,105 @@
+import { readdirSync, readFileSync, statSync, type Dirent } from 'node:fs';
+import { join } from 'node:path';
+import {
+  ALWAYS_IGNORED_DIRECTORIES,
+  VIRTUALENV_MARKER,
+  dockerignoreRules,
+  gitignoreRules,
+  isIgnored,
+  type IgnoreRuleSet,
+} from './ignore-rules.js';
+
+export interface ProjectFile {
+  /** Project-relative POSIX path. */
+  path: string;
+  /** Bytes, read only for files `wantSize` asked about (a stat per file is the walk's main cost). */
+  size: number | null;
+}
+
+export interface ProjectListing {
+  files: ProjectFile[];
+  /** Ignore files that were honoured, project-relative. */
+  ignoreFiles: string[];
+}
+
+/**
+ * Every file of the project that would matter to the image, in no particular order:
+ * skips version control, virtualenvs, caches, and what `.gitignore` files (at any depth)
+ * and the root `.dockerignore` exclude. Symlinked directories are not followed (no cycles);
+ * symlinked files are.
+ */
+export function listProjectFiles(root: string, wantSize: (name: string) => boolean): ProjectListing {
+  const ignoreFiles: string[] = [];
+  const rootRules: IgnoreRuleSet[] = [];
+  const dockerignore = readTextIfPresent(join(root, '.dockerignore'));
+  if (dockerignore !== null) {
+    rootRules.push(dockerignoreRules(dockerignore));
+    ignoreFiles.push('.dockerignore');
+  }
+  const files: ProjectFile[] = [];
+  walk(root, '', rootRules, files, ignoreFiles, wantSize);
+  return { files, ignoreFiles: ignoreFiles.sort() };
+}
+
+function walk(
+  absolute: string,
+  relative: string,
+  inherited: IgnoreRuleSet[],
+  files: ProjectFile[],
+  ignoreFiles: string[],
+  wantSize: (name: string) => boolean,
+): void {
+  let entries: Dirent[];
+  try {
+    entries = readdirSync(absolute, { withFileTypes: true });
+  } catch {
+    return; // unreadable directory: nothing in it can reach the image either
+  }
+  if (relative !== '' && entries.some((entry) => entry.name === VIRTUALENV_MARKER)) return;
+
+  let ruleSets = inherited;
+  if (entries.some((entry) => entry.name === '.gitignore' && entry.isFile())) {
+    const text = readTextIfPresent(join(absolute, '.gitignore'));
+    if (text !== null) {
+      ruleSets = [...inherited, gitignoreRules(relative, text)];
+      ignoreFiles.push(relative === '' ? '.gitignore' : `${relative}/.gitignore`);
+    }
+  }
+
+  for (const entry of entries) {
+    const path = relative === '' ? entry.name : `${relative}/${entry.name}`;
+    const entryAbsolute = join(absolute, entry.name);
+    if (entry.isDirectory()) {
+      if (ALWAYS_IGNORED_DIRECTORIES.has(entry.name)) continue;
+      if (ruleSets.length > 0 && isIgnored(ruleSets, path, true)) continue;
+      walk(entryAbsolute, path, ruleSets, files, ignoreFiles, wantSize);
+      continue;
+    }
+    if (!entry.isFile() && !entry.isSymbolicLink()) continue;
+    if (ruleSets.length > 0 && isIgnored(ruleSets, path, false)) continue;
+    const sized = wantSize(entry.name);
+    if (!sized && entry.isFile()) {
+      files.push({ path, size: null });
+      continue;
+    }
+    const stats = statIfPresent(entryAbsolute);
+    if (stats === null || !stats.isFile()) continue; // dangling link, or a link to a directory
+    files.push({ path, size: sized ? stats.size : null });
+  }
+}
+
+function readTextIfPresent(path: string): string | null {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch {
+    return null;
+  }
+}
+
+function statIfPresent(path: string): ReturnType<typeof statSync> | null {
+  try {
+    return statSync(path);
+  } catch {
+    return null;
+  }
+}
