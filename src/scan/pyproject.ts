@@ -1,0 +1,144 @@
+import { parse as parseToml, TomlError } from 'smol-toml';
+import type { Diagnostic } from './diagnostic.js';
+import { normaliseName, parseRequirement, type Requirement } from './pep508.js';
+import type { LocatedRequirement } from './requirements.js';
+import { poetryToPep440 } from './poetry-constraint.js';
+
+export interface Pyproject {
+  /** `[project] dependencies` (PEP 621) and `[tool.poetry.dependencies]`, markers not yet evaluated. */
+  requirements: LocatedRequirement[];
+  requiresPython: string | null;
+  poetryPython: string | null;
+  diagnostics: Diagnostic[];
+}
+
+type Table = Record<string, unknown>;
+
+/** Reads what svc needs from a pyproject.toml; a broken file is a diagnostic, not a failure. */
+export function readPyproject(text: string, file = 'pyproject.toml'): Pyproject {
+  const result: Pyproject = { requirements: [], requiresPython: null, poetryPython: null, diagnostics: [] };
+  let data: Table;
+  try {
+    data = parseToml(text) as Table;
+  } catch (error) {
+    const line = error instanceof TomlError ? error.line : undefined;
+    const reason = error instanceof Error ? error.message.split('\n')[0] : String(error);
+    result.diagnostics.push({ file, line, message: `not valid TOML: ${reason}` });
+    return result;
+  }
+  const lines = new LineFinder(text);
+
+  const project = asTable(data.project);
+  if (project) {
+    if (typeof project['requires-python'] === 'string') result.requiresPython = project['requires-python'];
+    const dependencies = project.dependencies;
+    if (dependencies !== undefined && !Array.isArray(dependencies)) {
+      result.diagnostics.push({ file, field: 'project.dependencies', message: 'must be a list of strings' });
+    }
+    for (const entry of Array.isArray(dependencies) ? dependencies : []) {
+      const line = typeof entry === 'string' ? lines.find(entry) : undefined;
+      if (typeof entry !== 'string') {
+        result.diagnostics.push({ file, field: 'project.dependencies', message: 'entries must be strings' });
+        continue;
+      }
+      const parsed = parseRequirement(entry);
+      if ('error' in parsed) {
+        result.diagnostics.push({ file, line, field: 'project.dependencies', message: parsed.error });
+        continue;
+      }
+      result.requirements.push(locate(parsed.requirement, file, line));
+    }
+  }
+
+  const poetry = asTable(asTable(asTable(data.tool)?.poetry)?.dependencies);
+  for (const [name, spec] of Object.entries(poetry ?? {})) {
+    const line = lines.findKey(name, 'tool.poetry.dependencies');
+    if (name.toLowerCase() === 'python') {
+      if (typeof spec === 'string') result.poetryPython = spec;
+      continue;
+    }
+    const converted = poetryDependency(name, spec);
+    if ('error' in converted) {
+      result.diagnostics.push({ file, line, field: `tool.poetry.dependencies.${name}`, message: converted.error });
+      continue;
+    }
+    if (converted.requirement) result.requirements.push(locate(converted.requirement, file, line));
+  }
+  return result;
+}
+
+function locate(requirement: Requirement, file: string, line: number | undefined): LocatedRequirement {
+  return { ...requirement, source: { file, line: line ?? 1 }, hashes: [] };
+}
+
+/**
+ * One Poetry dependency as a PEP 508 requirement. Optional dependencies are installed only
+ * with an extra, so they are left out (requirement null). A constraint with `||`
+ * alternatives has no single PEP 440 form and keeps no specifier.
+ */
+function poetryDependency(name: string, spec: unknown): { requirement: Requirement | null } | { error: string } {
+  const declaration = Array.isArray(spec) ? asTable(spec[0]) : typeof spec === 'string' ? { version: spec } : asTable(spec);
+  if (!declaration) return { error: 'expected a version string or a table' };
+  if (declaration.optional === true) return { requirement: null };
+  let specifier = '';
+  if (typeof declaration.version === 'string') {
+    const converted = poetryToPep440(declaration.version);
+    if ('error' in converted) return converted;
+    specifier = converted.alternatives.length === 1 ? (converted.alternatives[0] as string) : '';
+  }
+  const markers: string[] = [];
+  if (typeof declaration.markers === 'string') markers.push(`(${declaration.markers})`);
+  if (typeof declaration.python === 'string') {
+    const converted = poetryToPep440(declaration.python);
+    if ('error' in converted) return converted;
+    const clauses = converted.alternatives.map((range) =>
+      range.split(',').map((clause) => pythonVersionClause(clause)).join(' and '),
+    );
+    markers.push(`(${clauses.map((clause) => `(${clause})`).join(' or ')})`);
+  }
+  const url = ['git', 'url', 'path'].map((field) => declaration[field]).find((value) => typeof value === 'string');
+  const extras = Array.isArray(declaration.extras) ? declaration.extras.filter((e) => typeof e === 'string') : [];
+  return {
+    requirement: {
+      name,
+      key: normaliseName(name),
+      extras: extras.map((extra) => normaliseName(extra)).sort(),
+      specifier,
+      marker: markers.length ? markers.join(' and ') : null,
+      url: typeof declaration.git === 'string' ? `git+${declaration.git}` : ((url as string | undefined) ?? null),
+      editable: declaration.develop === true,
+    },
+  };
+}
+
+function pythonVersionClause(clause: string): string {
+  const match = /^(===|==|!=|<=|>=|~=|<|>)(.+)$/.exec(clause);
+  return match ? `python_full_version ${match[1]} "${match[2]}"` : 'python_version >= "0"';
+}
+
+function asTable(value: unknown): Table | null {
+  return value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as Table) : null;
+}
+
+/** 1-based line numbers for values in the TOML text, so diagnostics can point at them. */
+class LineFinder {
+  private readonly lines: string[];
+
+  constructor(text: string) {
+    this.lines = text.split(/\r?\n/);
+  }
+
+  find(value: string): number | undefined {
+    const index = this.lines.findIndex((line) => line.includes(`"${value}"`) || line.includes(`'${value}'`));
+    return index === -1 ? undefined : index + 1;
+  }
+
+  /** The line of `key = ...` inside the `[table]` header's section. */
+  findKey(key: string, table: string): number | undefined {
+    const header = this.lines.findIndex((line) => line.trim() === `[${table}]`);
+    const escaped = key.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+    const pattern = new RegExp(`^\\s*["']?${escaped}["']?\\s*=`);
+    const index = this.lines.findIndex((line, at) => at > header && pattern.test(line));
+    return index === -1 ? undefined : index + 1;
+  }
+}

@@ -1,0 +1,45 @@
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { readPyproject } from '../../src/scan/pyproject.js';
+
+const fixture = (name: string) => readFileSync(new URL(`../fixtures/pyproject/${name}`, import.meta.url), 'utf8');
+
+describe('reading pyproject.toml', () => {
+  it('reads [project] dependencies with their lines, and requires-python', () => {
+    const pyproject = readPyproject(fixture('pep621.toml'));
+    expect(pyproject.requiresPython).toBe('>=3.10,<3.13');
+    expect(pyproject.requirements.map((r) => [r.key, r.specifier, r.extras, r.marker, r.source.line])).toEqual([
+      ['torch', '==2.4.1', [], null, 10],
+      ['diffusers', '>=0.30', ['torch'], null, 11],
+      ['transformers', '~=4.44', [], null, 12],
+      ['pywin32', '>=306', [], "sys_platform == 'win32'", 13],
+      ['apipod', '', [], null, 14],
+    ]);
+    expect(pyproject.diagnostics).toHaveLength(1);
+    expect(pyproject.diagnostics[0]).toMatchObject({ file: 'pyproject.toml', line: 15, field: 'project.dependencies' });
+  });
+
+  it("reads Poetry dependencies, converting caret constraints and leaving optional ones out", () => {
+    const pyproject = readPyproject(fixture('poetry.toml'));
+    expect(pyproject.poetryPython).toBe('^3.11');
+    const byKey = Object.fromEntries(pyproject.requirements.map((r) => [r.key, r]));
+    expect(Object.keys(byKey)).toEqual(['torch', 'openai-whisper', 'faster-whisper', 'tomli', 'mlx', 'mylib']);
+    expect(byKey.torch).toMatchObject({ specifier: '>=2.3.0,<3', source: { file: 'pyproject.toml', line: 7 } });
+    expect(byKey['openai-whisper']?.specifier).toBe('==20231117');
+    expect(byKey['faster-whisper']).toMatchObject({ specifier: '>=1.0', extras: ['cuda'] });
+    expect(byKey.tomli?.marker).toBe('((python_full_version < "3.11"))');
+    expect(byKey.mlx?.marker).toBe("(sys_platform == 'darwin')");
+    expect(byKey.mylib?.url).toBe('git+https://github.com/example/mylib.git');
+    expect(pyproject.diagnostics).toEqual([
+      { file: 'pyproject.toml', line: 14, field: 'tool.poetry.dependencies.broken', message: 'expected a version string or a table' },
+    ]);
+  });
+
+  it('reports a TOML syntax error with its line and goes on with nothing', () => {
+    const pyproject = readPyproject('[project]\nname = "x"\ndependencies = [\n  "torch",\n  oops\n]\n');
+    expect(pyproject.requirements).toEqual([]);
+    expect(pyproject.diagnostics).toHaveLength(1);
+    expect(pyproject.diagnostics[0]?.line).toBe(5);
+    expect(pyproject.diagnostics[0]?.message).toMatch(/^not valid TOML: /);
+  });
+});
