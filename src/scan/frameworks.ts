@@ -1,0 +1,106 @@
+import packages from './packages.json' with { type: 'json' };
+import { pinnedVersion } from './pep508.js';
+import type { LocatedRequirement } from './requirements.js';
+
+export type FrameworkName = keyof typeof packages.frameworks;
+export const FRAMEWORK_NAMES = Object.keys(packages.frameworks) as FrameworkName[];
+
+export interface FrameworkUse {
+  /** The requirement that decides the version: the framework's anchor (torch, tensorflow, ...) when present. */
+  package: string;
+  specifier: string;
+  /** Exact pinned version without a local label ("2.1.0" for ==2.1.0+cu121), else null. */
+  version: string | null;
+  /** Every requirement of the project that belongs to this framework, sorted. */
+  packages: string[];
+  /** Where the deciding requirement is written, `file:line`. */
+  source: string;
+}
+
+export interface FrameworkReport {
+  frameworks: Partial<Record<FrameworkName, FrameworkUse>>;
+  cuda: boolean;
+  /** Requirements that make the image need CUDA, sorted. */
+  cudaPackages: string[];
+  /** CUDA release asked for by a +cuXYZ local version or a PyTorch cuXYZ index, e.g. "12.1". */
+  requestedCuda: string | null;
+  /** Requirements that compile CUDA code at install time: the image needs nvcc (a devel variant). */
+  compilerPackages: string[];
+  systemPackages: string[];
+}
+
+export interface DependencySource {
+  requirements: readonly LocatedRequirement[];
+  indexUrls: readonly string[];
+}
+
+export function detectFrameworks({ requirements, indexUrls }: DependencySource): FrameworkReport {
+  const byKey = new Map<string, LocatedRequirement>();
+  for (const requirement of requirements) {
+    if (!byKey.has(requirement.key)) byKey.set(requirement.key, requirement);
+  }
+  const keys = [...byKey.keys()].sort();
+
+  const frameworks: FrameworkReport['frameworks'] = {};
+  for (const name of FRAMEWORK_NAMES) {
+    const { anchor, packages: members } = packages.frameworks[name];
+    const present = keys.filter((key) => members.includes(key));
+    if (present.length === 0) continue;
+    const deciding = byKey.get(byKey.has(anchor) ? anchor : (present[0] as string)) as LocatedRequirement;
+    const pinned = pinnedVersion(deciding.specifier);
+    frameworks[name] = {
+      package: deciding.key,
+      specifier: deciding.specifier,
+      version: pinned === null ? null : pinned.split('+')[0] ?? pinned,
+      packages: present,
+      source: `${deciding.source.file}:${deciding.source.line}`,
+    };
+  }
+
+  const cudaPackages = keys.filter((key) => needsCuda(byKey.get(key) as LocatedRequirement, indexUrls));
+  const requestedCuda = findRequestedCuda(byKey.get('torch'), indexUrls);
+  const compilerPackages = keys.filter((key) => packages.cudaCompiler.packages.includes(key));
+  return {
+    frameworks,
+    cuda: cudaPackages.length > 0,
+    cudaPackages,
+    requestedCuda,
+    compilerPackages,
+    systemPackages: chooseSystemPackages(keys, requirements),
+  };
+}
+
+function needsCuda(requirement: LocatedRequirement, indexUrls: readonly string[]): boolean {
+  const { key } = requirement;
+  if (packages.cuda.cpuOnlyPackages.includes(key)) return false;
+  if (!packages.cuda.packages.includes(key) && !packages.cudaCompiler.packages.includes(key)) return false;
+  if (key === 'torch') {
+    const cpuIndex = new RegExp(packages.cuda.cpuIndexUrlPattern);
+    const pinnedCpu = /\+cpu\b/.test(requirement.specifier) || /%2Bcpu|\+cpu/i.test(requirement.url ?? '');
+    if (pinnedCpu || indexUrls.some((url) => cpuIndex.test(url))) return false;
+  }
+  return true;
+}
+
+/** `torch==2.1.0+cu121`, a wheel URL with `+cu121`, or `.../whl/cu121`: CUDA 12.1. */
+function findRequestedCuda(torch: LocatedRequirement | undefined, indexUrls: readonly string[]): string | null {
+  const candidates = [torch?.specifier ?? '', torch?.url ?? '', ...indexUrls];
+  for (const text of candidates) {
+    const match = /(?:\+|%2B|\/whl\/)cu(\d{2,3})\b/i.exec(text);
+    if (match) {
+      const digits = match[1] as string;
+      return `${digits.slice(0, -1)}.${digits.slice(-1)}`;
+    }
+  }
+  return null;
+}
+
+function chooseSystemPackages(keys: string[], requirements: readonly LocatedRequirement[]): string[] {
+  const chosen = new Set<string>(packages.systemPackages.always);
+  const byRequirement: Record<string, string[]> = packages.systemPackages.byRequirement;
+  for (const key of keys) for (const pkg of byRequirement[key] ?? []) chosen.add(pkg);
+  if (requirements.some((requirement) => /^git\+|^hg\+|^svn\+|^bzr\+/.test(requirement.url ?? ''))) {
+    for (const pkg of packages.systemPackages.forVcsRequirements) chosen.add(pkg);
+  }
+  return [...chosen].sort();
+}

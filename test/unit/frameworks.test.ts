@@ -1,0 +1,90 @@
+import { describe, expect, it } from 'vitest';
+import { detectFrameworks } from '../../src/scan/frameworks.js';
+import { parseRequirement } from '../../src/scan/pep508.js';
+import type { LocatedRequirement } from '../../src/scan/requirements.js';
+
+function requirements(...lines: string[]): LocatedRequirement[] {
+  return lines.map((text, index) => {
+    const parsed = parseRequirement(text);
+    if ('error' in parsed) throw new Error(parsed.error);
+    return { ...parsed.requirement, source: { file: 'requirements.txt', line: index + 1 }, hashes: [] };
+  });
+}
+
+describe('detecting frameworks', () => {
+  it('reports the pinned torch version and every PyTorch package, and needs CUDA', () => {
+    const report = detectFrameworks({
+      requirements: requirements('torchvision==0.19.1', 'torch==2.4.1', 'diffusers>=0.30', 'transformers'),
+      indexUrls: [],
+    });
+    expect(report.frameworks.pytorch).toEqual({
+      package: 'torch',
+      specifier: '==2.4.1',
+      version: '2.4.1',
+      packages: ['torch', 'torchvision'],
+      source: 'requirements.txt:2',
+    });
+    expect(report.frameworks.diffusers?.version).toBeNull();
+    expect(report.frameworks.transformers?.specifier).toBe('');
+    expect(report.cuda).toBe(true);
+    expect(report.cudaPackages).toEqual(['torch']);
+    expect(report.compilerPackages).toEqual([]);
+  });
+
+  it('takes the CUDA release from a +cu local version or the PyTorch index', () => {
+    expect(detectFrameworks({ requirements: requirements('torch==2.1.0+cu118'), indexUrls: [] })).toMatchObject({
+      requestedCuda: '11.8',
+      frameworks: { pytorch: { version: '2.1.0' } },
+    });
+    const viaIndex = detectFrameworks({
+      requirements: requirements('torch>=2.3'),
+      indexUrls: ['https://download.pytorch.org/whl/cu121'],
+    });
+    expect(viaIndex.requestedCuda).toBe('12.1');
+  });
+
+  it('a CPU build of torch needs no CUDA', () => {
+    expect(detectFrameworks({ requirements: requirements('torch==2.4.1+cpu'), indexUrls: [] }).cuda).toBe(false);
+    const cpuIndex = detectFrameworks({
+      requirements: requirements('torch'),
+      indexUrls: ['https://download.pytorch.org/whl/cpu'],
+    });
+    expect(cpuIndex.cuda).toBe(false);
+  });
+
+  it('onnxruntime runs on CPU, onnxruntime-gpu needs CUDA', () => {
+    expect(detectFrameworks({ requirements: requirements('onnxruntime==1.18.0'), indexUrls: [] })).toMatchObject({
+      cuda: false,
+      frameworks: { onnx: { package: 'onnxruntime', version: '1.18.0' } },
+    });
+    const gpu = detectFrameworks({ requirements: requirements('onnxruntime-gpu==1.20.1'), indexUrls: [] });
+    expect(gpu.cuda).toBe(true);
+    expect(gpu.frameworks.onnx?.package).toBe('onnxruntime-gpu');
+  });
+
+  it('flash-attn needs a CUDA compiler', () => {
+    const report = detectFrameworks({ requirements: requirements('torch==2.4.1', 'flash-attn==2.6.3'), indexUrls: [] });
+    expect(report.compilerPackages).toEqual(['flash-attn']);
+    expect(report.cudaPackages).toEqual(['flash-attn', 'torch']);
+  });
+
+  it('adds the system packages a requirement needs, and git for VCS requirements', () => {
+    const report = detectFrameworks({
+      requirements: requirements('opencv-python', 'soundfile', 'mylib @ git+https://github.com/example/mylib.git'),
+      indexUrls: [],
+    });
+    expect(report.systemPackages).toEqual(['ffmpeg', 'g++', 'gcc', 'git', 'libgl1', 'libglib2.0-0', 'libsndfile1']);
+  });
+
+  it('finds nothing in a project without ML packages', () => {
+    const report = detectFrameworks({ requirements: requirements('requests', 'numpy'), indexUrls: [] });
+    expect(report).toEqual({
+      frameworks: {},
+      cuda: false,
+      cudaPackages: [],
+      requestedCuda: null,
+      compilerPackages: [],
+      systemPackages: ['ffmpeg', 'g++', 'gcc'],
+    });
+  });
+});
