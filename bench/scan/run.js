@@ -1,0 +1,68 @@
+#!/usr/bin/env node
+// bench/scan: `svc scan` against `find` over the same 100,000-file project tree, run
+// alternately so both see the same machine load; reports medians and their ratio.
+// Usage: node bench/scan/run.js [--files 100000] [--runs 7]
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const svc = join(here, '..', '..', 'bin', 'svc.js');
+const { values } = parseArgs({
+  options: { files: { type: 'string', default: '100000' }, runs: { type: 'string', default: '7' } },
+});
+const fileCount = Number(values.files);
+const runs = Number(values.runs);
+const tree = join(here, 'tree');
+
+buildTree(tree, fileCount);
+const find = [];
+const scan = [];
+for (let run = 0; run < runs; run += 1) {
+  find.push(time('find', [tree, '-type', 'f']));
+  scan.push(time(process.execPath, [svc, 'scan', tree, '--json']));
+}
+const findMedian = median(find);
+const scanMedian = median(scan);
+const manifest = JSON.parse(readFileSync(join(tree, 'apipod-deploy', 'apipod.json'), 'utf8'));
+console.log(`tree: ${fileCount} files (${manifest.model_files.length} model files found by the scan)`);
+console.log(`find -type f   median ${findMedian.toFixed(0)} ms  (runs: ${find.map((t) => t.toFixed(0)).join(' ')})`);
+console.log(`svc scan       median ${scanMedian.toFixed(0)} ms  (runs: ${scan.map((t) => t.toFixed(0)).join(' ')})`);
+console.log(`ratio svc/find: ${(scanMedian / findMedian).toFixed(2)}x (target: under 3x)`);
+
+function time(command, args) {
+  const started = process.hrtime.bigint();
+  const result = spawnSync(command, args, { stdio: ['ignore', 'ignore', 'pipe'], maxBuffer: 1 << 30 });
+  const elapsed = Number(process.hrtime.bigint() - started) / 1e6;
+  if (result.status !== 0) throw new Error(`${command} ${args.join(' ')} failed: ${result.stderr}`);
+  return elapsed;
+}
+
+function median(samples) {
+  const sorted = [...samples].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)];
+}
+
+/** A project shaped like a real one grown large: a package tree, data, ignored logs, weights. */
+function buildTree(root, files) {
+  const stamp = join(root, '.bench-files');
+  if (existsSync(stamp) && readFileSync(stamp, 'utf8') === String(files)) return;
+  rmSync(root, { recursive: true, force: true });
+  mkdirSync(root, { recursive: true });
+  writeFileSync(join(root, 'service.py'), 'from apipod import APIPod\napp = APIPod(title="bench")\n\n@app.endpoint("/run")\ndef run(x: int) -> dict:\n    return {"x": x}\n');
+  writeFileSync(join(root, 'requirements.txt'), 'torch==2.4.1\ntransformers>=4.40\n');
+  writeFileSync(join(root, '.gitignore'), '*.log\n/outputs/\n');
+  let written = 3;
+  const perDirectory = 100;
+  for (let d = 0; written < files; d += 1) {
+    const directory = join(root, 'src', `package_${Math.floor(d / 10)}`, `module_${d % 10}`);
+    mkdirSync(directory, { recursive: true });
+    for (let f = 0; f < perDirectory && written < files; f += 1, written += 1) {
+      const name = f % 25 === 0 ? `run_${f}.log` : f % 50 === 1 ? `weights_${f}.safetensors` : `file_${f}.py`;
+      writeFileSync(join(directory, name), '');
+    }
+  }
+  writeFileSync(stamp, String(files));
+}
