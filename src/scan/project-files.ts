@@ -1,4 +1,4 @@
-import { readdirSync, readFileSync, statSync, type Dirent } from 'node:fs';
+import { readdirSync, readFileSync, statSync, type Dirent, type Stats } from 'node:fs';
 import { join } from 'node:path';
 import {
   ALWAYS_IGNORED_DIRECTORIES,
@@ -96,7 +96,7 @@ function readTextIfPresent(path: string): string | null {
   }
 }
 
-function statIfPresent(path: string): ReturnType<typeof statSync> | null {
+function statIfPresent(path: string): Stats | null {
   try {
     return statSync(path);
   } catch {
