@@ -1,0 +1,41 @@
+import { createRequire } from 'node:module';
+import { Language, Parser, type Tree } from 'web-tree-sitter';
+
+/** Parses Python source into a tree-sitter syntax tree. The caller owns the tree and must `delete()` it. */
+export interface PythonParser {
+  parse(source: string): Tree;
+}
+
+// Not named `require`: the esbuild bundle's banner already declares a top-level `require`.
+const resolvePackageFile = createRequire(import.meta.url).resolve;
+
+let loading: Promise<PythonParser> | undefined;
+
+/**
+ * Loads the tree-sitter runtime and the Python grammar (both WebAssembly) once per process.
+ * The files are resolved from node_modules, so this works from `src/` under vitest and from
+ * the bundled `dist/svc.js`, where both packages stay external.
+ */
+export function loadPythonParser(): Promise<PythonParser> {
+  loading ??= createPythonParser().catch((error: unknown) => {
+    loading = undefined; // let a later call retry instead of caching the failure
+    throw error;
+  });
+  return loading;
+}
+
+async function createPythonParser(): Promise<PythonParser> {
+  await Parser.init({
+    locateFile: () => resolvePackageFile('web-tree-sitter/tree-sitter.wasm'),
+  });
+  const python = await Language.load(resolvePackageFile('tree-sitter-python/tree-sitter-python.wasm'));
+  const parser = new Parser();
+  parser.setLanguage(python);
+  return {
+    parse(source: string): Tree {
+      const tree = parser.parse(source);
+      if (tree === null) throw new Error('tree-sitter returned no tree for Python source');
+      return tree;
+    },
+  };
+}

@@ -1,0 +1,61 @@
+import { readFileSync, readdirSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { formatDiagnostic } from '../../src/scan/diagnostic.js';
+import { loadPythonParser, type PythonParser } from '../../src/scan/python-parser.js';
+import { readServiceFile } from '../../src/scan/service-file.js';
+import { expectGolden } from '../support/golden.js';
+
+const fixtures = new URL('../fixtures/service-files/', import.meta.url);
+const goldens = fileURLToPath(new URL('../golden/service-files/', import.meta.url));
+let parser: PythonParser;
+
+beforeAll(async () => {
+  parser = await loadPythonParser();
+});
+
+function read(source: string, file = 'service.py') {
+  return readServiceFile(parser, source, file);
+}
+
+describe('reading service.py statically', () => {
+  for (const name of readdirSync(fixtures).filter((file) => file.endsWith('.py'))) {
+    it(`reads ${name} as its reviewed golden file says`, () => {
+      const result = read(readFileSync(new URL(name, fixtures), 'utf8'), name);
+      expectGolden(`${JSON.stringify(result, null, 2)}\n`, `${goldens}${name.replace(/\.py$/, '.json')}`);
+    });
+  }
+
+  it('finds the app, its endpoints and their parameters, with POST by default', () => {
+    const result = read(
+      'from apipod import APIPod, JobProgress\n' +
+        'app = APIPod(title="demo")\n\n' +
+        '@app.endpoint("/hello")\n' +
+        'def hello(name: str, times: int = 2, job_progress: JobProgress = None) -> str:\n' +
+        '    return name * times\n',
+    );
+    expect(result.app).toEqual({ variable: 'app', line: 2, arguments: { title: 'demo' } });
+    expect(result.endpoints).toHaveLength(1);
+    expect(result.endpoints[0]).toMatchObject({ path: '/hello', methods: ['POST'], function: 'hello', line: 5, returns: 'str' });
+    expect(result.endpoints[0]?.parameters).toMatchObject([
+      { name: 'name', annotation: 'str', required: true, injected: false },
+      { name: 'times', annotation: 'int', default: '2', required: false, injected: false },
+      { name: 'job_progress', injected: true },
+    ]);
+  });
+
+  it('reports a syntax error with its line and still reads the endpoints around it', () => {
+    const result = read(
+      'from apipod import APIPod\napp = APIPod()\n\n@app.endpoint("/a")\ndef a(x: int):\n    return x\n\n' +
+        'def broken(:\n    pass\n\n@app.endpoint("/b")\ndef b(y: str):\n    return y\n',
+    );
+    expect(result.endpoints.map((endpoint) => endpoint.path)).toEqual(['/a', '/b']);
+    expect(result.diagnostics.map(formatDiagnostic).some((message) => message.startsWith('service.py:8:'))).toBe(true);
+  });
+
+  it('never runs the __main__ block and ignores endpoints declared inside it', () => {
+    const result = read(readFileSync(new URL('main-guard.py', fixtures), 'utf8'), 'main-guard.py');
+    expect(result.endpoints.map((endpoint) => endpoint.path)).toEqual(['/conditional']);
+    expect(result.app?.arguments.title).toBe('guarded import');
+  });
+});
