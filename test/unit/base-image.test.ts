@@ -1,0 +1,219 @@
+import { describe, expect, it } from 'vitest';
+import { satisfies, valid } from '@renovatebot/pep440';
+import catalogJson from '../../src/build/base-images.json' with { type: 'json' };
+import { chooseBaseImage, type BaseImageCatalog } from '../../src/scan/base-image.js';
+import { detectFrameworks } from '../../src/scan/frameworks.js';
+import { parseRequirement } from '../../src/scan/pep508.js';
+import type { LocatedRequirement } from '../../src/scan/requirements.js';
+
+const catalog = catalogJson as BaseImageCatalog;
+
+function requirements(...lines: string[]): LocatedRequirement[] {
+  return lines.map((text, index) => {
+    const parsed = parseRequirement(text);
+    if ('error' in parsed) throw new Error(parsed.error);
+    return { ...parsed.requirement, source: { file: 'requirements.txt', line: index + 1 }, hashes: [] };
+  });
+}
+
+function choose(lines: string[], options: { indexUrls?: string[]; python?: string } = {}) {
+  const frameworks = detectFrameworks({ requirements: requirements(...lines), indexUrls: options.indexUrls ?? [] });
+  return chooseBaseImage({ frameworks, pythonVersion: options.python ?? '3.11' }, catalog);
+}
+
+describe('choosing the base image', () => {
+  it('uses the slim image of the project Python when no framework is used', () => {
+    expect(choose(['requests', 'numpy'], { python: '3.12' })).toEqual({
+      image: 'python:3.12-slim-bookworm',
+      variant: 'slim',
+      cuda: null,
+      python: '3.12',
+      reason: 'no GPU framework',
+    });
+  });
+
+  it('uses the PyTorch runtime image of a pinned torch, newest CUDA first', () => {
+    const choice = choose(['torch==2.4.1', 'torchvision==0.19.1']);
+    expect(choice).toMatchObject({
+      image: 'pytorch/pytorch:2.4.1-cuda12.4-cudnn9-runtime',
+      variant: 'runtime',
+      cuda: '12.4',
+      python: '3.11',
+    });
+    expect(choice.reason).toContain('PyTorch 2.4.1');
+  });
+
+  it('keeps the PyTorch image when the project Python differs from the one the image ships', () => {
+    expect(choose(['torch==2.2.2'], { python: '3.12' })).toMatchObject({
+      image: 'pytorch/pytorch:2.2.2-cuda12.1-cudnn8-runtime',
+      python: '3.10',
+    });
+  });
+
+  it('takes the CUDA release from a +cu local version', () => {
+    expect(choose(['torch==2.4.1+cu121'])).toMatchObject({
+      image: 'pytorch/pytorch:2.4.1-cuda12.1-cudnn9-runtime',
+      cuda: '12.1',
+    });
+  });
+
+  it('uses a CUDA image of the asked-for release rather than another CUDA build of the same torch', () => {
+    const choice = choose(['torch==2.1.1+cu118']);
+    expect(choice.image).toMatch(/^nvidia\/cuda:11\.8\./);
+    expect(choice.reason).toContain('no PyTorch image');
+  });
+
+  it('takes the CUDA release from the PyTorch index URL', () => {
+    expect(choose(['torch==2.5.1'], { indexUrls: ['https://download.pytorch.org/whl/cu121'] })).toMatchObject({
+      image: 'pytorch/pytorch:2.5.1-cuda12.1-cudnn9-runtime',
+      cuda: '12.1',
+    });
+    expect(choose(['torch==2.7.1'], { indexUrls: ['https://download.pytorch.org/whl/cu118'] }).image).toBe(
+      'pytorch/pytorch:2.7.1-cuda11.8-cudnn9-runtime',
+    );
+  });
+
+  it('picks the newest catalogued release that satisfies an unpinned range', () => {
+    expect(choose(['torch>=2.3,<2.5']).image).toBe('pytorch/pytorch:2.4.1-cuda12.4-cudnn9-runtime');
+  });
+
+  it('uses the devel variant when a requirement compiles CUDA code', () => {
+    const choice = choose(['torch==2.4.1', 'flash-attn==2.6.3']);
+    expect(choice).toMatchObject({ image: 'pytorch/pytorch:2.4.1-cuda12.4-cudnn9-devel', variant: 'devel' });
+    expect(choice.reason).toContain('devel variant because flash-attn compiles CUDA code');
+  });
+
+  it('uses the TensorFlow GPU image of a pinned tensorflow', () => {
+    const choice = choose(['tensorflow==2.15.0']);
+    expect(choice).toMatchObject({ image: 'tensorflow/tensorflow:2.15.0-gpu', variant: 'runtime', cuda: '12.2' });
+    expect(choice.reason).toContain('TensorFlow 2.15.0 GPU');
+  });
+
+  it('falls back to a CUDA devel image of the TensorFlow release when a compiler is needed', () => {
+    const choice = choose(['tensorflow==2.15.0', 'apex']);
+    expect(choice).toMatchObject({ image: 'nvidia/cuda:12.2.2-cudnn8-devel-ubuntu22.04', variant: 'devel', cuda: '12.2.2' });
+    expect(choice.reason).toContain('no TensorFlow GPU image for tensorflow==2.15.0 with a compiler');
+  });
+
+  it('uses a CUDA + cuDNN image matching the ONNX Runtime requirements table', () => {
+    const old = choose(['onnxruntime-gpu==1.18.0']);
+    expect(old).toMatchObject({ image: 'nvidia/cuda:11.8.0-cudnn8-runtime-ubuntu22.04', cuda: '11.8.0', python: null });
+    expect(old.reason).toBe('onnxruntime-gpu 1.18.0 needs CUDA 11.8 and cuDNN 8: CUDA 11.8.0 with cuDNN 8');
+
+    const current = choose(['onnxruntime-gpu==1.20.1']);
+    expect(current.image).toMatch(/^nvidia\/cuda:12\.[0-9.]+-cudnn9?-runtime-ubuntu22\.04$/);
+    expect(current.reason).toContain('needs CUDA 12 and cuDNN 9');
+    const image = catalog.cuda.images.find((candidate) => candidate.image === current.image);
+    expect(image?.cudnn).toBe('9');
+  });
+
+  it('falls back to a CUDA image, and says so, for a torch release the catalog lacks', () => {
+    const choice = choose(['torch==1.13.1']);
+    expect(choice.image).toMatch(/^nvidia\/cuda:/);
+    expect(choice.variant).toBe('runtime');
+    expect(choice.reason).toContain('no PyTorch image for torch==1.13.1; torch installs from the requirements');
+  });
+
+  it('keeps to the CUDA releases of the torch minor when only the patch release is missing', () => {
+    const choice = choose(['torch==2.3.9']);
+    expect(choice.image).toBe('nvidia/cuda:12.1.1-cudnn8-runtime-ubuntu22.04');
+    expect(choice.reason).toContain('no PyTorch image for torch==2.3.9');
+  });
+
+  it('uses the slim Python image for a CPU-only torch', () => {
+    const viaIndex = choose(['torch==2.4.1'], { indexUrls: ['https://download.pytorch.org/whl/cpu'], python: '3.10' });
+    expect(viaIndex).toMatchObject({ image: 'python:3.10-slim-bookworm', variant: 'slim', cuda: null });
+    expect(viaIndex.reason).toBe('no GPU needed (torch without CUDA)');
+    expect(choose(['torch==2.4.1+cpu']).image).toBe('python:3.11-slim-bookworm');
+  });
+});
+
+describe('the base-image catalog', () => {
+  const frameworkImages = [
+    ...catalog.pytorch.images.map((image) => ({ ...image, version: image.torch })),
+    ...catalog.tensorflow.images.map((image) => ({ ...image, version: image.tensorflow })),
+  ];
+
+  it('has PyTorch tags that spell out their own torch, CUDA, cuDNN and variant', () => {
+    for (const image of catalog.pytorch.images) {
+      expect(image.image).toBe(`pytorch/pytorch:${image.torch}-cuda${image.cuda}-cudnn${image.cudnn}-${image.variant}`);
+      const listed = catalog.pytorch.cudaByRelease[(image.torch ?? '').split('.').slice(0, 2).join('.')];
+      expect(listed, image.image).toContain(image.cuda);
+    }
+  });
+
+  it('has TensorFlow tags that spell out their version, with the CUDA of the tested configuration', () => {
+    for (const image of catalog.tensorflow.images) {
+      expect(image.image).toBe(`tensorflow/tensorflow:${image.tensorflow}-gpu`);
+      expect(image.variant).toBe('runtime');
+      const release = catalog.tensorflow.cudaByRelease[(image.tensorflow ?? '').split('.').slice(0, 2).join('.')];
+      expect(release, image.image).toEqual({ cuda: image.cuda, cudnn: expect.stringMatching(new RegExp(`^${image.cudnn}\\.`)) });
+    }
+  });
+
+  it('has CUDA tags that spell out their CUDA, cuDNN, variant and OS', () => {
+    for (const image of catalog.cuda.images) {
+      const cudnnPart = image.image.includes('-cudnn-') ? 'cudnn' : `cudnn${image.cudnn}`;
+      expect(image.image).toBe(`nvidia/cuda:${image.cuda}-${cudnnPart}-${image.variant}-${image.os}`);
+      expect(image.python).toBeNull();
+      // The unversioned "cudnn" tags carry cuDNN 9.
+      if (cudnnPart === 'cudnn') expect(image.cudnn).toBe('9');
+    }
+  });
+
+  it('has valid versions, known variants and no duplicate tags', () => {
+    const tags = [...frameworkImages, ...catalog.cuda.images, ...catalog.python.images].map((image) => image.image);
+    expect(new Set(tags).size).toBe(tags.length);
+    for (const image of [...frameworkImages, ...catalog.cuda.images]) {
+      expect(['runtime', 'devel']).toContain(image.variant);
+      expect(valid(image.cuda), image.image).not.toBeNull();
+      expect(['8', '9']).toContain(image.cudnn);
+      expect(image.python === null || /^3\.\d+$/.test(image.python), image.image).toBe(true);
+    }
+    for (const image of frameworkImages) expect(valid(image.version ?? ''), image.image).not.toBeNull();
+  });
+
+  it('offers both variants of every PyTorch and CUDA image', () => {
+    for (const images of [catalog.pytorch.images, catalog.cuda.images]) {
+      const tags = new Set(images.map((image) => image.image));
+      for (const image of images) {
+        const other = image.variant === 'runtime' ? 'devel' : 'runtime';
+        expect(tags.has(image.image.replace(new RegExp(`-${image.variant}(?=$|-)`), `-${other}`)), image.image).toBe(true);
+      }
+    }
+  });
+
+  it('has python images whose tags spell out their Python', () => {
+    for (const image of catalog.python.images) expect(image.image).toBe(`python:${image.python}-slim-bookworm`);
+  });
+
+  it('has an ONNX Runtime table, oldest first, whose every rule has a CUDA image of each variant', () => {
+    const rules = catalog.onnxruntime.cudaByVersion;
+    expect(rules.length).toBeGreaterThan(0);
+    expect(satisfies('1.18.0', rules[0]?.versions ?? '')).toBe(true);
+    expect(satisfies('1.22.0', rules.at(-1)?.versions ?? '')).toBe(true);
+    for (const rule of rules) {
+      for (const variant of ['runtime', 'devel']) {
+        const fitting = catalog.cuda.images.filter(
+          (image) =>
+            image.variant === variant &&
+            image.cudnn === rule.cudnn &&
+            (image.cuda === rule.cuda || image.cuda.startsWith(`${rule.cuda}.`)),
+        );
+        expect(fitting.length, `${rule.versions} ${variant}`).toBeGreaterThan(0);
+      }
+    }
+  });
+
+  it('has a CUDA image for every CUDA a catalogued TensorFlow release was built with', () => {
+    for (const [release, entry] of Object.entries(catalog.tensorflow.cudaByRelease)) {
+      if (typeof entry === 'string') continue;
+      const found = catalog.cuda.images.some((image) => image.cuda.startsWith(`${entry.cuda}.`));
+      expect(found, `tensorflow ${release}: CUDA ${entry.cuda}`).toBe(true);
+    }
+  });
+
+  it('names its sources', () => {
+    expect(Object.keys(catalogJson.sources).sort()).toEqual(['cuda', 'onnxruntime', 'python', 'pytorch', 'tensorflow']);
+  });
+});
