@@ -4,5 +4,6 @@ export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
     testTimeout: 30_000,
+    globalSetup: ['test/support/build-cli.ts'],
   },
 });

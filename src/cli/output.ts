@@ -26,7 +26,7 @@ export function chooseOutputMode(
 ): OutputMode {
   const tty = stream.isTTY === true;
   const noColor = env.NO_COLOR !== undefined && env.NO_COLOR !== '';
-  const forceColor = env.FORCE_COLOR !== undefined && env.FORCE_COLOR !== '0';
+  const forceColor = env.FORCE_COLOR !== undefined && !['', '0', 'false'].includes(env.FORCE_COLOR);
   return {
     json: options.json === true,
     tty,

@@ -36,7 +36,7 @@ export function readPyproject(text: string, file = 'pyproject.toml'): Pyproject 
       result.diagnostics.push({ file, field: 'project.dependencies', message: 'must be a list of strings' });
     }
     for (const entry of Array.isArray(dependencies) ? dependencies : []) {
-      const line = typeof entry === 'string' ? lines.find(entry) : undefined;
+      const line = (typeof entry === 'string' ? lines.find(entry) : undefined) ?? lines.findKey('dependencies', 'project');
       if (typeof entry !== 'string') {
         result.diagnostics.push({ file, field: 'project.dependencies', message: 'entries must be strings' });
         continue;
@@ -129,7 +129,8 @@ class LineFinder {
   }
 
   find(value: string): number | undefined {
-    const index = this.lines.findIndex((line) => line.includes(`"${value}"`) || line.includes(`'${value}'`));
+    const spellings = [`"${value}"`, `'${value}'`, JSON.stringify(value)];
+    const index = this.lines.findIndex((line) => spellings.some((spelling) => line.includes(spelling)));
     return index === -1 ? undefined : index + 1;
   }
 

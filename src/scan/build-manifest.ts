@@ -1,0 +1,221 @@
+import {
+  COMPUTE_VALUES,
+  DEFAULT_TARGET,
+  PROVIDER_VALUES,
+  type Compute,
+  type Provider,
+} from '../deployment-target.js';
+import { chooseBaseImage, type BaseImageCatalog } from './base-image.js';
+import { formatDiagnostic, type Diagnostic } from './diagnostic.js';
+import { detectFrameworks, FRAMEWORK_NAMES } from './frameworks.js';
+import { MANIFEST_SCHEMA_VERSION, type Manifest, type ManifestRequirement } from './manifest.js';
+import { evaluateMarker, linuxImageEnvironment, type MarkerEnvironment } from './markers.js';
+import { findModelFiles } from './model-files.js';
+import type { ProjectListing } from './project-files.js';
+import { readPyproject } from './pyproject.js';
+import type { PythonParser } from './python-parser.js';
+import { choosePythonVersion } from './python-version.js';
+import { readRequirements, type LocatedRequirement, type RequirementSet } from './requirements.js';
+import { readServiceFile, type AppDeclaration, type ServiceFile } from './service-file.js';
+
+/** Everything a scan reads from disk, gathered at the edge so the rest is pure. */
+export interface ProjectSnapshot {
+  directoryName: string;
+  entrypoint: string;
+  /** Project-relative POSIX path to text, or null when the file is missing. */
+  readText: (path: string) => string | null;
+  hasEnvFile: boolean;
+  listing: ProjectListing;
+}
+
+const REQUIREMENTS_FILE = 'requirements.txt';
+const PYPROJECT_FILE = 'pyproject.toml';
+
+export function buildManifest(snapshot: ProjectSnapshot, parser: PythonParser, catalog: BaseImageCatalog): Manifest {
+  const { readText, entrypoint } = snapshot;
+  const diagnostics: Diagnostic[] = [];
+
+  const pyprojectText = readText(PYPROJECT_FILE);
+  const pyproject = pyprojectText === null ? null : readPyproject(pyprojectText, PYPROJECT_FILE);
+  const python = choosePythonVersion({
+    pythonVersionFile: readText('.python-version'),
+    requiresPython: pyproject?.requiresPython,
+    runtimeTxt: readText('runtime.txt'),
+    poetryPython: pyproject?.poetryPython,
+  });
+  const environment = linuxImageEnvironment(python.version);
+
+  const requirementSet = readText(REQUIREMENTS_FILE) === null
+    ? emptyRequirementSet()
+    : readRequirements(REQUIREMENTS_FILE, readText, environment);
+  diagnostics.push(...requirementSet.diagnostics);
+  const pyprojectSplit = splitByMarker(pyproject?.requirements ?? [], environment, diagnostics);
+  diagnostics.push(...(pyproject?.diagnostics ?? []));
+
+  const installed = [...requirementSet.requirements, ...pyprojectSplit.kept];
+  const apipod = installed.find((requirement) => requirement.key === 'apipod');
+  if (apipod) {
+    diagnostics.push({
+      ...apipod.source,
+      message: "apipod is provided by svc's runtime; the image leaves this requirement out",
+    });
+  }
+  const withoutApipod = applyConstraints(installed.filter((requirement) => requirement !== apipod), requirementSet.constraints);
+  const frameworks = detectFrameworks({
+    requirements: withoutApipod,
+    indexUrls: [requirementSet.indexUrl, ...requirementSet.extraIndexUrls].filter((url): url is string => url !== null),
+  });
+  const baseImage = chooseBaseImage({ frameworks, pythonVersion: python.version }, catalog);
+
+  const service = readServiceFile(parser, readText(entrypoint) ?? '', entrypoint);
+  diagnostics.push(...service.diagnostics);
+  if (service.endpoints.length === 0) {
+    diagnostics.push({ file: entrypoint, message: 'no endpoints found: decorate functions with @app.endpoint("/path")' });
+  }
+  const target = readTarget(service.app, entrypoint, diagnostics);
+
+  if (snapshot.hasEnvFile) {
+    diagnostics.push({ file: '.env', message: 'never copied into the image; pass its variables to the container at run time' });
+  }
+  const modelFiles = findModelFiles(snapshot.listing.files);
+
+  return {
+    entrypoint,
+    title: titleOf(service.app, snapshot.directoryName),
+    python_version: python.version,
+    orchestrator: DEFAULT_TARGET.orchestrator,
+    compute: target.compute,
+    provider: target.provider,
+    pytorch: frameworks.frameworks.pytorch !== undefined,
+    tensorflow: frameworks.frameworks.tensorflow !== undefined,
+    onnx: frameworks.frameworks.onnx !== undefined,
+    transformers: frameworks.frameworks.transformers !== undefined,
+    diffusers: frameworks.frameworks.diffusers !== undefined,
+    cuda: frameworks.cuda,
+    system_packages: frameworks.systemPackages,
+    model_files: modelFiles.map((file) => file.path),
+    has_env_file: snapshot.hasEnvFile,
+
+    schema_version: MANIFEST_SCHEMA_VERSION,
+    python_version_source: python.source,
+    frameworks: Object.fromEntries(
+      FRAMEWORK_NAMES.flatMap((name) => {
+        const use = frameworks.frameworks[name];
+        return use ? [[name, use]] : [];
+      }),
+    ),
+    cuda_packages: frameworks.cudaPackages,
+    cuda_compiler_packages: frameworks.compilerPackages,
+    base_image: baseImage,
+    app: service.app,
+    endpoints: endpointsOf(service),
+    dependencies: {
+      files: [...requirementSet.files, ...(pyproject ? [PYPROJECT_FILE] : [])],
+      requirements: installed.map(toManifestRequirement),
+      skipped: [...requirementSet.skipped, ...pyprojectSplit.skipped].map(toManifestRequirement),
+      constraints: requirementSet.constraints.map(toManifestRequirement),
+      index_url: requirementSet.indexUrl,
+      extra_index_urls: requirementSet.extraIndexUrls,
+      find_links: requirementSet.findLinks,
+      apipod_requirement: apipod ? `${apipod.source.file}:${apipod.source.line}` : null,
+    },
+    model_file_sizes: Object.fromEntries(modelFiles.map((file) => [file.path, file.size])),
+    ignore_files: snapshot.listing.ignoreFiles,
+    warnings: diagnostics.map(formatDiagnostic),
+  };
+}
+
+function emptyRequirementSet(): RequirementSet {
+  return {
+    requirements: [], skipped: [], constraints: [], indexUrl: null, extraIndexUrls: [], findLinks: [], files: [], diagnostics: [],
+  };
+}
+
+/** pyproject dependencies whose environment marker holds on the linux x86_64 image. */
+function splitByMarker(
+  requirements: readonly LocatedRequirement[],
+  environment: MarkerEnvironment,
+  diagnostics: Diagnostic[],
+): { kept: LocatedRequirement[]; skipped: LocatedRequirement[] } {
+  const kept: LocatedRequirement[] = [];
+  const skipped: LocatedRequirement[] = [];
+  for (const requirement of requirements) {
+    if (requirement.marker === null) {
+      kept.push(requirement);
+      continue;
+    }
+    const verdict = evaluateMarker(requirement.marker, environment);
+    if ('error' in verdict) {
+      diagnostics.push({ ...requirement.source, message: `${requirement.name}: ${verdict.error}` });
+      continue;
+    }
+    (verdict.value ? kept : skipped).push(requirement);
+  }
+  return { kept, skipped };
+}
+
+/** A `-c` constraint pins an unpinned requirement of the same package (pip's semantics). */
+function applyConstraints(
+  requirements: LocatedRequirement[],
+  constraints: readonly LocatedRequirement[],
+): LocatedRequirement[] {
+  return requirements.map((requirement) => {
+    const constraint = constraints.find((candidate) => candidate.key === requirement.key && candidate.specifier !== '');
+    if (requirement.specifier !== '' || !constraint) return requirement;
+    return { ...requirement, specifier: constraint.specifier };
+  });
+}
+
+function readTarget(
+  app: AppDeclaration | null,
+  file: string,
+  diagnostics: Diagnostic[],
+): { compute: Compute; provider: Provider } {
+  const pick = <T extends string>(field: 'compute' | 'provider', allowed: readonly T[], fallback: T): T => {
+    const value = app?.arguments[field];
+    if (value === undefined) return fallback;
+    if (typeof value === 'string' && (allowed as readonly string[]).includes(value)) return value as T;
+    const shown = typeof value === 'string' ? `'${value}'` : 'a value that cannot be read statically';
+    diagnostics.push({
+      file,
+      line: app?.line,
+      field,
+      message: `${shown} is not one of ${allowed.join(', ')}; the manifest uses ${fallback}`,
+    });
+    return fallback;
+  };
+  return {
+    compute: pick('compute', COMPUTE_VALUES, DEFAULT_TARGET.compute),
+    provider: pick('provider', PROVIDER_VALUES, DEFAULT_TARGET.provider),
+  };
+}
+
+function titleOf(app: AppDeclaration | null, directoryName: string): string {
+  const title = app?.arguments.title;
+  return typeof title === 'string' && title.trim() !== '' ? title : directoryName;
+}
+
+function endpointsOf(service: ServiceFile): Manifest['endpoints'] {
+  return service.endpoints.map((endpoint) => ({
+    path: endpoint.path,
+    methods: endpoint.methods,
+    function: endpoint.function,
+    line: endpoint.line,
+    async: endpoint.isAsync,
+    streaming: endpoint.isGenerator,
+    parameters: endpoint.parameters.map((parameter) => ({ ...parameter })),
+    returns: endpoint.returns,
+  }));
+}
+
+function toManifestRequirement(requirement: LocatedRequirement): ManifestRequirement {
+  return {
+    name: requirement.name,
+    specifier: requirement.specifier,
+    extras: requirement.extras,
+    marker: requirement.marker,
+    url: requirement.url,
+    editable: requirement.editable,
+    source: `${requirement.source.file}:${requirement.source.line}`,
+  };
+}

@@ -1,0 +1,97 @@
+import type { Compute, Orchestrator, Provider } from '../deployment-target.js';
+import type { BaseImageChoice } from './base-image.js';
+import type { FrameworkName, FrameworkUse } from './frameworks.js';
+import type { StaticValue } from './service-file.js';
+
+/**
+ * apipod-deploy/apipod.json, documented field by field in docs/manifest.md. The first block
+ * keeps the existing toolkit's fields with their names and meanings; the rest is svc's.
+ * Bump the schema version when a field changes meaning or goes away.
+ */
+export const MANIFEST_SCHEMA_VERSION = 1;
+
+export interface Manifest {
+  entrypoint: string;
+  title: string;
+  python_version: string;
+  orchestrator: Orchestrator;
+  compute: Compute;
+  provider: Provider;
+  pytorch: boolean;
+  tensorflow: boolean;
+  onnx: boolean;
+  transformers: boolean;
+  diffusers: boolean;
+  cuda: boolean;
+  system_packages: string[];
+  model_files: string[];
+  has_env_file: boolean;
+
+  schema_version: typeof MANIFEST_SCHEMA_VERSION;
+  python_version_source: string;
+  frameworks: Partial<Record<FrameworkName, ManifestFramework>>;
+  cuda_packages: string[];
+  cuda_compiler_packages: string[];
+  base_image: BaseImageChoice;
+  app: ManifestApp | null;
+  endpoints: ManifestEndpoint[];
+  dependencies: ManifestDependencies;
+  model_file_sizes: Record<string, number>;
+  ignore_files: string[];
+  warnings: string[];
+}
+
+export type ManifestFramework = FrameworkUse;
+
+export interface ManifestApp {
+  variable: string;
+  line: number;
+  arguments: Record<string, StaticValue>;
+}
+
+export interface ManifestEndpoint {
+  path: string | null;
+  methods: string[];
+  function: string;
+  line: number;
+  async: boolean;
+  streaming: boolean;
+  parameters: ManifestParameter[];
+  returns: string | null;
+}
+
+export interface ManifestParameter {
+  name: string;
+  annotation: string | null;
+  default: string | null;
+  required: boolean;
+  kind: 'positional' | 'keyword' | 'var_positional' | 'var_keyword';
+  injected: boolean;
+}
+
+export interface ManifestRequirement {
+  name: string;
+  specifier: string;
+  extras: string[];
+  marker: string | null;
+  url: string | null;
+  editable: boolean;
+  source: string;
+}
+
+export interface ManifestDependencies {
+  files: string[];
+  requirements: ManifestRequirement[];
+  skipped: ManifestRequirement[];
+  constraints: ManifestRequirement[];
+  index_url: string | null;
+  extra_index_urls: string[];
+  find_links: string[];
+  /** Where the project requires `apipod` (file:line): svc's runtime provides it, so the image leaves it out. */
+  apipod_requirement: string | null;
+}
+
+/** The manifest as written to disk: fixed key order, two-space indent, trailing newline. */
+export function renderManifest(manifest: Manifest): string {
+  return `${JSON.stringify(manifest, null, 2)}\n`;
+}

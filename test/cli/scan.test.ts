@@ -1,0 +1,127 @@
+import { mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { expectGolden } from '../support/golden.js';
+import { copyProject, REPO_ROOT, runSvc } from '../support/svc.js';
+
+const EXAMPLES = join(REPO_ROOT, 'examples');
+const PROJECTS = join(REPO_ROOT, 'test/fixtures/projects');
+const GOLDEN = join(REPO_ROOT, 'test/golden/scan');
+const ANSI = /\u001b\[/;
+
+const projects = [
+  ...readdirSync(EXAMPLES).map((name) => join(EXAMPLES, name)),
+  ...readdirSync(PROJECTS).map((name) => join(PROJECTS, name)),
+];
+
+describe('svc scan', () => {
+  for (const source of projects) {
+    const name = source.split('/').at(-1) as string;
+    it(`writes the reviewed manifest for ${name}, the same bytes every time`, async () => {
+      const project = copyProject(source);
+      const first = await runSvc(['scan', project]);
+      expect(first.stderr).not.toContain('error:');
+      expect(first.exitCode).toBe(0);
+      const manifest = readFileSync(join(project, 'apipod-deploy/apipod.json'), 'utf8');
+      expectGolden(manifest, join(GOLDEN, `${name}.json`));
+      await runSvc(['scan', project]);
+      expect(readFileSync(join(project, 'apipod-deploy/apipod.json'), 'utf8')).toBe(manifest);
+    });
+  }
+
+  it('prints a plain summary without colour when stdout is not a terminal', async () => {
+    const project = copyProject(join(EXAMPLES, 'hello'));
+    const run = await runSvc(['scan', project]);
+    expect(run.stdout).toMatch(/^Scanned Hello: wrote /);
+    expect(run.stdout).toContain('base image: python:3.10-slim-bookworm');
+    expect(run.stdout).toContain('endpoints: POST /hello; POST /add');
+    expect(run.stdout).not.toMatch(ANSI);
+  });
+
+  it('colours only when asked to, and never with NO_COLOR', async () => {
+    const project = copyProject(join(PROJECTS, 'messy-requirements'));
+    expect((await runSvc(['scan', project], { env: { FORCE_COLOR: '1' } })).stderr).toMatch(ANSI);
+    expect((await runSvc(['scan', project], { env: { FORCE_COLOR: '1', NO_COLOR: '1' } })).stderr).not.toMatch(ANSI);
+  });
+
+  it('gives machines the manifest and its path with --json', async () => {
+    const project = copyProject(join(EXAMPLES, 'image'));
+    const run = await runSvc(['scan', project, '--json']);
+    const answer = JSON.parse(run.stdout);
+    expect(answer.manifest_path).toBe(join(project, 'apipod-deploy/apipod.json'));
+    expect(answer.manifest.endpoints.map((endpoint: { path: string }) => endpoint.path)).toEqual(['/grayscale', '/thumbnail']);
+    expect(answer.manifest).toEqual(JSON.parse(readFileSync(answer.manifest_path, 'utf8')));
+  });
+
+  it('accepts the service file itself, or another one with --entrypoint', async () => {
+    const project = copyProject(join(EXAMPLES, 'hello'));
+    writeFileSync(join(project, 'api.py'), readFileSync(join(project, 'service.py')));
+    const byFile = await runSvc(['scan', join(project, 'api.py'), '--json']);
+    expect(JSON.parse(byFile.stdout).manifest.entrypoint).toBe('api.py');
+    const byOption = await runSvc(['scan', project, '--entrypoint', 'api.py', '--json']);
+    expect(JSON.parse(byOption.stdout).manifest.entrypoint).toBe('api.py');
+  });
+
+  it('warns about each unreadable requirement with file and line, and still writes the manifest', async () => {
+    const project = copyProject(join(PROJECTS, 'messy-requirements'));
+    const run = await runSvc(['scan', project]);
+    expect(run.exitCode).toBe(0);
+    expect(run.stderr).toMatch(/^warning: requirements\.txt:2: /m);
+    expect(run.stderr).toContain('warning: base.txt:1: requirements.txt includes itself');
+    expect(run.stderr).not.toMatch(ANSI);
+  });
+
+  it('fails with one line and exit 1 when the directory does not exist', async () => {
+    const run = await runSvc(['scan', '/nonexistent/project']);
+    expect(run.exitCode).toBe(1);
+    expect(run.stderr.trim().split('\n')).toEqual(['error: no such file or directory: /nonexistent/project']);
+  });
+
+  it('says how to fix a project without service.py', async () => {
+    const project = copyProject(join(PROJECTS, 'torch-gpu'));
+    const empty = join(project, 'empty');
+    mkdirSync(empty);
+    const run = await runSvc(['scan', empty]);
+    expect(run.exitCode).toBe(1);
+    expect(run.stderr).toContain('no service.py in');
+    expect(run.stderr).toContain('--entrypoint FILE');
+    expect(run.stderr).not.toMatch(/\n\s+at /);
+  });
+
+  it('names the file and field when no supported Python satisfies requires-python', async () => {
+    const project = copyProject(join(EXAMPLES, 'hello'));
+    writeFileSync(join(project, 'pyproject.toml'), '[project]\nname = "x"\nrequires-python = "<3.9"\n');
+    const run = await runSvc(['scan', project]);
+    expect(run.exitCode).toBe(1);
+    expect(run.stderr).toMatch(/^error: pyproject\.toml.*requires-python/);
+  });
+
+  it('answers a machine with a JSON error object on stdout', async () => {
+    const run = await runSvc(['scan', '/nonexistent/project', '--json']);
+    expect(run.exitCode).toBe(1);
+    expect(JSON.parse(run.stdout)).toEqual({
+      error: expect.objectContaining({ message: 'no such file or directory: /nonexistent/project' }),
+    });
+  });
+
+  it('exits 2 on a usage error', async () => {
+    const run = await runSvc(['scan', '--no-such-option']);
+    expect(run.exitCode).toBe(2);
+    expect(run.stderr).toContain("unknown option '--no-such-option'");
+  });
+});
+
+describe('svc', () => {
+  it('prints its version', async () => {
+    const run = await runSvc(['--version']);
+    const { version } = JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8'));
+    expect(run.stdout.trim()).toBe(version);
+    expect(run.exitCode).toBe(0);
+  });
+
+  it('lists its commands in --help', async () => {
+    const run = await runSvc(['--help']);
+    expect(run.exitCode).toBe(0);
+    expect(run.stdout).toContain('scan [options] [dir]');
+  });
+});
