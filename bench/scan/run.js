@@ -18,19 +18,29 @@ const runs = Number(values.runs);
 const tree = join(here, 'tree');
 
 buildTree(tree, fileCount);
+const tiny = join(here, 'tiny');
+mkdirSync(tiny, { recursive: true });
+writeFileSync(join(tiny, 'service.py'), readFileSync(join(tree, 'service.py')));
 const find = [];
 const scan = [];
+const scanTiny = [];
+const nodeStartup = [];
 for (let run = 0; run < runs; run += 1) {
   find.push(time('find', [tree, '-type', 'f']));
   scan.push(time(process.execPath, [svc, 'scan', tree, '--json']));
+  scanTiny.push(time(process.execPath, [svc, 'scan', tiny, '--json']));
+  nodeStartup.push(time(process.execPath, ['-e', '0']));
 }
 const findMedian = median(find);
 const scanMedian = median(scan);
+const fixedMedian = median(scanTiny);
 const manifest = JSON.parse(readFileSync(join(tree, 'apipod-deploy', 'apipod.json'), 'utf8'));
 console.log(`tree: ${fileCount} files (${manifest.model_files.length} model files found by the scan)`);
 console.log(`find -type f   median ${findMedian.toFixed(0)} ms  (runs: ${find.map((t) => t.toFixed(0)).join(' ')})`);
 console.log(`svc scan       median ${scanMedian.toFixed(0)} ms  (runs: ${scan.map((t) => t.toFixed(0)).join(' ')})`);
+console.log(`svc scan, 1 file median ${fixedMedian.toFixed(0)} ms  (fixed cost: node, bundle, grammar; node -e 0 alone: ${median(nodeStartup).toFixed(0)} ms)`);
 console.log(`ratio svc/find: ${(scanMedian / findMedian).toFixed(2)}x (target: under 3x)`);
+console.log(`ratio of the walk alone, (svc 100k - svc 1 file)/find: ${((scanMedian - fixedMedian) / findMedian).toFixed(2)}x`);
 
 function time(command, args) {
   const started = process.hrtime.bigint();

@@ -22,7 +22,7 @@ function extensionOf(name: string): string {
   return dot <= 0 ? '' : name.slice(dot).toLowerCase();
 }
 
-/** Whether a file of this name could be weights, so the walk must learn its size. */
+/** Whether a file of this name could be weights, so the walk must list it with its size. */
 export function mightBeModelFile(name: string): boolean {
   const extension = extensionOf(name);
   return WEIGHT_EXTENSIONS.has(extension) || GENERIC_EXTENSIONS.has(extension);
@@ -35,9 +35,9 @@ export function isModelFile(path: string, size: number): boolean {
 }
 
 /** Model files among the project's files, sorted by path for a deterministic manifest. */
-export function findModelFiles(files: ReadonlyArray<{ path: string; size: number | null }>): ModelFile[] {
+export function findModelFiles(files: ReadonlyArray<ModelFile>): ModelFile[] {
   return files
-    .filter((file): file is ModelFile => file.size !== null && isModelFile(file.path, file.size))
+    .filter((file) => isModelFile(file.path, file.size))
     .map(({ path, size }) => ({ path, size }))
     .sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
 }

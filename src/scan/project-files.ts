@@ -12,8 +12,8 @@ import {
 export interface ProjectFile {
   /** Project-relative POSIX path. */
   path: string;
-  /** Bytes, read only for files `wantSize` asked about (a stat per file is the walk's main cost). */
-  size: number | null;
+  /** Bytes. */
+  size: number;
 }
 
 export interface ProjectListing {
@@ -23,12 +23,13 @@ export interface ProjectListing {
 }
 
 /**
- * Every file of the project that would matter to the image, in no particular order:
- * skips version control, virtualenvs, caches, and what `.gitignore` files (at any depth)
- * and the root `.dockerignore` exclude. Symlinked directories are not followed (no cycles);
- * symlinked files are.
+ * The project's files whose name `wanted` accepts, with their sizes, in no particular
+ * order, as they would reach the image: skips version control, virtualenvs, caches, and
+ * what `.gitignore` files (at any depth) and the root `.dockerignore` exclude. Symlinked
+ * directories are not followed (no cycles); symlinked files are. Names are filtered before
+ * any path is built or ignore rule tested: on a large tree those are the walk's cost.
  */
-export function listProjectFiles(root: string, wantSize: (name: string) => boolean): ProjectListing {
+export function listProjectFiles(root: string, wanted: (name: string) => boolean): ProjectListing {
   const ignoreFiles: string[] = [];
   const rootRules: IgnoreRuleSet[] = [];
   const dockerignore = readTextIfPresent(join(root, '.dockerignore'));
@@ -37,7 +38,7 @@ export function listProjectFiles(root: string, wantSize: (name: string) => boole
     ignoreFiles.push('.dockerignore');
   }
   const files: ProjectFile[] = [];
-  walk(root, '', rootRules, files, ignoreFiles, wantSize);
+  walk(root, '', rootRules, files, ignoreFiles, wanted);
   return { files, ignoreFiles: ignoreFiles.sort() };
 }
 
@@ -47,7 +48,7 @@ function walk(
   inherited: IgnoreRuleSet[],
   files: ProjectFile[],
   ignoreFiles: string[],
-  wantSize: (name: string) => boolean,
+  wanted: (name: string) => boolean,
 ): void {
   let entries: Dirent[];
   try {
@@ -67,24 +68,21 @@ function walk(
   }
 
   for (const entry of entries) {
+    const isDirectory = entry.isDirectory();
+    if (!isDirectory && !wanted(entry.name)) continue;
     const path = relative === '' ? entry.name : `${relative}/${entry.name}`;
     const entryAbsolute = join(absolute, entry.name);
-    if (entry.isDirectory()) {
+    if (isDirectory) {
       if (ALWAYS_IGNORED_DIRECTORIES.has(entry.name)) continue;
       if (ruleSets.length > 0 && isIgnored(ruleSets, path, true)) continue;
-      walk(entryAbsolute, path, ruleSets, files, ignoreFiles, wantSize);
+      walk(entryAbsolute, path, ruleSets, files, ignoreFiles, wanted);
       continue;
     }
     if (!entry.isFile() && !entry.isSymbolicLink()) continue;
     if (ruleSets.length > 0 && isIgnored(ruleSets, path, false)) continue;
-    const sized = wantSize(entry.name);
-    if (!sized && entry.isFile()) {
-      files.push({ path, size: null });
-      continue;
-    }
     const stats = statIfPresent(entryAbsolute);
     if (stats === null || !stats.isFile()) continue; // dangling link, or a link to a directory
-    files.push({ path, size: sized ? stats.size : null });
+    files.push({ path, size: stats.size });
   }
 }
 

@@ -26,8 +26,10 @@ export interface ScanResult {
  */
 export async function scanProject(target: string, request: ScanRequest = {}): Promise<ScanResult> {
   const { root, entrypoint } = locateProject(target, request.entrypoint);
+  // The grammar compiles on V8's background threads while this thread walks the tree.
+  const parserLoading = loadPythonParser();
   const snapshot = readSnapshot(root, entrypoint);
-  const parser = await loadPythonParser();
+  const parser = await parserLoading;
   return { root, manifest: buildManifest(snapshot, parser, catalog as BaseImageCatalog) };
 }
 

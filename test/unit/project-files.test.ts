@@ -14,7 +14,7 @@ function project(files: Record<string, string>): string {
 }
 
 function paths(root: string): string[] {
-  return listProjectFiles(root, () => false).files.map((file) => file.path).sort();
+  return listProjectFiles(root, () => true).files.map((file) => file.path).sort();
 }
 
 describe('listing the project files', () => {
@@ -48,7 +48,7 @@ describe('listing the project files', () => {
       'sub/local.txt': '',
     });
     expect(paths(root)).toEqual(['.gitignore', 'service.py', 'sub/.gitignore', 'sub/keep.log']);
-    expect(listProjectFiles(root, () => false).ignoreFiles).toEqual(['.gitignore', 'sub/.gitignore']);
+    expect(listProjectFiles(root, () => true).ignoreFiles).toEqual(['.gitignore', 'sub/.gitignore']);
   });
 
   it('matches .dockerignore patterns from the root only, as docker does', () => {
@@ -63,7 +63,7 @@ describe('listing the project files', () => {
     expect(paths(root)).toEqual(['.dockerignore', 'docs/deep.txt', 'keep.txt', 'service.py']);
   });
 
-  it('reports sizes only for files it was asked about, following symlinked files', () => {
+  it('lists only the files it was asked about, with sizes, following symlinked files', () => {
     const root = project({ 'service.py': 'x', 'weights/model.safetensors': '12345' });
     symlinkSync(join(root, 'weights/model.safetensors'), join(root, 'link.safetensors'));
     symlinkSync(join(root, 'weights'), join(root, 'weights-link'));
@@ -71,7 +71,6 @@ describe('listing the project files', () => {
     const sorted = [...listing.files].sort((a, b) => a.path.localeCompare(b.path));
     expect(sorted).toEqual([
       { path: 'link.safetensors', size: 5 },
-      { path: 'service.py', size: null },
       { path: 'weights/model.safetensors', size: 5 },
     ]);
   });
