@@ -8,7 +8,7 @@ describe('recognising model files', () => {
       { path: 'model.onnx', size: 2 },
       { path: 'vocab.bin', size: 512 },
       { path: 'models/pytorch_model.bin', size: 5 * 1024 * 1024 },
-      { path: 'service.py', size: null },
+      { path: 'service.py', size: 300 },
       { path: 'README.md', size: 100 },
     ];
     expect(findModelFiles(files)).toEqual([

@@ -1,0 +1,41 @@
+import { existsSync, statSync } from 'node:fs';
+import { basename, dirname, isAbsolute, relative, resolve, sep } from 'node:path';
+import { SvcError } from './svc-error.js';
+
+export const DEFAULT_ENTRYPOINT = 'service.py';
+
+export interface ProjectLocation {
+  /** Absolute project directory. */
+  root: string;
+  /** The service file, relative to the root, with forward slashes. */
+  entrypoint: string;
+}
+
+/**
+ * The project and its service file from what a command was given: a directory (with
+ * `--entrypoint FILE` or `service.py`), or the service file itself. Shared by every
+ * command so they agree on what a project is.
+ */
+export function locateProject(target: string, entrypointOption: string | undefined): ProjectLocation {
+  const absolute = resolve(target);
+  if (!existsSync(absolute)) throw new SvcError('not-found', `no such file or directory: ${target}`);
+  const targetIsFile = statSync(absolute).isFile();
+  if (targetIsFile && entrypointOption !== undefined) {
+    throw new SvcError('usage', `give either a service file (${target}) or --entrypoint, not both`);
+  }
+  const root = targetIsFile ? dirname(absolute) : absolute;
+  const entrypointPath = resolve(root, targetIsFile ? basename(absolute) : (entrypointOption ?? DEFAULT_ENTRYPOINT));
+  const entrypoint = relative(root, entrypointPath).split(sep).join('/');
+  if (entrypoint.startsWith('..') || isAbsolute(entrypoint)) {
+    throw new SvcError('usage', `the entrypoint must be inside the project directory ${root}`, { file: entrypointOption });
+  }
+  if (!existsSync(entrypointPath) || !statSync(entrypointPath).isFile()) {
+    const hint = entrypointOption === undefined ? '; write one, or name the service file with --entrypoint FILE' : '';
+    throw new SvcError('invalid-project', `no ${entrypoint} in ${root}${hint}`);
+  }
+  if (!entrypoint.endsWith('.py')) {
+    throw new SvcError('usage', 'the entrypoint must be a Python file (.py)', { file: entrypoint });
+  }
+  return { root, entrypoint };
+}
+
