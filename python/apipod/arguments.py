@@ -1,0 +1,187 @@
+"""A call's JSON `arguments` -> the Python values the endpoint function is called with."""
+from __future__ import annotations
+
+import collections.abc
+import dataclasses
+import enum
+import inspect
+import typing
+from typing import Any
+
+from .chat import ChatCompletionRequest
+from .file_reference import is_file_reference, read_file_reference
+from .media import MediaFile
+from .optional_types import is_pydantic_model_class
+from .progress import JobProgress
+from .signature import EndpointParameter, strip_annotated, union_members
+
+_SEQUENCE_ORIGINS = {list, collections.abc.Sequence, collections.abc.MutableSequence, collections.abc.Collection}
+_SET_ORIGINS = {set, frozenset, collections.abc.Set, collections.abc.MutableSet}
+_MAPPING_ORIGINS = {dict, collections.abc.Mapping, collections.abc.MutableMapping}
+
+
+def bind_arguments(parameters: list[EndpointParameter], arguments: dict,
+                   job_progress: JobProgress) -> tuple[list, dict]:
+    """Positional and keyword arguments for the call; names left out take their defaults."""
+    values = {}  # parameter name -> converted value, for those given or injected
+    star_items = []
+    var_keyword = None
+    remaining = dict(arguments)
+    for parameter in parameters:
+        if parameter.kind is inspect.Parameter.VAR_KEYWORD:
+            var_keyword = parameter
+        elif parameter.is_injected:
+            values[parameter.name] = job_progress
+        elif parameter.name not in remaining:
+            continue
+        elif parameter.kind is inspect.Parameter.VAR_POSITIONAL:
+            items = remaining.pop(parameter.name)
+            if not isinstance(items, list):
+                raise TypeError(f"argument '{parameter.name}': expected a list, got {type(items).__name__}")
+            star_items = [_convert_named(parameter.name, item, parameter.annotation) for item in items]
+        else:
+            values[parameter.name] = _convert_named(parameter.name, remaining.pop(parameter.name),
+                                                    parameter.annotation)
+    extra_keywords = {}
+    if var_keyword is not None:
+        extra_keywords = {name: _convert_named(name, value, var_keyword.annotation)
+                          for name, value in remaining.items()}
+    elif remaining:
+        raise TypeError(f"unexpected arguments: {', '.join(sorted(remaining))}")
+
+    positional, keywords = [], {}
+    for parameter in parameters:
+        # With *items given, every parameter before them must be passed by position too.
+        by_position = parameter.kind is inspect.Parameter.POSITIONAL_ONLY or (
+            star_items and parameter.kind is inspect.Parameter.POSITIONAL_OR_KEYWORD)
+        if parameter.kind is inspect.Parameter.VAR_POSITIONAL:
+            positional.extend(star_items)
+        elif parameter.kind is inspect.Parameter.VAR_KEYWORD:
+            keywords.update(extra_keywords)
+        elif by_position:
+            if parameter.name in values:
+                positional.append(values[parameter.name])
+            elif parameter.has_default:
+                positional.append(parameter.default)
+            else:
+                raise TypeError(f"missing argument '{parameter.name}'")
+        elif parameter.name in values:
+            keywords[parameter.name] = values[parameter.name]
+    return positional, keywords
+
+
+def convert(value: Any, annotation: Any) -> Any:
+    """Turns a JSON value into the annotated type; values of plain JSON types pass as they are."""
+    base, _ = strip_annotated(annotation)
+    members = union_members(base)
+    if members:
+        return _convert_union(value, members)
+    if base in (Any, object) and is_file_reference(value):
+        return _read_media(value, MediaFile)
+    origin = typing.get_origin(base)
+    if origin is not None:
+        return _convert_generic(value, origin, typing.get_args(base))
+    if not isinstance(base, type) or value is None:
+        return value
+    if issubclass(base, MediaFile):
+        return _read_media(value, base)
+    if base in (bytes, bytearray):
+        return base(_read_media(value, MediaFile).to_bytes())
+    if issubclass(base, enum.Enum):
+        return base(value)
+    if issubclass(base, ChatCompletionRequest):
+        return value if isinstance(value, base) else base.from_dict(value)
+    if base is float and isinstance(value, int) and not isinstance(value, bool):
+        return float(value)  # JSON has one number type: 3 is a fine float
+    if is_pydantic_model_class(base):
+        return base.model_validate(value) if hasattr(base, "model_validate") else base.parse_obj(value)
+    if dataclasses.is_dataclass(base) and isinstance(value, dict):
+        return _convert_dataclass(value, base)
+    if typing.is_typeddict(base) and isinstance(value, dict):
+        hints = typing.get_type_hints(base, include_extras=True)
+        return {key: convert(item, hints.get(key, Any)) for key, item in value.items()}
+    return value
+
+
+def _convert_named(name: str, value: Any, annotation: Any) -> Any:
+    try:
+        return convert(value, annotation)
+    except (TypeError, ValueError) as error:
+        kind = TypeError if isinstance(error, TypeError) else ValueError
+        raise kind(f"argument '{name}': {error}") from error
+
+
+def _convert_generic(value: Any, origin: Any, arguments: tuple) -> Any:
+    item_type = arguments[0] if arguments else Any
+    if origin in _SEQUENCE_ORIGINS and isinstance(value, list):
+        return [convert(item, item_type) for item in value]
+    if origin in _SET_ORIGINS and isinstance(value, list):
+        items = [convert(item, item_type) for item in value]
+        return frozenset(items) if origin is frozenset else set(items)
+    if origin is tuple and isinstance(value, list):
+        if len(arguments) == 2 and arguments[1] is Ellipsis:
+            return tuple(convert(item, item_type) for item in value)
+        if len(arguments) == len(value):
+            return tuple(convert(item, each_type) for item, each_type in zip(value, arguments))
+        return tuple(value)
+    if origin in _MAPPING_ORIGINS and isinstance(value, dict):
+        value_type = arguments[1] if len(arguments) == 2 else Any
+        return {key: convert(item, value_type) for key, item in value.items()}
+    return value
+
+
+def _convert_union(value: Any, members: tuple) -> Any:
+    if value is None and type(None) in members:
+        return None
+    # Prefer the member the value already is (a plain string for `ImageFile | str`), unless
+    # the value is plainly media; then try the members in the order written.
+    ranked = sorted(members, key=lambda member: 0 if _fits_as_is(value, member) else 1)
+    failures = []
+    for member in ranked:
+        if member is type(None):
+            continue
+        try:
+            return convert(value, member)
+        except (TypeError, ValueError) as error:
+            failures.append(str(error))
+    raise ValueError("matches none of the accepted types: " + "; ".join(failures))
+
+
+def _fits_as_is(value: Any, member: Any) -> bool:
+    base, _ = strip_annotated(member)
+    is_media_type = isinstance(base, type) and (issubclass(base, MediaFile) or base in (bytes, bytearray))
+    if _looks_like_media(value):
+        return is_media_type
+    if is_media_type or not isinstance(base, type):
+        return False
+    return type(value) is base or (base is float and type(value) is int)
+
+
+def _looks_like_media(value: Any) -> bool:
+    if isinstance(value, str):
+        return value.startswith("data:")
+    return is_file_reference(value) or (isinstance(value, dict) and set(value) >= {"content"}
+                                        and set(value) <= {"file_name", "content_type", "content"})
+
+
+def _read_media(value: Any, media_class: type) -> MediaFile:
+    if is_file_reference(value):
+        content, file_name, content_type = read_file_reference(value)
+        return media_class.from_bytes(content, file_name, content_type)
+    if isinstance(value, str):
+        return media_class.from_base64(value)  # never a path: the string came from a client
+    if isinstance(value, dict):
+        return media_class.from_dict(value)
+    if isinstance(value, MediaFile):
+        return media_class.from_any(value)
+    raise TypeError(f"expected base64, a data URL or a media object, got {type(value).__name__}")
+
+
+def _convert_dataclass(value: dict, cls: type) -> Any:
+    hints = typing.get_type_hints(cls, include_extras=True)
+    init_fields = {field.name for field in dataclasses.fields(cls) if field.init}
+    unknown = set(value) - init_fields
+    if unknown:
+        raise TypeError(f"{cls.__name__} has no field {', '.join(sorted(unknown))}")
+    return cls(**{name: convert(item, hints.get(name, Any)) for name, item in value.items()})
+

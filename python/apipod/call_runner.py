@@ -1,0 +1,116 @@
+"""Runs one call: binds its arguments, runs the endpoint (plain or async, function or
+generator) and ends the call with exactly one of `result`, `error` or `cancelled`."""
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import inspect
+import sys
+import threading
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from . import protocol
+from .app import Endpoint
+from .arguments import bind_arguments
+from .cancellation import CallCancelled, Cancellation
+from .channel import EventWriter
+from .file_reference import delete_referenced_files
+from .progress import JobProgress
+from .serialise import to_json_value
+from .signature import EndpointSignature
+
+
+@dataclass(frozen=True)
+class ServedEndpoint:
+    endpoint: Endpoint
+    signature: EndpointSignature
+
+
+class CallRunner:
+    def __init__(self, endpoints: list[ServedEndpoint], events: EventWriter, cancellation: Cancellation,
+                 loop: asyncio.AbstractEventLoop):
+        self._endpoints = {served.endpoint.path: served for served in endpoints}
+        self._events = events
+        self._cancellation = cancellation
+        self._loop = loop  # one loop for the worker's life: lifespan resources may be bound to it
+
+    def run(self, command: dict) -> None:
+        call_id = command["call"]
+        call_is_over = threading.Event()
+
+        def report_progress(fraction, message):
+            if not call_is_over.is_set():  # a leftover user thread must not report on an ended call
+                self._events.send(protocol.progress(call_id, fraction, message))
+
+        job_progress = JobProgress(reporter=report_progress)
+        try:
+            with self._cancellation.running(call_id):
+                try:
+                    served = self._find(command["endpoint"])
+                    positional, keywords = bind_arguments(served.signature.parameters, command["arguments"],
+                                                          job_progress)
+                finally:
+                    delete_referenced_files(command["arguments"])
+                value = self._invoke(call_id, served.endpoint.function, positional, keywords)
+                outcome = protocol.result(call_id, to_json_value(value))
+        except CallCancelled:
+            outcome = protocol.cancelled(call_id)
+        except BaseException as exception:  # SystemExit from user code fails the call, not the worker
+            outcome = protocol.error(call_id, protocol.error_info(exception))
+        finally:
+            call_is_over.set()
+        # The gateway tags output lines with the running call: let them out before it ends.
+        sys.stdout.flush()
+        sys.stderr.flush()
+        self._events.send(outcome)
+
+    def _find(self, path: str) -> ServedEndpoint:
+        if path not in self._endpoints:
+            raise LookupError(f"no endpoint {path}; this service has {', '.join(sorted(self._endpoints))}")
+        return self._endpoints[path]
+
+    def _invoke(self, call_id: str, function: Callable, positional: list, keywords: dict) -> Any:
+        outcome = function(*positional, **keywords)
+        if inspect.isawaitable(outcome):
+            outcome = self._await(outcome)
+        if inspect.isgenerator(outcome):
+            return self._stream(call_id, outcome)
+        if inspect.isasyncgen(outcome):
+            return self._stream_async(call_id, outcome)
+        return outcome
+
+    def _stream(self, call_id: str, generator) -> list:
+        chunks = []
+        try:
+            for item in generator:
+                self._events.send(protocol.chunk(call_id, to_json_value(item)))
+                chunks.append(item)
+        finally:
+            generator.close()
+        return chunks
+
+    def _stream_async(self, call_id: str, generator) -> list:
+        chunks = []
+        try:
+            while True:
+                try:
+                    item = self._await(generator.__anext__())
+                except StopAsyncIteration:
+                    break
+                self._events.send(protocol.chunk(call_id, to_json_value(item)))
+                chunks.append(item)
+        finally:
+            self._await(generator.aclose())
+        return chunks
+
+    def _await(self, awaitable) -> Any:
+        task = asyncio.ensure_future(awaitable, loop=self._loop)
+        try:
+            return self._loop.run_until_complete(task)
+        except CallCancelled:
+            # The signal may have landed outside the task: cancel it so its own cleanup runs.
+            task.cancel()
+            with contextlib.suppress(BaseException):
+                self._loop.run_until_complete(task)
+            raise

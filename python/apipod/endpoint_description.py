@@ -1,0 +1,76 @@
+"""The ENDPOINT object a worker reports in `ready` (see docs/worker-protocol.md)."""
+from __future__ import annotations
+
+import inspect
+from typing import Callable
+
+from .app import Endpoint
+from .chat import ChatCompletionRequest
+from .schema import SchemaBuilder, UnsupportedType, add_default, allows_null
+from .signature import RETURN, EndpointSchemaError, EndpointSignature, strip_annotated, union_members
+
+
+def describe_endpoint(endpoint: Endpoint, signature: EndpointSignature) -> dict:
+    target = inspect.unwrap(endpoint.function)
+    is_async_generator = inspect.isasyncgenfunction(target)
+    return {
+        "path": endpoint.path,
+        "methods": list(endpoint.methods),
+        "function": getattr(endpoint.function, "__name__", type(endpoint.function).__name__),
+        "doc": inspect.getdoc(endpoint.function),
+        "is_async": inspect.iscoroutinefunction(target) or is_async_generator,
+        "is_generator": inspect.isgeneratorfunction(target) or is_async_generator,
+        "is_chat": any(_is_chat_request(parameter.annotation) for parameter in signature.parameters
+                       if not parameter.is_injected),
+        "input_schema": input_schema(endpoint.path, endpoint.function, signature),
+        "output_schema": output_schema(endpoint.path, endpoint.function, signature),
+        "injected": [parameter.name for parameter in signature.parameters if parameter.is_injected],
+    }
+
+
+def input_schema(path: str, function: Callable, signature: EndpointSignature) -> dict:
+    builder = SchemaBuilder()
+    properties, required = {}, []
+    additional_properties = False
+    for parameter in signature.parameters:
+        if parameter.is_injected:
+            continue
+        try:
+            schema = builder.describe(parameter.annotation)
+        except UnsupportedType as error:
+            raise EndpointSchemaError(path, function, parameter.name, str(error)) from None
+        if parameter.kind is inspect.Parameter.VAR_KEYWORD:  # **options: any other names
+            additional_properties = schema or True
+            continue
+        if parameter.kind is inspect.Parameter.VAR_POSITIONAL:  # *items: an optional list
+            schema = {"type": "array", "items": schema}
+        elif parameter.has_default:
+            if parameter.default is None and not allows_null(schema):
+                schema = {"anyOf": [schema, {"type": "null"}]}  # `x: str = None` takes null too
+            add_default(schema, parameter.default)
+        else:
+            required.append(parameter.name)
+        properties[parameter.name] = schema
+    document = {"type": "object", "properties": properties, "required": required,
+                "additionalProperties": additional_properties}
+    if builder.definitions:
+        document["$defs"] = builder.definitions
+    return document
+
+
+def output_schema(path: str, function: Callable, signature: EndpointSignature) -> dict:
+    builder = SchemaBuilder(for_output=True)
+    try:
+        document = builder.describe(signature.return_annotation)
+    except UnsupportedType as error:
+        raise EndpointSchemaError(path, function, RETURN, str(error)) from None
+    if builder.definitions:
+        document["$defs"] = builder.definitions
+    return document
+
+
+def _is_chat_request(annotation) -> bool:
+    base, _ = strip_annotated(annotation)
+    candidates = union_members(base) or (base,)
+    return any(isinstance(candidate, type) and issubclass(candidate, ChatCompletionRequest)
+               for candidate in candidates)

@@ -1,0 +1,40 @@
+"""Recognising pydantic, numpy and Pillow types without importing those libraries: a service
+that uses one has imported it already, and one that does not should not pay for it."""
+from __future__ import annotations
+
+import sys
+from typing import Any, Optional
+
+
+def is_pydantic_model_class(cls: Any) -> bool:
+    return _is_subclass(cls, _loaded_class("pydantic", "BaseModel"))
+
+
+def is_pydantic_model(value: Any) -> bool:
+    return is_pydantic_model_class(type(value))
+
+
+def is_numpy_array_class(cls: Any) -> bool:
+    return _is_subclass(cls, _loaded_class("numpy", "ndarray"))
+
+
+def is_numpy_value(value: Any) -> bool:
+    """An array or a numpy scalar (numpy.float32(1.5) and friends)."""
+    return is_numpy_array_class(type(value)) or _is_subclass(type(value), _loaded_class("numpy", "generic"))
+
+
+def is_pil_image_class(cls: Any) -> bool:
+    return _is_subclass(cls, _loaded_class("PIL.Image", "Image"))
+
+
+def is_pil_image(value: Any) -> bool:
+    return is_pil_image_class(type(value))
+
+
+def _loaded_class(module_name: str, class_name: str) -> Optional[type]:
+    module = sys.modules.get(module_name)
+    return getattr(module, class_name, None) if module is not None else None
+
+
+def _is_subclass(cls: Any, base: Optional[type]) -> bool:
+    return base is not None and isinstance(cls, type) and issubclass(cls, base)

@@ -1,0 +1,72 @@
+"""Endpoint results (and chunks) -> the JSON VALUE of docs/worker-protocol.md."""
+from __future__ import annotations
+
+import base64
+import dataclasses
+import datetime
+import enum
+import json
+import math
+import uuid
+from typing import Any
+
+from .file_reference import INLINE_LIMIT, write_file_reference
+from .media import ImageFile, MediaFile
+from .optional_types import is_numpy_value, is_pil_image, is_pydantic_model
+
+
+def to_json_value(value: Any) -> Any:
+    """Plain JSON for `value`. Media above 64 KiB become `$file` references; values without a
+    JSON form raise TypeError naming their type."""
+    if value is None or isinstance(value, (str, bool, int)):
+        return value
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, MediaFile):
+        return _media_value(value)
+    if isinstance(value, enum.Enum):
+        return to_json_value(value.value)
+    if callable(getattr(value, "to_json", None)) and not isinstance(value, type):
+        return to_json_value(value.to_json())
+    if isinstance(value, dict):
+        return {_json_key(key): to_json_value(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple, set, frozenset)):
+        return [to_json_value(item) for item in value]
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return base64.b64encode(bytes(value)).decode("ascii")
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {field.name: to_json_value(getattr(value, field.name)) for field in dataclasses.fields(value)}
+    if is_pydantic_model(value):
+        return to_json_value(value.model_dump() if hasattr(value, "model_dump") else value.dict())
+    if isinstance(value, (datetime.datetime, datetime.date, datetime.time)):
+        return value.isoformat()
+    if isinstance(value, uuid.UUID):
+        return str(value)
+    if is_numpy_value(value):
+        return to_json_value(value.tolist())  # arrays to nested lists, numpy scalars to Python numbers
+    if is_pil_image(value):
+        return _media_value(ImageFile.from_pil(value))
+    raise TypeError(f"cannot send a {_type_name(value)} as JSON; return JSON data, a dataclass, "
+                    "a pydantic model, bytes or a media file (ImageFile, ...)")
+
+
+def _media_value(media: MediaFile) -> dict:
+    if media.file_size() > INLINE_LIMIT:
+        return write_file_reference(media.to_bytes(), media.file_name, media.content_type)
+    return media.to_json()
+
+
+def _json_key(key: Any) -> str:
+    """Object keys the way json.dumps writes them (1 -> "1", True -> "true")."""
+    if isinstance(key, str):
+        return key
+    if isinstance(key, enum.Enum):
+        return _json_key(key.value)
+    if key is None or isinstance(key, (bool, int, float)):
+        return json.dumps(key)
+    raise TypeError(f"cannot send a dict with {_type_name(key)} keys as JSON; keys must be strings")
+
+
+def _type_name(value: Any) -> str:
+    cls = type(value)
+    return cls.__qualname__ if cls.__module__ == "builtins" else f"{cls.__module__}.{cls.__qualname__}"

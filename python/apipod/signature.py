@@ -1,0 +1,97 @@
+"""What an endpoint function takes and returns, with every annotation resolved to a type."""
+from __future__ import annotations
+
+import inspect
+import types
+import typing
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from .progress import JobProgress
+
+INJECTED_PARAMETER_NAME = "job_progress"
+RETURN = "return"  # the key typing uses for the return annotation
+
+
+class EndpointSchemaError(TypeError):
+    """An endpoint whose signature cannot be described; names the endpoint and the parameter."""
+
+    def __init__(self, path: str, function: Callable, parameter: str, reason: str):
+        where = "the return annotation" if parameter == RETURN else f"parameter '{parameter}'"
+        super().__init__(f"endpoint {path} ({_name_of(function)}): {where}: {reason}")
+        self.path = path
+        self.parameter = parameter
+
+
+@dataclass(frozen=True)
+class EndpointParameter:
+    name: str
+    annotation: Any  # typing.Any when unannotated
+    kind: inspect._ParameterKind
+    default: Any  # inspect.Parameter.empty when the client must send it
+    is_injected: bool
+
+    @property
+    def has_default(self) -> bool:
+        return self.default is not inspect.Parameter.empty
+
+
+@dataclass(frozen=True)
+class EndpointSignature:
+    parameters: list[EndpointParameter]
+    return_annotation: Any  # typing.Any when unannotated
+
+
+def read_signature(path: str, function: Callable) -> EndpointSignature:
+    hints = _resolve_annotations(path, function)
+    parameters = [
+        EndpointParameter(
+            name=parameter.name,
+            annotation=hints.get(parameter.name, Any),
+            kind=parameter.kind,
+            default=parameter.default,
+            is_injected=_is_injected(parameter.name, hints.get(parameter.name, Any)),
+        )
+        for parameter in inspect.signature(function).parameters.values()
+    ]
+    return EndpointSignature(parameters, hints.get(RETURN, Any))
+
+
+def strip_annotated(annotation: Any) -> tuple[Any, tuple]:
+    """`Annotated[T, *metadata]` -> (T, metadata); anything else -> (annotation, ())."""
+    if typing.get_origin(annotation) is typing.Annotated:
+        return annotation.__origin__, annotation.__metadata__
+    return annotation, ()
+
+
+def union_members(annotation: Any) -> tuple:
+    """The members of `Union[...]`, `Optional[...]` or `X | Y`; () for anything else."""
+    if typing.get_origin(annotation) in (typing.Union, types.UnionType):
+        return typing.get_args(annotation)
+    return ()
+
+
+def _is_injected(name: str, annotation: Any) -> bool:
+    if name == INJECTED_PARAMETER_NAME:
+        return True
+    base, _ = strip_annotated(annotation)
+    candidates = union_members(base) or (base,)
+    return any(isinstance(candidate, type) and issubclass(candidate, JobProgress) for candidate in candidates)
+
+
+def _resolve_annotations(path: str, function: Callable) -> dict[str, Any]:
+    """Resolves each annotation on its own, so an unresolvable one names its parameter."""
+    target = inspect.unwrap(function)
+    namespace = getattr(target, "__globals__", {})
+    resolved = {}
+    for name, annotation in getattr(target, "__annotations__", {}).items():
+        holder = types.SimpleNamespace(__annotations__={name: annotation})
+        try:
+            resolved[name] = typing.get_type_hints(holder, globalns=namespace, include_extras=True)[name]
+        except Exception as error:
+            raise EndpointSchemaError(path, function, name, f"cannot resolve {annotation!r}: {error}") from None
+    return resolved
+
+
+def _name_of(function: Callable) -> str:
+    return getattr(function, "__name__", type(function).__name__) + "()"

@@ -1,0 +1,132 @@
+"""The worker process: `python -m apipod.worker SERVICE_FILE` (see docs/worker-protocol.md).
+
+Imports the service, describes its endpoints, runs its lifespan, reports `ready`, then runs
+one call at a time in the main thread while a reader thread takes commands off the pipe.
+"""
+from __future__ import annotations
+
+import asyncio
+import os
+import platform
+import queue
+import sys
+import threading
+import traceback
+from dataclasses import dataclass
+
+from . import protocol
+from .app import APIPod
+from .call_runner import CallRunner, ServedEndpoint
+from .cancellation import Cancellation
+from .channel import EventWriter, read_commands
+from .endpoint_description import describe_endpoint
+from .lifespan import Lifespan
+from .service_loader import load_app
+from .signature import read_signature
+
+
+class SetupFailed(Exception):
+    def __init__(self, stage: str, cause: BaseException):
+        super().__init__(stage)
+        self.stage = stage
+        self.cause = cause
+
+
+@dataclass
+class Service:
+    app: APIPod
+    endpoints: list[ServedEndpoint]
+    descriptions: list[dict]
+    lifespan: Lifespan
+
+
+def main(arguments: list[str]) -> int:
+    if len(arguments) != 1:
+        print("usage: python -m apipod.worker SERVICE_FILE", file=sys.stderr)
+        return 2
+    for stream in (sys.stdout, sys.stderr):
+        stream.reconfigure(line_buffering=True)  # user prints reach the gateway while their call runs
+    command_descriptor = int(os.environ.get("APIPOD_COMMAND_FD", "3"))
+    event_descriptor = int(os.environ.get("APIPOD_EVENT_FD", "4"))
+    for descriptor in (command_descriptor, event_descriptor):
+        try:
+            os.set_inheritable(descriptor, False)  # a user's subprocess must not hold the pipes open
+        except OSError:
+            print(f"apipod worker: file descriptor {descriptor} is not open; svc starts workers with "
+                  "commands on fd 3 and events on fd 4", file=sys.stderr)
+            return 2
+
+    cancellation = Cancellation()
+    cancellation.install()
+    events = EventWriter(event_descriptor, cancellation.shielded)
+    loop = asyncio.new_event_loop()
+    asyncio.set_event_loop(loop)
+    try:
+        service = set_up(arguments[0], loop)
+    except SetupFailed as failure:
+        events.send(protocol.setup_failed(failure.stage, protocol.error_info(failure.cause)))
+        return 1
+    app = service.app
+    events.send(protocol.ready(
+        platform.python_version(),
+        {"title": app.title, "compute": app.compute, "provider": app.provider},
+        service.descriptions,
+    ))
+
+    calls: queue.Queue = queue.Queue()
+    stopping = threading.Event()
+    threading.Thread(target=receive_commands, args=(command_descriptor, calls, cancellation, stopping),
+                     name="apipod-commands", daemon=True).start()
+    runner = CallRunner(service.endpoints, events, cancellation, loop)
+    while True:
+        command = calls.get()
+        if command is None or stopping.is_set():  # shutdown: start nothing more
+            break
+        runner.run(command)
+
+    try:
+        service.lifespan.stop()
+    except BaseException:
+        traceback.print_exc()
+        return 1
+    finally:
+        loop.close()
+    return 0
+
+
+def set_up(service_file: str, loop: asyncio.AbstractEventLoop) -> Service:
+    """Import, then schemas (so a bad signature fails before a long model load), then lifespan."""
+    try:
+        app = load_app(service_file)
+    except BaseException as error:  # SystemExit from a service's top level too
+        raise SetupFailed("import", error) from None
+    try:
+        endpoints = [ServedEndpoint(endpoint, read_signature(endpoint.path, endpoint.function))
+                     for endpoint in app.endpoints]
+        descriptions = [describe_endpoint(served.endpoint, served.signature) for served in endpoints]
+    except Exception as error:
+        raise SetupFailed("schema", error) from None
+    lifespan = Lifespan(app.lifespan, app, loop)
+    try:
+        lifespan.start()
+    except BaseException as error:
+        raise SetupFailed("lifespan", error) from None
+    return Service(app, endpoints, descriptions, lifespan)
+
+
+def receive_commands(descriptor: int, calls: queue.Queue, cancellation: Cancellation,
+                     stopping: threading.Event) -> None:
+    """The reader thread: calls queue up for the main thread; a cancel acts at once."""
+    for command in read_commands(descriptor):
+        if command["type"] == "call":
+            calls.put(command)
+        elif command["type"] == "cancel":
+            cancellation.request(command["call"])
+        else:  # shutdown
+            break
+    stopping.set()
+    calls.put(None)
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,161 @@
+"""A call's JSON arguments converted to the Python values an endpoint expects."""
+import base64
+import dataclasses
+import enum
+import os
+import tempfile
+import unittest
+from typing import Optional, TypedDict, Union
+
+from apipod import ChatCompletionRequest, ImageFile, JobProgress, MediaFile
+from apipod.arguments import bind_arguments, convert
+from apipod.signature import read_signature
+
+PNG = b"\x89PNG\r\n\x1a\n" + b"\x00" * 8
+PNG_BASE64 = base64.b64encode(PNG).decode()
+
+
+class Colour(enum.Enum):
+    red = "red"
+
+
+@dataclasses.dataclass
+class Point:
+    x: float
+    colour: Colour = Colour.red
+
+
+class Box(TypedDict):
+    corner: Point
+
+
+def write_upload(content: bytes) -> str:
+    descriptor, path = tempfile.mkstemp(prefix="apipod-upload-")
+    with os.fdopen(descriptor, "wb") as file:
+        file.write(content)
+    return path
+
+
+class ConvertTest(unittest.TestCase):
+    def test_plain_json_passes_as_it_is(self):
+        self.assertEqual(convert({"a": [1]}, dict), {"a": [1]})
+        self.assertEqual(convert("x", str), "x")
+
+    def test_integers_become_floats_where_floats_are_expected(self):
+        self.assertIsInstance(convert(3, float), float)
+        self.assertEqual(convert([1, 2], list[float]), [1.0, 2.0])
+
+    def test_enums_dataclasses_and_typed_dicts(self):
+        self.assertIs(convert("red", Colour), Colour.red)
+        self.assertEqual(convert({"x": 1, "colour": "red"}, Point), Point(1.0, Colour.red))
+        self.assertEqual(convert({"corner": {"x": 2}}, Box), {"corner": Point(2.0)})
+        with self.assertRaisesRegex(TypeError, "Point has no field z"):
+            convert({"x": 1, "z": 2}, Point)
+
+    def test_tuples_sets_and_dicts_of_types(self):
+        self.assertEqual(convert([1, "a"], tuple[float, str]), (1.0, "a"))
+        self.assertEqual(convert(["red", "red"], set[Colour]), {Colour.red})
+        self.assertEqual(convert({"a": "red"}, dict[str, Colour]), {"a": Colour.red})
+
+    def test_pydantic_models_validate(self):
+        try:
+            import pydantic
+        except ImportError:
+            self.skipTest("pydantic is not installed")
+
+        class Settings(pydantic.BaseModel):
+            steps: int
+
+        self.assertEqual(convert({"steps": "4"}, Settings), Settings(steps=4))
+
+    def test_chat_requests(self):
+        request = convert({"messages": [{"role": "user", "content": "hi"}]}, ChatCompletionRequest)
+        self.assertEqual(request.messages[0].content, "hi")
+
+    def test_media_from_base64_a_data_url_or_a_media_object(self):
+        for value in (PNG_BASE64, "data:image/png;base64," + PNG_BASE64, {"content": PNG_BASE64, "file_name": "a.png"}):
+            image = convert(value, ImageFile)
+            self.assertIsInstance(image, ImageFile)
+            self.assertEqual((image.to_bytes(), image.content_type), (PNG, "image/png"))
+
+    def test_a_string_is_never_read_as_a_path(self):
+        path = write_upload(PNG)
+        self.addCleanup(os.remove, path)
+        with self.assertRaises(ValueError):
+            convert(path, ImageFile)
+
+    def test_bytes_parameters_get_the_raw_content(self):
+        self.assertEqual(convert(PNG_BASE64, bytes), PNG)
+
+    def test_a_file_reference_is_read_then_deleted(self):
+        path = write_upload(PNG)
+        image = convert({"$file": {"path": path, "file_name": "up.png", "content_type": "image/png"}}, ImageFile)
+        self.assertEqual((image.to_bytes(), image.file_name), (PNG, "up.png"))
+        self.assertFalse(os.path.exists(path))
+
+    def test_a_file_reference_outside_the_file_directory_is_refused(self):
+        with tempfile.TemporaryDirectory(dir=os.getcwd()) as directory:
+            path = os.path.join(directory, "secret")
+            with open(path, "wb") as file:
+                file.write(b"keep me")
+            with self.assertRaisesRegex(ValueError, "refusing a \\$file reference"):
+                convert({"$file": {"path": path}}, MediaFile)
+            self.assertTrue(os.path.exists(path))
+
+    def test_a_file_reference_for_an_unannotated_parameter_is_a_media_file(self):
+        path = write_upload(b"%PDF-1.4")
+        self.assertEqual(convert({"$file": {"path": path}}, Optional[object]).content_type, "application/pdf")
+
+    def test_unions_prefer_the_type_the_value_already_has(self):
+        self.assertEqual(convert("a prompt", Union[ImageFile, str, None]), "a prompt")
+        self.assertIsInstance(convert("data:image/png;base64," + PNG_BASE64, Union[str, ImageFile]), ImageFile)
+        self.assertIsInstance(convert({"content": PNG_BASE64}, Union[ImageFile, dict]), ImageFile)
+        self.assertIsNone(convert(None, Optional[Point]))
+        self.assertEqual(convert({"x": 1}, Optional[Point]), Point(1.0))
+
+
+class BindArgumentsTest(unittest.TestCase):
+    def bind(self, function, arguments: dict, job_progress=None):
+        signature = read_signature("/test", function)
+        return bind_arguments(signature.parameters, arguments, job_progress or JobProgress())
+
+    def test_keyword_arguments_by_name_and_defaults_left_out(self):
+        def endpoint(prompt: str, steps: int = 20):
+            ...
+        self.assertEqual(self.bind(endpoint, {"prompt": "cat"}), ([], {"prompt": "cat"}))
+
+    def test_job_progress_is_supplied(self):
+        progress = JobProgress()
+
+        def endpoint(prompt: str, job_progress: JobProgress = None):
+            ...
+        self.assertIs(self.bind(endpoint, {"prompt": "x"}, progress)[1]["job_progress"], progress)
+
+    def test_positional_only_and_star_parameters(self):
+        def endpoint(a, b: float = 1.0, /, *images: bytes, scale: int = 2, **extra: Colour):
+            ...
+        positional, keywords = self.bind(endpoint, {"a": 1, "images": [PNG_BASE64], "tone": "red"})
+        self.assertEqual(positional, [1, 1.0, PNG])
+        self.assertEqual(keywords, {"tone": Colour.red})
+
+    def test_star_items_move_earlier_parameters_to_positions(self):
+        def endpoint(prompt: str, steps: int = 4, *images: bytes):
+            ...
+        self.assertEqual(self.bind(endpoint, {"prompt": "cat", "images": [PNG_BASE64]}), (["cat", 4, PNG], {}))
+        self.assertEqual(self.bind(endpoint, {"prompt": "cat"}), ([], {"prompt": "cat"}))
+
+    def test_an_unexpected_argument_is_a_type_error(self):
+        def endpoint(prompt: str):
+            ...
+        with self.assertRaisesRegex(TypeError, "unexpected arguments: steps"):
+            self.bind(endpoint, {"prompt": "x", "steps": 3})
+
+    def test_a_conversion_error_names_the_argument(self):
+        def endpoint(colour: Colour):
+            ...
+        with self.assertRaisesRegex(ValueError, "argument 'colour'"):
+            self.bind(endpoint, {"colour": "blue"})
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,94 @@
+"""Results and chunks written as protocol VALUEs."""
+import dataclasses
+import datetime
+import enum
+import os
+import unittest
+import uuid
+
+from apipod import ChatCompletionResponse, ImageFile
+from apipod.serialise import to_json_value
+
+
+class Mode(enum.Enum):
+    fast = "fast"
+
+
+@dataclasses.dataclass
+class Result:
+    mode: Mode
+    scores: tuple
+    image: ImageFile
+
+
+class SerialiseTest(unittest.TestCase):
+    def test_json_values_pass_unchanged(self):
+        value = {"a": [1, 2.5, "x", True, None], "b": {"c": []}}
+        self.assertEqual(to_json_value(value), value)
+
+    def test_nan_and_infinities_become_null(self):
+        self.assertEqual(to_json_value([float("nan"), float("inf"), -float("inf"), 1.5]), [None, None, None, 1.5])
+
+    def test_bytes_become_base64(self):
+        self.assertEqual(to_json_value(b"\x00\x01"), "AAE=")
+
+    def test_sets_and_tuples_become_lists(self):
+        self.assertEqual(to_json_value((1, 2)), [1, 2])
+        self.assertEqual(to_json_value({3}), [3])
+
+    def test_enums_become_their_value(self):
+        self.assertEqual(to_json_value(Mode.fast), "fast")
+
+    def test_dataclasses_become_objects_with_nested_values_converted(self):
+        image = ImageFile.from_bytes(b"\x89PNG\r\n\x1a\n", "a.png")
+        self.assertEqual(to_json_value(Result(Mode.fast, (1, 2), image)), {
+            "mode": "fast", "scores": [1, 2], "image": image.to_json(),
+        })
+
+    def test_objects_with_to_json_are_serialised_by_calling_it(self):
+        response = ChatCompletionResponse.from_text("hi")
+        self.assertEqual(to_json_value(response), response.to_dict())
+
+    def test_pydantic_models_become_objects(self):
+        try:
+            import pydantic
+        except ImportError:
+            self.skipTest("pydantic is not installed")
+
+        class Answer(pydantic.BaseModel):
+            text: str
+            confidence: float
+
+        self.assertEqual(to_json_value(Answer(text="yes", confidence=0.9)), {"text": "yes", "confidence": 0.9})
+
+    def test_dict_keys_are_written_as_json_writes_them(self):
+        self.assertEqual(to_json_value({1: "a", None: "b", Mode.fast: "c"}), {"1": "a", "null": "b", "fast": "c"})
+
+    def test_dates_and_uuids_become_strings(self):
+        moment = datetime.datetime(2024, 5, 1, 12, 30)
+        identifier = uuid.UUID(int=1)
+        self.assertEqual(to_json_value([moment, identifier]), ["2024-05-01T12:30:00", str(identifier)])
+
+    def test_small_media_is_inline(self):
+        image = ImageFile.from_bytes(b"\x89PNG\r\n\x1a\n", "a.png")
+        self.assertEqual(to_json_value(image), image.to_json())
+
+    def test_media_above_64_kib_becomes_a_file_reference(self):
+        content = b"\x89PNG\r\n\x1a\n" + bytes(64 * 1024)
+        reference = to_json_value(ImageFile.from_bytes(content, "big.png"))["$file"]
+        self.addCleanup(os.remove, reference["path"])
+        self.assertEqual((reference["file_name"], reference["content_type"]), ("big.png", "image/png"))
+        with open(reference["path"], "rb") as file:
+            self.assertEqual(file.read(), content)
+
+    def test_anything_else_is_a_type_error_naming_the_type(self):
+        class Opaque:
+            pass
+        with self.assertRaisesRegex(TypeError, "Opaque"):
+            to_json_value({"x": Opaque()})
+        with self.assertRaisesRegex(TypeError, "keys must be strings"):
+            to_json_value({(1, 2): "tuple key"})
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,275 @@
+"""The worker as the gateway sees it: a real subprocess talking over fds 3 and 4."""
+import os
+import tempfile
+import time
+import unittest
+
+from apipod import protocol
+from tests.worker_process import REPOSITORY, WorkerProcess, service_path
+
+
+class WorkerTestCase(unittest.TestCase):
+    def start_worker(self, service_file: str, environment: dict = None) -> WorkerProcess:
+        worker = WorkerProcess(service_file, environment)
+        self.addCleanup(worker.kill)
+        return worker
+
+    def start_ready_worker(self, service_file: str, environment: dict = None) -> tuple[WorkerProcess, dict]:
+        worker = self.start_worker(service_file, environment)
+        ready = worker.next_event()
+        self.assertEqual(ready["type"], "ready", ready)
+        return worker, ready
+
+    def call(self, worker: WorkerProcess, call_id: str, endpoint: str, arguments: dict = None) -> list[dict]:
+        worker.send(protocol.call(call_id, endpoint, arguments or {}))
+        return worker.events_until_end_of(call_id)
+
+
+class ReadyTest(WorkerTestCase):
+    def test_the_hello_example_reports_its_endpoints_and_schemas(self):
+        worker, ready = self.start_ready_worker(os.path.join(REPOSITORY, "examples", "hello", "service.py"))
+        self.assertEqual(ready["protocol"], 1)
+        self.assertEqual(ready["app"], {"title": "Hello", "compute": "dedicated", "provider": "localhost"})
+        hello, add = ready["endpoints"]
+        self.assertEqual(hello["path"], "/hello")
+        self.assertEqual(hello["methods"], ["POST"])
+        self.assertEqual(hello["input_schema"], {
+            "type": "object",
+            "properties": {
+                "name": {"type": "string", "default": "world"},
+                "excited": {"type": "boolean", "default": False},
+            },
+            "required": [],
+            "additionalProperties": False,
+        })
+        self.assertEqual(add["input_schema"]["required"], ["a", "b"])
+        self.assertEqual(add["output_schema"], {"type": "object"})
+        self.assertEqual(worker.finish()[0], 0)
+
+    def test_the_chat_example_answers_a_chat_request(self):
+        worker, ready = self.start_ready_worker(os.path.join(REPOSITORY, "examples", "chat", "service.py"))
+        self.assertTrue(ready["endpoints"][0]["is_chat"])
+        request = {"model": "echo", "messages": [{"role": "user", "content": "Hi there"}], "stream": False}
+        self.assertEqual(self.call(worker, "c-1", "/chat", {"request": request}),
+                         [{"type": "result", "call": "c-1", "value": "You said: Hi there"}])
+
+    def test_endpoint_kinds_and_injected_parameters_are_reported(self):
+        _, ready = self.start_ready_worker(service_path("calls.py"))
+        endpoints = {endpoint["path"]: endpoint for endpoint in ready["endpoints"]}
+        self.assertEqual(endpoints["/echo"]["doc"], "Returns its input.")
+        self.assertEqual(endpoints["/steps"]["injected"], ["job_progress"])
+        self.assertEqual(endpoints["/steps"]["input_schema"]["properties"], {})
+        self.assertTrue(endpoints["/tokens"]["is_generator"])
+        self.assertFalse(endpoints["/tokens"]["is_async"])
+        self.assertTrue(endpoints["/async-tokens"]["is_generator"])
+        self.assertTrue(endpoints["/async-tokens"]["is_async"])
+        self.assertTrue(endpoints["/double"]["is_async"])
+        self.assertEqual(endpoints["/tokens"]["output_schema"], {"type": "array", "items": {"type": "string"}})
+
+
+class CallTest(WorkerTestCase):
+    def setUp(self):
+        self.worker, _ = self.start_ready_worker(service_path("calls.py"))
+
+    def test_a_call_answers_with_its_result(self):
+        self.assertEqual(self.call(self.worker, "c-1", "/echo", {"text": "hi"}),
+                         [{"type": "result", "call": "c-1", "value": "hi"}])
+
+    def test_a_user_exception_answers_with_its_type_message_and_traceback(self):
+        [event] = self.call(self.worker, "c-1", "/fail")
+        self.assertEqual(event["type"], "error")
+        self.assertEqual(event["error"]["type"], "ValueError")
+        self.assertEqual(event["error"]["message"], "broken on purpose")
+        self.assertIn('calls.py", line', event["error"]["traceback"])
+        self.assertIn("raise ValueError", event["error"]["traceback"])
+        self.assertNotIn("call_runner.py", event["error"]["traceback"])
+        # the worker goes on serving
+        self.assertEqual(self.call(self.worker, "c-2", "/echo", {"text": "still here"})[-1]["value"], "still here")
+
+    def test_user_prints_reach_stdout_and_never_the_protocol(self):
+        self.assertEqual(self.call(self.worker, "c-1", "/noisy"),
+                         [{"type": "result", "call": "c-1", "value": "quiet result"}])
+        exit_code, stdout, stderr = self.worker.finish()
+        self.assertEqual(exit_code, 0)
+        self.assertIn("printed, not sent", stdout)
+        self.assertIn("to stderr", stderr)
+
+    def test_progress_is_reported_and_clamped_before_the_result(self):
+        self.assertEqual(self.call(self.worker, "c-1", "/steps"), [
+            {"type": "progress", "call": "c-1", "progress": 0.25, "message": "quarter"},
+            {"type": "progress", "call": "c-1", "progress": 1.0, "message": "past the end"},
+            {"type": "result", "call": "c-1", "value": "done"},
+        ])
+
+    def test_a_generator_sends_each_chunk_then_the_list_of_chunks(self):
+        self.assertEqual(self.call(self.worker, "c-1", "/tokens", {"prompt": "one two"}), [
+            {"type": "chunk", "call": "c-1", "value": "one"},
+            {"type": "chunk", "call": "c-1", "value": "two"},
+            {"type": "result", "call": "c-1", "value": ["one", "two"]},
+        ])
+
+    def test_an_async_generator_streams_too(self):
+        events = self.call(self.worker, "c-1", "/async-tokens", {"prompt": "one two"})
+        self.assertEqual([event["type"] for event in events], ["chunk", "chunk", "result"])
+        self.assertEqual(events[-1]["value"], ["ONE", "TWO"])
+
+    def test_an_async_endpoint_answers(self):
+        self.assertEqual(self.call(self.worker, "c-1", "/double", {"number": 21})[-1]["value"], 42)
+        self.assertEqual(self.call(self.worker, "c-2", "/double", {"number": 2})[-1]["value"], 4)
+
+    def test_structured_results_are_made_json(self):
+        self.assertEqual(self.call(self.worker, "c-1", "/report")[-1]["value"],
+                         {"colour": "red", "pair": [1, 2], "ratio": None, "raw": "AAE="})
+
+    def test_a_result_that_is_not_json_fails_the_call_naming_its_type(self):
+        [event] = self.call(self.worker, "c-1", "/unserialisable")
+        self.assertEqual(event["error"]["type"], "TypeError")
+        self.assertIn("object", event["error"]["message"])
+
+    def test_sys_exit_in_an_endpoint_fails_the_call_not_the_worker(self):
+        [event] = self.call(self.worker, "c-1", "/exit")
+        self.assertEqual(event["error"]["type"], "SystemExit")
+        self.assertEqual(self.call(self.worker, "c-2", "/echo", {"text": "alive"})[-1]["value"], "alive")
+
+    def test_an_unknown_endpoint_fails_the_call(self):
+        [event] = self.call(self.worker, "c-1", "/missing")
+        self.assertEqual(event["error"]["type"], "LookupError")
+
+    def test_a_large_media_result_comes_back_as_a_file_reference(self):
+        [event] = self.call(self.worker, "c-1", "/big-image")
+        reference = event["value"]["$file"]
+        self.addCleanup(lambda: os.path.exists(reference["path"]) and os.remove(reference["path"]))
+        self.assertEqual(reference["file_name"], "big.png")
+        self.assertEqual(reference["content_type"], "image/png")
+        self.assertEqual(os.path.getsize(reference["path"]), 100_008)
+
+    def test_a_small_media_result_is_inline(self):
+        [event] = self.call(self.worker, "c-1", "/big-image", {"size": 10})
+        self.assertEqual(event["value"]["content_type"], "image/png")
+        self.assertIn("content", event["value"])
+
+    def test_a_file_reference_argument_is_read_and_deleted(self):
+        descriptor, path = tempfile.mkstemp(prefix="apipod-test-")
+        with os.fdopen(descriptor, "wb") as file:
+            file.write(b"%PDF-1.7 tiny")
+        self.addCleanup(lambda: os.path.exists(path) and os.remove(path))
+        reference = {"$file": {"path": path, "file_name": "doc.pdf", "content_type": None}}
+        [event] = self.call(self.worker, "c-1", "/describe-file", {"file": reference})
+        self.assertEqual(event["value"], {"size": 13, "file_name": "doc.pdf", "content_type": "application/pdf"})
+        self.assertFalse(os.path.exists(path))
+
+    def test_a_base64_argument_becomes_a_media_file(self):
+        [event] = self.call(self.worker, "c-1", "/describe-file", {"file": "data:text/plain;base64,aGVsbG8="})
+        self.assertEqual(event["value"], {"size": 5, "file_name": None, "content_type": "text/plain"})
+
+    def test_malformed_commands_are_skipped(self):
+        self.worker._commands.write(b"not json\n")
+        self.worker.send({"type": "reboot"})
+        self.worker.send({"type": "call", "call": "c-0"})
+        self.assertEqual(self.call(self.worker, "c-1", "/echo", {"text": "fine"})[-1]["value"], "fine")
+        _, _, stderr = self.worker.finish()
+        self.assertEqual(stderr.count("ignoring a command line"), 3)
+
+
+class CancelTest(WorkerTestCase):
+    def setUp(self):
+        self.worker, _ = self.start_ready_worker(service_path("calls.py"))
+
+    def cancel_after_start(self, endpoint: str) -> tuple[list, float]:
+        self.worker.send(protocol.call("c-1", endpoint, {}))
+        time.sleep(0.3)  # let the call reach its sleep
+        started = time.monotonic()
+        self.worker.send(protocol.cancel("c-1"))
+        events = self.worker.events_until_end_of("c-1", timeout=10)
+        return events, time.monotonic() - started
+
+    def test_cancelling_a_sleeping_call_answers_cancelled_quickly(self):
+        events, seconds = self.cancel_after_start("/sleep")
+        self.assertEqual(events, [{"type": "cancelled", "call": "c-1"}])
+        self.assertLess(seconds, 2)
+        self.assertEqual(self.call(self.worker, "c-2", "/echo", {"text": "next"})[-1]["value"], "next")
+
+    def test_cancelling_an_async_call_answers_cancelled(self):
+        events, seconds = self.cancel_after_start("/async-sleep")
+        self.assertEqual(events, [{"type": "cancelled", "call": "c-1"}])
+        self.assertLess(seconds, 2)
+        self.assertEqual(self.call(self.worker, "c-2", "/double", {"number": 1})[-1]["value"], 2)
+
+    def test_except_exception_in_user_code_does_not_swallow_a_cancel(self):
+        events, _ = self.cancel_after_start("/stubborn")
+        self.assertEqual(events, [{"type": "cancelled", "call": "c-1"}])
+
+    def test_a_cancel_for_another_call_is_ignored(self):
+        self.worker.send(protocol.call("c-1", "/sleep", {"seconds": 0.5}))
+        self.worker.send(protocol.cancel("c-other"))
+        self.assertEqual(self.worker.events_until_end_of("c-1"), [{"type": "result", "call": "c-1", "value": "woke up"}])
+
+
+class LifespanTest(WorkerTestCase):
+    def setUp(self):
+        descriptor, self.log = tempfile.mkstemp()
+        os.close(descriptor)
+        self.addCleanup(os.remove, self.log)
+
+    def phases(self) -> list[str]:
+        with open(self.log) as log:
+            return log.read().splitlines()
+
+    def test_lifespan_starts_once_and_shuts_down_on_the_shutdown_command(self):
+        worker, _ = self.start_ready_worker(service_path("lifespan_service.py"), {"LIFESPAN_LOG": self.log})
+        self.assertEqual(self.call(worker, "c-1", "/model")[-1]["value"], "loaded")
+        self.assertEqual(self.call(worker, "c-2", "/model")[-1]["value"], "loaded")
+        self.assertEqual(self.phases(), ["startup"])
+        worker.send(protocol.shutdown())
+        self.assertIsNone(worker.next_event())
+        self.assertEqual(worker.finish()[0], 0)
+        self.assertEqual(self.phases(), ["startup", "shutdown"])
+
+    def test_end_of_commands_also_runs_the_shutdown(self):
+        worker, _ = self.start_ready_worker(service_path("lifespan_service.py"), {"LIFESPAN_LOG": self.log})
+        self.assertEqual(worker.finish()[0], 0)
+        self.assertEqual(self.phases(), ["startup", "shutdown"])
+
+    def test_a_plain_generator_works_as_a_lifespan(self):
+        worker, _ = self.start_ready_worker(service_path("generator_lifespan.py"), {"LIFESPAN_LOG": self.log})
+        self.assertEqual(self.call(worker, "c-1", "/model")[-1]["value"], "loaded by a generator")
+        self.assertEqual(worker.finish()[0], 0)
+        self.assertEqual(self.phases(), ["generator shutdown"])
+
+
+class SetupFailureTest(WorkerTestCase):
+    def assert_setup_fails(self, service: str, stage: str) -> dict:
+        worker = self.start_worker(service_path(service))
+        event = worker.next_event()
+        self.assertEqual(event["type"], "setup_failed", event)
+        self.assertEqual(event["stage"], stage)
+        self.assertEqual(worker.finish()[0], 1)
+        return event["error"]
+
+    def test_an_import_error_fails_setup_at_the_import_stage(self):
+        error = self.assert_setup_fails("import_error.py", "import")
+        self.assertEqual(error["type"], "ModuleNotFoundError")
+        self.assertIn("module_that_does_not_exist", error["message"])
+        self.assertIn("import_error.py", error["traceback"])
+
+    def test_a_file_without_an_app_fails_setup_at_the_import_stage(self):
+        error = self.assert_setup_fails("no_app.py", "import")
+        self.assertIn("no APIPod instance", error["message"])
+
+    def test_a_missing_file_fails_setup_at_the_import_stage(self):
+        error = self.assert_setup_fails("does_not_exist.py", "import")
+        self.assertEqual(error["type"], "FileNotFoundError")
+
+    def test_a_failing_lifespan_fails_setup_at_the_lifespan_stage(self):
+        error = self.assert_setup_fails("lifespan_failure.py", "lifespan")
+        self.assertEqual(error["type"], "RuntimeError")
+        self.assertEqual(error["message"], "model weights missing")
+
+    def test_an_undescribable_parameter_fails_setup_at_the_schema_stage(self):
+        error = self.assert_setup_fails("bad_schema.py", "schema")
+        self.assertIn("/predict", error["message"])
+        self.assertIn("'model'", error["message"])
+
+
+if __name__ == "__main__":
+    unittest.main()

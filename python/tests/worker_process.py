@@ -1,0 +1,92 @@
+"""A worker subprocess wired the way the gateway wires it: commands on fd 3, events on fd 4."""
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import queue
+import subprocess
+import sys
+import threading
+from typing import Optional
+
+from apipod.protocol import validate_event
+
+PYTHON_DIRECTORY = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SERVICES = os.path.join(PYTHON_DIRECTORY, "tests", "services")
+REPOSITORY = os.path.dirname(PYTHON_DIRECTORY)
+
+
+def service_path(name: str) -> str:
+    return os.path.join(SERVICES, name)
+
+
+class WorkerProcess:
+    def __init__(self, service_file: str, environment: Optional[dict] = None):
+        command_read, command_write = _pipe_above_standard_descriptors()
+        event_read, event_write = _pipe_above_standard_descriptors()
+
+        def wire_protocol_descriptors():  # runs in the child, before exec
+            os.dup2(command_read, 3)
+            os.dup2(event_write, 4)
+
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "apipod.worker", service_file],
+            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            env={**os.environ, "PYTHONPATH": PYTHON_DIRECTORY, **(environment or {})},
+            preexec_fn=wire_protocol_descriptors, close_fds=False,
+        )
+        os.close(command_read)
+        os.close(event_write)
+        self._commands = os.fdopen(command_write, "wb", buffering=0)
+        self._events: queue.Queue = queue.Queue()
+        threading.Thread(target=self._read_events, args=(event_read,), daemon=True).start()
+
+    def send(self, message: dict) -> None:
+        self._commands.write((json.dumps(message) + "\n").encode("utf-8"))
+
+    def next_event(self, timeout: float = 20) -> dict:
+        """The next event, checked against the protocol; None once the worker closed fd 4."""
+        event = self._events.get(timeout=timeout)
+        return event if event is None else validate_event(event)
+
+    def events_until_end_of(self, call_id: str, timeout: float = 20) -> list[dict]:
+        """Events up to and including the one that ends `call_id`."""
+        events = []
+        while True:
+            event = self.next_event(timeout)
+            events.append(event)
+            if event is None or (event.get("call") == call_id and event["type"] in ("result", "error", "cancelled")):
+                return events
+
+    def close_commands(self) -> None:
+        self._commands.close()
+
+    def finish(self, timeout: float = 20) -> tuple[int, str, str]:
+        """Closes fd 3 if still open, waits for the exit; returns (exit code, stdout, stderr)."""
+        if not self._commands.closed:
+            self._commands.close()
+        stdout, stderr = self.process.communicate(timeout=timeout)
+        return self.process.returncode, stdout.decode(), stderr.decode()
+
+    def kill(self) -> None:
+        if self.process.poll() is None:
+            self.process.kill()
+        self.process.communicate()
+        if not self._commands.closed:
+            self._commands.close()
+
+    def _read_events(self, descriptor: int) -> None:
+        with os.fdopen(descriptor, "rb") as stream:
+            for line in stream:
+                self._events.put(json.loads(line))
+        self._events.put(None)
+
+
+def _pipe_above_standard_descriptors() -> tuple[int, int]:
+    """A pipe whose ends are above 4, so moving them onto 3 and 4 in the child clobbers neither."""
+    ends = []
+    for end in os.pipe():
+        ends.append(fcntl.fcntl(end, fcntl.F_DUPFD_CLOEXEC, 10))
+        os.close(end)
+    return ends[0], ends[1]
