@@ -1,0 +1,81 @@
+import { readFile, realpath, rm } from 'node:fs/promises';
+import { sep } from 'node:path';
+import type { FileReference, MediaValue, Value } from './protocol.js';
+
+/** A `$file` reference the gateway will not follow: outside the file directory, or unreadable. */
+export class FileReferenceError extends Error {
+  override readonly name = 'FileReferenceError';
+}
+
+/**
+ * Replaces every `$file` reference in a value by the inline media value it stands for
+ * (`{file_name, content_type, content: base64}`), deleting each file once read.
+ *
+ * `alreadyRead` remembers files inlined earlier in the same call: a generator's result lists
+ * its chunks again, and a chunk's file is gone once read.
+ *
+ * Only files inside `fileDir` (APIPOD_FILE_DIR) are followed: a value is user data, and an
+ * endpoint that echoes its input must not let a client read or delete any file the gateway
+ * can reach.
+ */
+export async function inlineFileReferences(
+  value: Value,
+  fileDir: string,
+  alreadyRead: Map<string, MediaValue> = new Map(),
+): Promise<Value> {
+  const reference = asFileReference(value);
+  if (reference) {
+    const known = alreadyRead.get(reference.path);
+    if (known) return known;
+    const path = await insideDirectory(reference.path, fileDir);
+    const content = await readFile(path).catch((error: NodeJS.ErrnoException) => {
+      throw new FileReferenceError(`cannot read the worker's file ${reference.path}: ${error.code ?? error.message}`);
+    });
+    await rm(path, { force: true });
+    const inline: MediaValue = {
+      file_name: reference.file_name,
+      content_type: reference.content_type,
+      content: content.toString('base64'),
+    };
+    alreadyRead.set(reference.path, inline);
+    return inline;
+  }
+  // One reference at a time, so a file named twice is read once.
+  if (Array.isArray(value)) {
+    const items: Value[] = [];
+    for (const item of value) items.push(await inlineFileReferences(item, fileDir, alreadyRead));
+    return items;
+  }
+  if (isObject(value)) {
+    const entries: [string, Value][] = [];
+    for (const [key, item] of Object.entries(value)) {
+      entries.push([key, await inlineFileReferences(item, fileDir, alreadyRead)]);
+    }
+    return Object.fromEntries(entries);
+  }
+  return value;
+}
+
+/** The reference a value stands for, when it is an object whose `$file` is an object (as the Python side reads it). */
+function asFileReference(value: Value): FileReference['$file'] | null {
+  if (!isObject(value) || !isObject(value.$file)) return null;
+  const { path, file_name: fileName = null, content_type: contentType = null } = value.$file;
+  if (typeof path !== 'string') throw new FileReferenceError('a $file reference without a path');
+  return {
+    path,
+    file_name: typeof fileName === 'string' ? fileName : null,
+    content_type: typeof contentType === 'string' ? contentType : null,
+  };
+}
+
+function isObject(value: Value | undefined): value is { [key: string]: Value } {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+async function insideDirectory(path: string, directory: string): Promise<string> {
+  const [realFile, realDirectory] = await Promise.all([realpath(path).catch(() => path), realpath(directory)]);
+  if (!realFile.startsWith(realDirectory + sep)) {
+    throw new FileReferenceError(`the worker referred to ${path}, which is outside the file directory ${directory}`);
+  }
+  return realFile;
+}

@@ -1,0 +1,314 @@
+/**
+ * The messages between the gateway and a worker (docs/worker-protocol.md), defined once on
+ * this side. python/apipod/protocol.py is the other side; both are tested against
+ * test/fixtures/protocol/*.json so the two cannot drift.
+ */
+
+import { COMPUTE_VALUES, PROVIDER_VALUES } from '../deployment-target.js';
+import type { Compute, Provider } from '../deployment-target.js';
+
+export const PROTOCOL_VERSION = 1;
+
+/** Plain JSON, as it travels on the pipes. */
+export type Value = null | boolean | number | string | Value[] | { [key: string]: Value };
+
+/** A payload above 64 KiB travels as a temporary file; the receiver reads and deletes it. */
+export type FileReference = {
+  $file: { path: string; file_name: string | null; content_type: string | null };
+};
+
+/** A media value inline: what a Python media object's `to_json()` returns. */
+export type MediaValue = {
+  file_name: string | null;
+  content_type: string | null;
+  content: string;
+};
+
+export interface ErrorInfo {
+  /** The Python exception's class name, e.g. "ValueError". */
+  type: string;
+  message: string;
+  /** The formatted Python traceback. */
+  traceback: string;
+}
+
+export interface EndpointReport {
+  path: string;
+  methods: string[];
+  function: string;
+  doc: string | null;
+  is_async: boolean;
+  is_generator: boolean;
+  is_chat: boolean;
+  input_schema: { [key: string]: Value };
+  output_schema: { [key: string]: Value };
+  injected: string[];
+}
+
+export interface AppReport {
+  title: string | null;
+  compute: Compute;
+  provider: Provider;
+}
+
+export type SetupStage = 'import' | 'lifespan' | 'schema';
+const SETUP_STAGES: readonly SetupStage[] = ['import', 'lifespan', 'schema'];
+
+// Commands: gateway -> worker, fd 3.
+export interface CallCommand {
+  type: 'call';
+  call: string;
+  endpoint: string;
+  arguments: { [parameter: string]: Value };
+}
+export interface CancelCommand {
+  type: 'cancel';
+  call: string;
+}
+export interface ShutdownCommand {
+  type: 'shutdown';
+}
+export type Command = CallCommand | CancelCommand | ShutdownCommand;
+
+// Events: worker -> gateway, fd 4.
+export interface ReadyEvent {
+  type: 'ready';
+  protocol: number;
+  python: string;
+  app: AppReport;
+  endpoints: EndpointReport[];
+}
+export interface SetupFailedEvent {
+  type: 'setup_failed';
+  stage: SetupStage;
+  error: ErrorInfo;
+}
+export interface ProgressEvent {
+  type: 'progress';
+  call: string;
+  progress: number | null;
+  message: string | null;
+}
+export interface ChunkEvent {
+  type: 'chunk';
+  call: string;
+  value: Value;
+}
+export interface ResultEvent {
+  type: 'result';
+  call: string;
+  value: Value;
+}
+export interface ErrorEvent {
+  type: 'error';
+  call: string;
+  error: ErrorInfo;
+}
+export interface CancelledEvent {
+  type: 'cancelled';
+  call: string;
+}
+export type Event =
+  | ReadyEvent
+  | SetupFailedEvent
+  | ProgressEvent
+  | ChunkEvent
+  | ResultEvent
+  | ErrorEvent
+  | CancelledEvent;
+/** The events that belong to one call. */
+export type CallEvent = ProgressEvent | ChunkEvent | ResultEvent | ErrorEvent | CancelledEvent;
+
+/** A message that breaks the protocol; the gateway kills the worker that sent it. */
+export class ProtocolError extends Error {
+  override readonly name = 'ProtocolError';
+}
+
+/** One command as one line for fd 3. */
+export function encodeCommand(command: Command): string {
+  return `${JSON.stringify(command)}\n`;
+}
+
+/**
+ * One line from fd 4 as a typed event. Unknown fields are dropped; a line that is not
+ * JSON, has an unknown `type` or a field of the wrong shape throws a ProtocolError.
+ */
+export function parseEvent(line: string): Event {
+  let message: unknown;
+  try {
+    message = JSON.parse(line);
+  } catch {
+    throw new ProtocolError(`event is not JSON: ${abbreviate(line)}`);
+  }
+  const fields = new Fields(message, 'event');
+  const type = fields.string('type');
+  switch (type) {
+    case 'ready': {
+      const protocol = fields.number('protocol');
+      if (protocol !== PROTOCOL_VERSION) {
+        throw new ProtocolError(`worker speaks protocol ${protocol}, this gateway speaks ${PROTOCOL_VERSION}`);
+      }
+      const app = fields.object('app');
+      const endpoints = fields.objects('endpoints').map(readEndpoint);
+      const paths = endpoints.map((endpoint) => endpoint.path);
+      const repeated = paths.find((path, index) => paths.indexOf(path) !== index);
+      // A call names its endpoint by path alone.
+      if (repeated !== undefined) throw fields.error('endpoints', `two endpoints share the path ${repeated}`);
+      return {
+        type,
+        protocol,
+        python: fields.string('python'),
+        app: {
+          title: app.nullableString('title'),
+          compute: app.oneOf('compute', COMPUTE_VALUES),
+          provider: app.oneOf('provider', PROVIDER_VALUES),
+        },
+        endpoints,
+      };
+    }
+    case 'setup_failed':
+      return { type, stage: fields.oneOf('stage', SETUP_STAGES), error: readError(fields.object('error')) };
+    case 'progress': {
+      const progress = fields.nullableNumber('progress');
+      if (progress !== null && (progress < 0 || progress > 1)) {
+        throw new ProtocolError(`event.progress: ${progress} is outside [0, 1]`);
+      }
+      return { type, call: fields.callId(), progress, message: fields.nullableString('message') };
+    }
+    case 'chunk':
+    case 'result':
+      return { type, call: fields.callId(), value: fields.value('value') };
+    case 'error':
+      return { type, call: fields.callId(), error: readError(fields.object('error')) };
+    case 'cancelled':
+      return { type, call: fields.callId() };
+    default:
+      throw new ProtocolError(`unknown event type '${type}'`);
+  }
+}
+
+function readEndpoint(fields: Fields): EndpointReport {
+  const path = fields.string('path');
+  if (!path.startsWith('/')) throw fields.error('path', `'${path}' does not start with '/'`);
+  const methods = fields.strings('methods');
+  if (methods.length === 0) throw fields.error('methods', 'is empty');
+  const lowerCase = methods.find((method) => method !== method.toUpperCase());
+  if (lowerCase !== undefined) throw fields.error('methods', `'${lowerCase}' is not upper case`);
+  return {
+    path,
+    methods,
+    function: fields.string('function'),
+    doc: fields.nullableString('doc'),
+    is_async: fields.boolean('is_async'),
+    is_generator: fields.boolean('is_generator'),
+    is_chat: fields.boolean('is_chat'),
+    input_schema: readInputSchema(fields.object('input_schema')),
+    output_schema: fields.object('output_schema').raw,
+    injected: fields.strings('injected'),
+  };
+}
+
+function readInputSchema(schema: Fields): { [key: string]: Value } {
+  if (schema.raw.type !== 'object') throw schema.error('type', 'the input schema describes an object');
+  return schema.raw;
+}
+
+function readError(fields: Fields): ErrorInfo {
+  return { type: fields.string('type'), message: fields.string('message'), traceback: fields.string('traceback') };
+}
+
+/** Reads the fields of one JSON object, naming the field's path in every complaint. */
+class Fields {
+  readonly raw: { [key: string]: Value };
+
+  constructor(
+    value: unknown,
+    private readonly where: string,
+  ) {
+    if (!isObject(value)) throw new ProtocolError(`${where}: expected an object`);
+    this.raw = value;
+  }
+
+  error(field: string, problem: string): ProtocolError {
+    return new ProtocolError(`${this.where}.${field}: ${problem}`);
+  }
+
+  string(field: string): string {
+    const value = this.raw[field];
+    if (typeof value !== 'string') throw this.error(field, 'expected a string');
+    return value;
+  }
+
+  nullableString(field: string): string | null {
+    const value = this.raw[field];
+    if (value !== null && typeof value !== 'string') throw this.error(field, 'expected a string or null');
+    return value;
+  }
+
+  oneOf<Choice extends string>(field: string, choices: readonly Choice[]): Choice {
+    const value = this.string(field);
+    if (!(choices as readonly string[]).includes(value)) {
+      throw this.error(field, `'${value}' is not one of ${choices.join(', ')}`);
+    }
+    return value as Choice;
+  }
+
+  callId(): string {
+    const id = this.string('call');
+    if (id === '') throw this.error('call', 'is empty');
+    return id;
+  }
+
+  number(field: string): number {
+    const value = this.raw[field];
+    if (typeof value !== 'number') throw this.error(field, 'expected a number');
+    return value;
+  }
+
+  nullableNumber(field: string): number | null {
+    const value = this.raw[field];
+    if (value !== null && typeof value !== 'number') throw this.error(field, 'expected a number or null');
+    return value;
+  }
+
+  boolean(field: string): boolean {
+    const value = this.raw[field];
+    if (typeof value !== 'boolean') throw this.error(field, 'expected true or false');
+    return value;
+  }
+
+  /** Any JSON value: what it means is the receiver's business. */
+  value(field: string): Value {
+    const value = this.raw[field];
+    if (value === undefined) throw this.error(field, 'missing');
+    return value;
+  }
+
+  object(field: string): Fields {
+    return new Fields(this.raw[field], `${this.where}.${field}`);
+  }
+
+  objects(field: string): Fields[] {
+    return this.array(field).map((item, index) => new Fields(item, `${this.where}.${field}[${index}]`));
+  }
+
+  strings(field: string): string[] {
+    const items = this.array(field);
+    if (!items.every((item) => typeof item === 'string')) throw this.error(field, 'expected an array of strings');
+    return items as string[];
+  }
+
+  private array(field: string): Value[] {
+    const value = this.raw[field];
+    if (!Array.isArray(value)) throw this.error(field, 'expected an array');
+    return value;
+  }
+}
+
+function isObject(value: unknown): value is { [key: string]: Value } {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function abbreviate(text: string): string {
+  return text.length > 200 ? `${text.slice(0, 200)}...` : text;
+}

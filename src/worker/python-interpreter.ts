@@ -1,0 +1,77 @@
+import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { SvcError } from '../svc-error.js';
+
+/** The oldest Python the apipod toolkit runs on. */
+export const MINIMUM_PYTHON: readonly [number, number] = [3, 10];
+
+export interface PythonCandidate {
+  path: string;
+  /** Where the choice came from, for messages: "--python", "$VIRTUAL_ENV", ... */
+  source: string;
+}
+
+export interface PythonInterpreter extends PythonCandidate {
+  /** e.g. "3.11.7" */
+  version: string;
+}
+
+export interface PythonChoiceInputs {
+  /** `--python PATH` from the command line. */
+  explicit?: string | undefined;
+  projectDir: string;
+  env: NodeJS.ProcessEnv;
+}
+
+/**
+ * The interpreter to run workers with, in the order a user would expect to be obeyed:
+ * `--python`, the activated virtualenv, the project's `.venv`, then `python3` on PATH.
+ */
+export function choosePythonCandidate(inputs: PythonChoiceInputs): PythonCandidate {
+  if (inputs.explicit) return { path: inputs.explicit, source: '--python' };
+  if (inputs.env.VIRTUAL_ENV) return { path: join(inputs.env.VIRTUAL_ENV, 'bin', 'python'), source: '$VIRTUAL_ENV' };
+  const projectVenv = join(inputs.projectDir, '.venv', 'bin', 'python');
+  if (existsSync(projectVenv)) return { path: projectVenv, source: "the project's .venv" };
+  return { path: 'python3', source: 'PATH' };
+}
+
+/** Chooses the interpreter and checks that it runs and is new enough, with one process. */
+export async function findPythonInterpreter(inputs: PythonChoiceInputs): Promise<PythonInterpreter> {
+  const candidate = choosePythonCandidate(inputs);
+  const version = await readPythonVersion(candidate);
+  const [major = 0, minor = 0] = version.split('.').map(Number);
+  const [minimumMajor, minimumMinor] = MINIMUM_PYTHON;
+  if (major < minimumMajor || (major === minimumMajor && minor < minimumMinor)) {
+    throw new SvcError(
+      'invalid-project',
+      `${describe(candidate)} is Python ${version}; svc needs Python ${minimumMajor}.${minimumMinor} or newer` +
+        ' (choose another with --python)',
+    );
+  }
+  return { ...candidate, version };
+}
+
+function readPythonVersion(candidate: PythonCandidate): Promise<string> {
+  const script = "import sys; print('%d.%d.%d' % sys.version_info[:3])";
+  return new Promise((resolve, reject) => {
+    execFile(candidate.path, ['-c', script], { timeout: 15_000 }, (error, stdout, stderr) => {
+      if (error) {
+        const missing = (error as NodeJS.ErrnoException).code === 'ENOENT';
+        const detail = missing ? 'was not found' : `did not run: ${(stderr || stdout).trim() || error.message}`;
+        reject(new SvcError(missing ? 'not-found' : 'invalid-project', `${describe(candidate)} ${detail}`));
+        return;
+      }
+      const version = stdout.trim();
+      if (!/^\d+\.\d+\.\d+$/.test(version)) {
+        reject(new SvcError('invalid-project', `${describe(candidate)} printed '${version}' instead of its version`));
+        return;
+      }
+      resolve(version);
+    });
+  });
+}
+
+function describe(candidate: PythonCandidate): string {
+  return `Python interpreter '${candidate.path}' (from ${candidate.source})`;
+}

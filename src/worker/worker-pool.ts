@@ -1,0 +1,306 @@
+import { CrashHistory, DEFAULT_RESTART_POLICY } from './crash-history.js';
+import type { RestartPolicy } from './crash-history.js';
+import type { AppReport, EndpointReport, ReadyEvent, Value } from './protocol.js';
+import { WorkerProcess } from './worker-process.js';
+import type { CallOptions, CallOutcome, LogLine, WorkerExit, WorkerProcessOptions } from './worker-process.js';
+
+/**
+ * STARTING until every worker first reports ready (and again while none is, between
+ * restarts); READY with a worker idle; BUSY with all of them running calls; SETUP_FAILED
+ * when start() failed; DEFUNCT with no live worker and none to come.
+ */
+export type PoolHealthState = 'STARTING' | 'READY' | 'BUSY' | 'SETUP_FAILED' | 'DEFUNCT';
+
+export interface PoolHealth {
+  state: PoolHealthState;
+  /** Live worker processes, starting or serving. */
+  workers: number;
+  busy: number;
+  /** Calls waiting for a worker, all endpoints together. */
+  queued: number;
+}
+
+/** Every worker's options but its id (`onLog` also gets svc's notes about its workers), and the pool's own. */
+export interface WorkerPoolOptions extends Omit<WorkerProcessOptions, 'id'> {
+  /** Worker processes; 1 by default. */
+  workers?: number;
+  /** Calls that may wait per endpoint; 100 by default. */
+  maxQueue?: number;
+  restartPolicy?: RestartPolicy;
+}
+
+/** The endpoint's queue is at its bound; the gateway answers 503 with Retry-After. */
+export class QueueFullError extends Error {
+  override readonly name = 'QueueFullError';
+
+  constructor(
+    readonly endpoint: string,
+    readonly maxQueue: number,
+  ) {
+    super(`the queue of ${endpoint} is full (${maxQueue} calls waiting)`);
+  }
+}
+
+/** The pool takes no calls: it has not started, failed to start, is shutting down, or has no workers left. */
+export class PoolClosedError extends Error {
+  override readonly name = 'PoolClosedError';
+}
+
+type Phase = 'created' | 'starting' | 'running' | 'setup_failed' | 'stopping' | 'stopped';
+
+interface Slot {
+  id: number;
+  worker: WorkerProcess | null;
+  /** The call the worker is running, for shutdown to wait on. */
+  running: Promise<CallOutcome> | null;
+  restartTimer: NodeJS.Timeout | null;
+}
+
+interface WaitingCall {
+  endpoint: string;
+  args: { [parameter: string]: Value };
+  options: CallOptions;
+  settle: (outcome: CallOutcome) => void;
+  stopListening: () => void;
+}
+
+/**
+ * N worker processes serving one service: calls wait in one queue, oldest first, bounded
+ * per endpoint; a worker that crashes or is killed is replaced, with a growing delay, until
+ * the service crash-loops. Failures become call outcomes and health, never exceptions.
+ */
+export class WorkerPool {
+  private phase: Phase = 'created';
+  private readonly slots: Slot[];
+  private readonly waiting: WaitingCall[] = [];
+  private readonly restartPolicy: RestartPolicy;
+  private readonly crashes: CrashHistory;
+  private readonly readyWorkers = new WeakSet<WorkerProcess>();
+  private hasGivenUpRestarting = false;
+  private report: ReadyEvent | null = null;
+  private readonly onLog: (line: LogLine) => void;
+  private stopped: Promise<void> | null = null;
+
+  constructor(private readonly options: WorkerPoolOptions) {
+    const count = options.workers ?? 1;
+    this.slots = Array.from({ length: count }, (_, index) => ({ id: index + 1, worker: null, running: null, restartTimer: null }));
+    this.restartPolicy = options.restartPolicy ?? DEFAULT_RESTART_POLICY;
+    this.crashes = new CrashHistory(this.restartPolicy);
+    this.onLog = options.onLog ?? (() => {});
+  }
+
+  /** Starts every worker; resolves with the first one's report once all are ready, or rejects with a WorkerStartError. */
+  async start(): Promise<ReadyEvent> {
+    if (this.phase !== 'created') throw new Error('a worker pool starts once');
+    this.phase = 'starting';
+    const workers = this.slots.map((slot) => this.startWorker(slot));
+    try {
+      const reports = await Promise.all(workers.map((worker) => worker.ready));
+      this.report = reports[0]!;
+    } catch (error) {
+      if (this.phase === 'starting') this.phase = 'setup_failed';
+      this.slots.forEach((slot) => slot.worker?.kill('pool-stopping', 'another worker failed to start'));
+      await Promise.all(workers.map((worker) => worker.exited));
+      throw error;
+    }
+    if (this.phase === 'starting') this.phase = 'running';
+    this.dispatch();
+    return this.report;
+  }
+
+  get app(): AppReport {
+    return this.startedReport().app;
+  }
+
+  get endpoints(): readonly EndpointReport[] {
+    return this.startedReport().endpoints;
+  }
+
+  health(): PoolHealth {
+    const live = this.slots.flatMap((slot) => (slot.worker ? [slot.worker] : []));
+    const serving = live.filter((worker) => worker.state === 'ready' || worker.state === 'busy');
+    const busy = serving.filter((worker) => worker.state === 'busy').length;
+    return { state: this.healthState(live.length, serving.length, busy), workers: live.length, busy, queued: this.waiting.length };
+  }
+
+  /**
+   * Runs a call on the next free worker. Throws QueueFullError when the endpoint's queue is
+   * at its bound and PoolClosedError when the pool takes no calls; otherwise the promise
+   * resolves with the outcome and never rejects. Aborting the signal cancels the call,
+   * queued or running.
+   */
+  submit(endpoint: string, args: { [parameter: string]: Value }, options: CallOptions = {}): Promise<CallOutcome> {
+    if (this.phase !== 'running' || this.health().state === 'DEFUNCT') {
+      throw new PoolClosedError(`the worker pool takes no calls: it is ${this.describeClosed()}`);
+    }
+    if (!this.endpoints.some((known) => known.path === endpoint)) throw new Error(`the service has no endpoint ${endpoint}`);
+    if (options.signal?.aborted) return Promise.resolve({ kind: 'cancelled' });
+    const maxQueue = this.options.maxQueue ?? 100;
+    const isWorkerFree = this.waiting.length === 0 && this.idleSlot() !== undefined;
+    if (!isWorkerFree && this.waiting.filter((call) => call.endpoint === endpoint).length >= maxQueue) {
+      throw new QueueFullError(endpoint, maxQueue);
+    }
+    return new Promise((settle) => {
+      const onAbort = () => {
+        this.waiting.splice(this.waiting.indexOf(call), 1);
+        settle({ kind: 'cancelled' });
+      };
+      const call: WaitingCall = {
+        endpoint,
+        args,
+        options,
+        settle,
+        stopListening: () => options.signal?.removeEventListener('abort', onAbort),
+      };
+      options.signal?.addEventListener('abort', onAbort, { once: true });
+      this.waiting.push(call);
+      this.dispatch();
+    });
+  }
+
+  /**
+   * Takes no more calls, cancels the waiting ones, lets running calls finish, then has each
+   * worker run its lifespan shutdown as soon as it is idle. Whatever still runs `graceMs`
+   * after the start of shutdown is killed.
+   */
+  shutdown(graceMs: number): Promise<void> {
+    this.stopped ??= this.stop(graceMs);
+    return this.stopped;
+  }
+
+  private async stop(graceMs: number): Promise<void> {
+    this.phase = 'stopping';
+    const deadline = Date.now() + graceMs;
+    for (const call of this.waiting.splice(0)) {
+      call.stopListening();
+      call.settle({ kind: 'cancelled' });
+    }
+    this.cancelRestarts();
+    await Promise.all(
+      this.slots.map(async (slot) => {
+        if (slot.running) await untilDeadline(slot.running, deadline);
+        await slot.worker?.shutdown(Math.max(0, deadline - Date.now()));
+      }),
+    );
+    this.phase = 'stopped';
+  }
+
+  private startWorker(slot: Slot): WorkerProcess {
+    const worker = new WorkerProcess({ ...this.options, id: slot.id });
+    slot.worker = worker;
+    worker.ready.then(
+      () => {
+        this.readyWorkers.add(worker);
+        this.dispatch();
+      },
+      (error: Error) => {
+        if (this.phase === 'running') this.note(slot, `a restarted worker failed to start: ${error.message}`);
+      },
+    );
+    void worker.exited.then((exit) => this.onWorkerExit(slot, worker, exit));
+    return worker;
+  }
+
+  private onWorkerExit(slot: Slot, worker: WorkerProcess, exit: WorkerExit): void {
+    slot.worker = null;
+    const isStartFailure = this.phase === 'starting' && !this.readyWorkers.has(worker);
+    if (isStartFailure || this.phase === 'setup_failed' || this.phase === 'stopping' || this.phase === 'stopped') return;
+
+    if (exit.killedFor === 'cancel-timeout') {
+      // Killing a worker that ignored a cancel is no sign of a broken service: replace it at once.
+      this.restartLater(slot, 0);
+    } else {
+      const decision = this.hasGivenUpRestarting ? null : this.crashes.recordCrash();
+      const how = exit.signal ? `was killed by ${exit.signal}` : `exited with code ${exit.code}`;
+      if (!decision) {
+        this.note(slot, `worker ${how}; not restarted, as the service keeps crashing`);
+      } else if (decision.restart) {
+        this.note(slot, `worker ${how}; starting a new one in ${decision.delayMs} ms`);
+        this.restartLater(slot, decision.delayMs);
+      } else {
+        this.hasGivenUpRestarting = true;
+        this.cancelRestarts();
+        const window = `${this.restartPolicy.windowMs / 1000} s`;
+        this.note(slot, `worker ${how}; workers crashed ${decision.crashes} times within ${window}, so svc stops restarting them`);
+      }
+    }
+    if (this.health().state === 'DEFUNCT') this.failWaitingCalls();
+  }
+
+  private restartLater(slot: Slot, delayMs: number): void {
+    slot.restartTimer = setTimeout(() => {
+      slot.restartTimer = null;
+      if (this.phase === 'running' || this.phase === 'starting') this.startWorker(slot);
+    }, delayMs);
+  }
+
+  private cancelRestarts(): void {
+    for (const slot of this.slots) {
+      if (slot.restartTimer) clearTimeout(slot.restartTimer);
+      slot.restartTimer = null;
+    }
+  }
+
+  /** Hands waiting calls, oldest first, to idle workers. */
+  private dispatch(): void {
+    if (this.phase !== 'running') return;
+    for (let slot = this.idleSlot(); slot && this.waiting.length > 0; slot = this.idleSlot()) {
+      const call = this.waiting.shift()!;
+      call.stopListening();
+      this.run(slot, slot.worker!, call);
+    }
+  }
+
+  private run(slot: Slot, worker: WorkerProcess, call: WaitingCall): void {
+    const running = worker.call(call.endpoint, call.args, call.options);
+    slot.running = running;
+    void running.then((outcome) => {
+      if (slot.running === running) slot.running = null;
+      call.settle(outcome);
+      this.dispatch();
+    });
+  }
+
+  private failWaitingCalls(): void {
+    for (const call of this.waiting.splice(0)) {
+      call.stopListening();
+      call.settle({ kind: 'crashed', message: 'no worker is left to run the call: the service keeps crashing' });
+    }
+  }
+
+  private idleSlot(): Slot | undefined {
+    return this.slots.find((slot) => slot.worker?.state === 'ready');
+  }
+
+  private healthState(live: number, serving: number, busy: number): PoolHealthState {
+    if (this.phase === 'setup_failed') return 'SETUP_FAILED';
+    const isRestarting = this.slots.some((slot) => slot.restartTimer !== null);
+    if (live === 0 && !isRestarting && this.phase !== 'created' && this.phase !== 'starting') return 'DEFUNCT';
+    if (this.phase === 'created' || this.phase === 'starting' || serving === 0) return 'STARTING';
+    return busy === serving ? 'BUSY' : 'READY';
+  }
+
+  private describeClosed(): string {
+    if (this.phase === 'created' || this.phase === 'starting') return 'not started';
+    if (this.phase === 'setup_failed') return 'failed to start';
+    if (this.phase === 'running') return 'without workers: the service keeps crashing';
+    return 'shutting down';
+  }
+
+  private startedReport(): ReadyEvent {
+    if (!this.report) throw new Error('the worker pool has not started');
+    return this.report;
+  }
+
+  private note(slot: Slot, line: string): void {
+    this.onLog({ worker: slot.id, call: null, stream: 'svc', line });
+  }
+}
+
+/** Waits for `promise`, but not past `deadline`. */
+async function untilDeadline(promise: Promise<unknown>, deadline: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<void>((resolve) => (timer = setTimeout(resolve, Math.max(0, deadline - Date.now()))));
+  await Promise.race([promise, timeout]);
+  clearTimeout(timer);
+}

@@ -1,0 +1,325 @@
+import { spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+import { tmpdir } from 'node:os';
+import { delimiter, resolve } from 'node:path';
+import { createInterface } from 'node:readline';
+import type { Readable, Writable } from 'node:stream';
+import { FileReferenceError, inlineFileReferences } from './file-references.js';
+import { ProtocolError, encodeCommand, parseEvent } from './protocol.js';
+import type { CallEvent, Command, ErrorInfo, MediaValue, ReadyEvent, Value } from './protocol.js';
+import { toolkitPythonDir } from './svc-package.js';
+import { WorkerStartError } from './worker-start-error.js';
+
+export type WorkerState = 'starting' | 'ready' | 'busy' | 'setup_failed' | 'exited';
+
+export type CallOutcome =
+  | { kind: 'result'; value: Value }
+  | { kind: 'error'; error: ErrorInfo }
+  | { kind: 'cancelled' }
+  | { kind: 'crashed'; message: string };
+
+export interface CallOptions {
+  /** Tags the call's events and log lines; a fresh `c-N` when left out. */
+  id?: string;
+  /** A worker takes the call (at once when one is free, possibly before `submit` returns). */
+  onStart?: () => void;
+  onProgress?: (progress: number | null, message: string | null) => void;
+  onChunk?: (value: Value) => void;
+  /** Aborting cancels the call; a worker that does not stop within the grace period is killed. */
+  signal?: AbortSignal;
+}
+
+export interface LogLine {
+  worker: number;
+  /** The call running when the line arrived, or null between calls. */
+  call: string | null;
+  /** The worker's stdout or stderr, or `svc` for what svc itself says about the worker. */
+  stream: 'stdout' | 'stderr' | 'svc';
+  line: string;
+}
+
+/** Why svc kills a worker. */
+export type KillReason = 'cancel-timeout' | 'protocol-error' | 'shutdown-timeout' | 'pool-stopping';
+
+export interface WorkerExit {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  /** Set when svc killed the worker. */
+  killedFor: KillReason | null;
+}
+
+export interface WorkerProcessOptions {
+  /** Names the worker in log lines. */
+  id: number;
+  python: string;
+  serviceFile: string;
+  projectDir: string;
+  /** svc's `python/` directory, holding the apipod toolkit; found from svc's package root when left out. */
+  toolkitDir?: string;
+  /**
+   * Where `$file` payloads travel, both ways (APIPOD_FILE_DIR); only references inside it
+   * are followed. The system temp directory by default, as on the Python side.
+   */
+  fileDir?: string;
+  /** How long a cancelled call may take to stop before its worker is killed; 5 s by default. */
+  cancelGraceMs?: number;
+  env?: NodeJS.ProcessEnv;
+  onLog?: (line: LogLine) => void;
+}
+
+const STDERR_LINES_KEPT = 20;
+// After the process exits, how long its pipes may stay open (held by a grandchild) before svc stops reading them.
+const PIPE_DRAIN_MS = 1000;
+
+let callsStarted = 0;
+
+interface RunningCall {
+  id: string;
+  endpoint: string;
+  options: CallOptions;
+  finish: (outcome: CallOutcome) => void;
+  /** Media already inlined in this call, by file path: a generator's result repeats its chunks. */
+  inlinedFiles: Map<string, MediaValue>;
+  /** Set once cancelled: if the worker then dies before answering, the call still ends cancelled. */
+  cancelTimer?: NodeJS.Timeout;
+}
+
+/**
+ * One Python worker process running the user's service (docs/worker-protocol.md): it
+ * starts, reports ready, runs one call at a time, and exits on shutdown or when killed.
+ * Nothing it does throws into the caller: a crash becomes the running call's outcome.
+ */
+export class WorkerProcess {
+  readonly id: number;
+  /** Resolves with the worker's report, or rejects with a WorkerStartError. */
+  readonly ready: Promise<ReadyEvent>;
+  readonly exited: Promise<WorkerExit>;
+
+  private currentState: WorkerState = 'starting';
+  private readonly child: ChildProcess;
+  private readonly commands: Writable;
+  private readonly fileDir: string;
+  private readonly serviceFile: string;
+  private readonly cancelGraceMs: number;
+  private readonly onLog: (line: LogLine) => void;
+  private readonly stderrTail: string[] = [];
+  private running: RunningCall | null = null;
+  private killed: { reason: KillReason; detail: string } | null = null;
+  /** Events are handled one after another: inlining a file is asynchronous, and order matters. */
+  private handling: Promise<void> = Promise.resolve();
+  private settleReady!: { resolve: (ready: ReadyEvent) => void; reject: (error: WorkerStartError) => void };
+  private resolveExited!: (exit: WorkerExit) => void;
+  private hasFinished = false;
+
+  constructor(options: WorkerProcessOptions) {
+    this.id = options.id;
+    this.serviceFile = resolve(options.projectDir, options.serviceFile);
+    this.cancelGraceMs = options.cancelGraceMs ?? 5000;
+    this.onLog = options.onLog ?? (() => {});
+    this.ready = new Promise((resolve, reject) => (this.settleReady = { resolve, reject }));
+    this.ready.catch(() => {}); // the owner may learn of a failed start from `exited` instead
+    this.exited = new Promise((resolve) => (this.resolveExited = resolve));
+
+    this.fileDir = options.fileDir ?? tmpdir();
+    const baseEnv = options.env ?? process.env;
+    const toolkitDir = options.toolkitDir ?? toolkitPythonDir();
+    this.child = spawn(options.python, ['-m', 'apipod.worker', this.serviceFile], {
+      cwd: options.projectDir,
+      env: {
+        ...baseEnv,
+        PYTHONPATH: [toolkitDir, baseEnv.PYTHONPATH].filter(Boolean).join(delimiter),
+        APIPOD_COMMAND_FD: '3',
+        APIPOD_EVENT_FD: '4',
+        PYTHONUNBUFFERED: '1',
+        APIPOD_FILE_DIR: this.fileDir,
+      },
+      stdio: ['ignore', 'pipe', 'pipe', 'pipe', 'pipe'],
+      // Its own process group: a Ctrl-C at the terminal reaches the gateway, which shuts
+      // workers down in order, and a kill takes the user's subprocesses along.
+      detached: true,
+    });
+    this.commands = this.child.stdio[3] as Writable;
+    this.commands.on('error', () => {}); // a dead worker's pipe: its exit is handled below
+    this.readLines(this.child.stdio[4] as Readable, (line) => this.enqueue(() => this.handleEventLine(line)));
+    this.readLines(this.child.stdout!, (line) => this.log('stdout', line));
+    this.readLines(this.child.stderr!, (line) => {
+      this.stderrTail.push(line);
+      if (this.stderrTail.length > STDERR_LINES_KEPT) this.stderrTail.shift();
+      this.log('stderr', line);
+    });
+
+    let exit: Pick<WorkerExit, 'code' | 'signal'> = { code: null, signal: null };
+    this.child.on('error', (error) => {
+      // Spawning failed (the interpreter vanished): no 'exit' follows.
+      if (this.child.pid === undefined) this.enqueue(() => this.finish(exit, `could not start: ${error.message}`));
+    });
+    this.child.on('exit', (code, signal) => {
+      exit = { code, signal };
+      setTimeout(() => this.child.stdio.forEach((stream) => stream?.destroy()), PIPE_DRAIN_MS).unref();
+    });
+    this.child.on('close', () => this.enqueue(() => this.finish(exit, null)));
+  }
+
+  get state(): WorkerState {
+    return this.currentState;
+  }
+
+  /** Runs one call; the worker must be ready. The promise never rejects. */
+  call(endpoint: string, args: { [parameter: string]: Value }, options: CallOptions = {}): Promise<CallOutcome> {
+    if (this.currentState !== 'ready') throw new Error(`worker ${this.id} is ${this.currentState}, not ready`);
+    const id = options.id ?? `c-${++callsStarted}`;
+    if (options.signal?.aborted) return Promise.resolve({ kind: 'cancelled' });
+    return new Promise((resolve) => {
+      const onAbort = () => this.cancel(call);
+      const call: RunningCall = {
+        id,
+        endpoint,
+        options,
+        inlinedFiles: new Map(),
+        finish: (outcome) => {
+          clearTimeout(call.cancelTimer);
+          options.signal?.removeEventListener('abort', onAbort);
+          this.running = null;
+          if (this.currentState === 'busy') this.currentState = 'ready';
+          resolve(outcome);
+        },
+      };
+      this.running = call;
+      this.currentState = 'busy';
+      options.signal?.addEventListener('abort', onAbort, { once: true });
+      this.send({ type: 'call', call: id, endpoint, arguments: args });
+      options.onStart?.();
+    });
+  }
+
+  /** Asks the worker to run its lifespan shutdown and exit; kills it when it takes longer than `graceMs`. */
+  async shutdown(graceMs: number): Promise<WorkerExit> {
+    if (!this.hasFinished) {
+      this.send({ type: 'shutdown' });
+      this.commands.end();
+    }
+    const timer = setTimeout(() => this.kill('shutdown-timeout', 'the shutdown grace period ran out'), graceMs);
+    const exit = await this.exited;
+    clearTimeout(timer);
+    return exit;
+  }
+
+  /** Kills the worker and anything it started; the running call ends as crashed (cancelled if it was being cancelled). */
+  kill(reason: KillReason, detail: string): void {
+    if (this.hasFinished || this.killed !== null) return;
+    this.killed = { reason, detail };
+    try {
+      process.kill(-this.child.pid!, 'SIGKILL');
+    } catch {
+      this.child.kill('SIGKILL'); // the group is gone already; make sure of the process itself
+    }
+  }
+
+  private cancel(call: RunningCall): void {
+    if (this.running !== call) return;
+    this.send({ type: 'cancel', call: call.id });
+    call.cancelTimer = setTimeout(
+      () => this.kill('cancel-timeout', `call ${call.id} did not stop within ${this.cancelGraceMs} ms of being cancelled`),
+      this.cancelGraceMs,
+    );
+  }
+
+  private send(command: Command): void {
+    if (this.commands.writable) this.commands.write(encodeCommand(command));
+  }
+
+  private async handleEventLine(line: string): Promise<void> {
+    if (this.hasFinished || this.killed !== null) return;
+    try {
+      const event = parseEvent(line);
+      switch (event.type) {
+        case 'ready':
+          if (this.currentState !== 'starting') return;
+          this.currentState = 'ready';
+          this.settleReady.resolve(event);
+          return;
+        case 'setup_failed':
+          if (this.currentState !== 'starting') return;
+          this.currentState = 'setup_failed';
+          this.settleReady.reject(new WorkerStartError(event.stage, event.error, this.serviceFile));
+          return;
+        default:
+          // Events of a call that already ended (a late progress from a user's thread) are dropped.
+          if (this.running?.id === event.call) await this.handleCallEvent(this.running, event);
+      }
+    } catch (error) {
+      if (error instanceof FileReferenceError && this.running) {
+        this.running.finish({ kind: 'error', error: { type: error.name, message: error.message, traceback: '' } });
+        return;
+      }
+      const problem = error instanceof ProtocolError ? 'protocol error' : 'error handling an event';
+      const detail = `${problem}: ${error instanceof Error ? error.message : String(error)}`;
+      this.log('svc', `${detail}; killing the worker`);
+      this.kill('protocol-error', detail);
+    }
+  }
+
+  private async handleCallEvent(call: RunningCall, event: CallEvent): Promise<void> {
+    switch (event.type) {
+      case 'progress':
+        call.options.onProgress?.(event.progress, event.message);
+        return;
+      case 'chunk':
+        call.options.onChunk?.(await inlineFileReferences(event.value, this.fileDir, call.inlinedFiles));
+        return;
+      case 'result':
+        call.finish({ kind: 'result', value: await inlineFileReferences(event.value, this.fileDir, call.inlinedFiles) });
+        return;
+      case 'error':
+        call.finish({ kind: 'error', error: event.error });
+        return;
+      case 'cancelled':
+        call.finish({ kind: 'cancelled' });
+        return;
+    }
+  }
+
+  private async finish(exit: Pick<WorkerExit, 'code' | 'signal'>, spawnFailure: string | null): Promise<void> {
+    if (this.hasFinished) return;
+    this.hasFinished = true;
+    const how = spawnFailure ?? this.describeExit(exit);
+    if (this.currentState === 'starting') {
+      const lastLine = this.stderrTail.findLast((line) => line.trim() !== '');
+      const message = lastLine === undefined ? how : `${how} (its last stderr line: ${lastLine.trim()})`;
+      const error = { type: 'WorkerExited', message, traceback: this.stderrTail.join('\n') };
+      this.settleReady.reject(new WorkerStartError('process', error, this.serviceFile));
+    }
+    const call = this.running;
+    if (call) {
+      call.finish(
+        call.cancelTimer !== undefined
+          ? { kind: 'cancelled' }
+          : { kind: 'crashed', message: `${how} during call ${call.id} (${call.endpoint})${this.formatStderrTail()}` },
+      );
+    }
+    if (this.currentState !== 'setup_failed') this.currentState = 'exited';
+    this.resolveExited({ ...exit, killedFor: this.killed?.reason ?? null });
+  }
+
+  private describeExit(exit: Pick<WorkerExit, 'code' | 'signal'>): string {
+    if (this.killed !== null) return `svc killed worker ${this.id}: ${this.killed.detail}`;
+    if (exit.signal) return `worker ${this.id} was killed by ${exit.signal}`;
+    return `worker ${this.id} exited with code ${exit.code}`;
+  }
+
+  private formatStderrTail(): string {
+    return this.stderrTail.length ? `; its last stderr lines:\n${this.stderrTail.join('\n')}` : '';
+  }
+
+  private enqueue(step: () => Promise<void>): void {
+    this.handling = this.handling.then(step);
+  }
+
+  private readLines(stream: Readable, onLine: (line: string) => void): void {
+    createInterface({ input: stream, crlfDelay: Infinity }).on('line', onLine);
+  }
+
+  private log(stream: LogLine['stream'], line: string): void {
+    this.onLog({ worker: this.id, call: this.running?.id ?? null, stream, line });
+  }
+}

@@ -1,0 +1,311 @@
+import { mkdtempSync, readdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { Value } from '../../src/worker/protocol.js';
+import { WorkerStartError } from '../../src/worker/worker-start-error.js';
+import { PoolClosedError, QueueFullError, WorkerPool } from '../../src/worker/worker-pool.js';
+import type { WorkerPoolOptions } from '../../src/worker/worker-pool.js';
+import type { CallOutcome, LogLine } from '../../src/worker/worker-process.js';
+
+const repo = fileURLToPath(new URL('../..', import.meta.url));
+const helloService = join(repo, 'examples/hello/service.py');
+const behaviours = join(repo, 'test/fixtures/services/worker-behaviours.py');
+const failingLifespan = join(repo, 'test/fixtures/services/failing-lifespan.py');
+
+const pools: WorkerPool[] = [];
+let logs: LogLine[] = [];
+
+afterEach(async () => {
+  await Promise.all(pools.splice(0).map((pool) => pool.shutdown(2000)));
+  logs = [];
+});
+
+function createPool(serviceFile: string, options: Partial<WorkerPoolOptions> = {}): WorkerPool {
+  const pool = new WorkerPool({
+    python: 'python3',
+    serviceFile,
+    projectDir: dirname(serviceFile),
+    cancelGraceMs: 500,
+    restartPolicy: { maxCrashes: 5, windowMs: 60_000, firstDelayMs: 50, maxDelayMs: 200 },
+    onLog: (line) => logs.push(line),
+    ...options,
+  });
+  pools.push(pool);
+  return pool;
+}
+
+async function startedPool(serviceFile: string, options: Partial<WorkerPoolOptions> = {}): Promise<WorkerPool> {
+  const pool = createPool(serviceFile, options);
+  await pool.start();
+  return pool;
+}
+
+function resultValue(outcome: CallOutcome): Value {
+  if (outcome.kind !== 'result') throw new Error(`expected a result, got ${JSON.stringify(outcome)}`);
+  return outcome.value;
+}
+
+async function workerPid(pool: WorkerPool): Promise<number> {
+  const value = resultValue(await pool.submit('/echo', { text: 'pid?' })) as { pid: number };
+  return value.pid;
+}
+
+function until(condition: () => boolean, timeoutMs = 5000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  return new Promise((resolve, reject) => {
+    const check = () => {
+      if (condition()) resolve();
+      else if (Date.now() > deadline) reject(new Error('condition not met in time'));
+      else setTimeout(check, 20);
+    };
+    check();
+  });
+}
+
+describe('starting the pool', () => {
+  it('reports ready with the endpoints of examples/hello', async () => {
+    const pool = createPool(helloService);
+    const report = await pool.start();
+    expect(report.app.title).toBe('Hello');
+    expect(pool.endpoints.map((endpoint) => endpoint.path)).toEqual(['/hello', '/add']);
+    expect(pool.endpoints[0]?.input_schema).toMatchObject({ properties: { name: { type: 'string' } } });
+    expect(pool.health()).toEqual({ state: 'READY', workers: 1, busy: 0, queued: 0 });
+  });
+
+  it('rejects with the lifespan failure, its type, message and line, when startup raises', async () => {
+    const pool = createPool(failingLifespan, { workers: 2 });
+    const failure = await pool.start().catch((error: unknown) => error);
+    expect(failure).toBeInstanceOf(WorkerStartError);
+    const startError = failure as WorkerStartError;
+    expect(startError.stage).toBe('lifespan');
+    expect(startError.error).toMatchObject({ type: 'RuntimeError', message: 'model weights not found' });
+    expect(startError.error.traceback).toContain('raise RuntimeError');
+    expect(startError.location).toEqual({ file: failingLifespan, line: 9 });
+    expect(startError.message).toBe('the lifespan startup failed: RuntimeError: model weights not found');
+    expect(pool.health().state).toBe('SETUP_FAILED');
+    expect(() => pool.submit('/never', {})).toThrow(PoolClosedError);
+  });
+
+  it('rejects, quoting stderr, when the worker cannot even import the toolkit', async () => {
+    const emptyToolkit = mkdtempSync(join(tmpdir(), 'svc-no-toolkit-'));
+    const pool = createPool(helloService, { toolkitDir: emptyToolkit, env: { PATH: process.env.PATH } });
+    const failure = (await pool.start().catch((error: unknown) => error)) as WorkerStartError;
+    expect(failure).toBeInstanceOf(WorkerStartError);
+    expect(failure.stage).toBe('process');
+    expect(failure.message).toMatch(
+      /^the worker stopped before it was ready: worker 1 exited with code 1 \(its last stderr line: .*No module named 'apipod'\)\)$/,
+    );
+  });
+
+  it('rejects when the interpreter cannot be started at all', async () => {
+    const pool = createPool(helloService, { python: '/no/such/python' });
+    const failure = (await pool.start().catch((error: unknown) => error)) as WorkerStartError;
+    expect(failure).toBeInstanceOf(WorkerStartError);
+    expect(failure.message).toContain('could not start: spawn /no/such/python ENOENT');
+  });
+});
+
+describe('running calls', () => {
+  it("returns the function's result", async () => {
+    const pool = await startedPool(helloService);
+    expect(await pool.submit('/hello', { name: 'Ada' })).toEqual({ kind: 'result', value: { greeting: 'Hello, Ada.' } });
+    expect(await pool.submit('/add', { a: 1, b: 2.5 })).toEqual({ kind: 'result', value: { sum: 3.5 } });
+  });
+
+  it("returns a user's exception as an error with type, message and traceback", async () => {
+    const pool = await startedPool(behaviours);
+    const outcome = await pool.submit('/fail', { reason: 'prompt is empty' });
+    expect(outcome).toMatchObject({ kind: 'error', error: { type: 'ValueError', message: 'prompt is empty' } });
+    expect(outcome.kind === 'error' && outcome.error.traceback).toContain('raise ValueError(reason)');
+  });
+
+  it("tags the user's prints with the call that made them", async () => {
+    const pool = await startedPool(behaviours);
+    await pool.submit('/echo', { text: 'Ada' }, { id: 'job-42' });
+    await until(() => logs.some((line) => line.line === 'echoing Ada'));
+    expect(logs).toContainEqual({ worker: 1, call: 'job-42', stream: 'stdout', line: 'echoing Ada' });
+  });
+
+  it('delivers progress and chunks to the handlers', async () => {
+    const pool = await startedPool(behaviours);
+    const progress: [number | null, string | null][] = [];
+    const progressOutcome = await pool.submit('/progress', { steps: 2 }, { onProgress: (...status) => progress.push(status) });
+    expect(progressOutcome).toEqual({ kind: 'result', value: 'finished' });
+    expect(progress).toEqual([
+      [0.5, 'step 1 of 2'],
+      [1, 'step 2 of 2'],
+    ]);
+
+    const chunks: Value[] = [];
+    const streamOutcome = await pool.submit('/stream', { count: 3 }, { onChunk: (chunk) => chunks.push(chunk) });
+    expect(chunks).toEqual([{ index: 0 }, { index: 1 }, { index: 2 }]);
+    expect(streamOutcome).toEqual({ kind: 'result', value: chunks });
+  });
+
+  it('inlines a large media result sent as a file, and deletes the file', async () => {
+    const fileDir = mkdtempSync(join(tmpdir(), 'svc-test-files-'));
+    const pool = await startedPool(behaviours, { fileDir });
+    const value = resultValue(await pool.submit('/big-image', { size: 100_000 })) as { [key: string]: string };
+    expect(value).toMatchObject({ file_name: 'big.png', content_type: 'image/png' });
+    const bytes = Buffer.from(value.content ?? '', 'base64');
+    expect(bytes.length).toBe(100_000);
+    expect(bytes[252]).toBe(1);
+    expect(readdirSync(fileDir)).toEqual([]);
+  });
+
+  it('runs two slow calls at once on two workers', async () => {
+    const pool = await startedPool(behaviours, { workers: 2 });
+    const started = Date.now();
+    const outcomes = await Promise.all([pool.submit('/sleep', { seconds: 1 }), pool.submit('/sleep', { seconds: 1 })]);
+    expect(Date.now() - started).toBeLessThan(1800);
+    const pids = outcomes.map((outcome) => (resultValue(outcome) as { pid: number }).pid);
+    expect(new Set(pids).size).toBe(2);
+  });
+});
+
+describe('queueing', () => {
+  it('refuses a call with QueueFullError when the endpoint queue is full', async () => {
+    const pool = await startedPool(behaviours, { maxQueue: 1 });
+    const running = pool.submit('/sleep', { seconds: 0.5 });
+    const queued = pool.submit('/sleep', { seconds: 0.1 });
+    expect(pool.health()).toEqual({ state: 'BUSY', workers: 1, busy: 1, queued: 1 });
+    expect(() => pool.submit('/sleep', { seconds: 0.1 })).toThrow(QueueFullError);
+    // The bound is per endpoint: another endpoint may still queue a call.
+    const otherEndpoint = pool.submit('/echo', { text: 'later' });
+    expect((await running).kind).toBe('result');
+    expect((await queued).kind).toBe('result');
+    expect((await otherEndpoint).kind).toBe('result');
+  });
+
+  it('serves queued calls oldest first across endpoints', async () => {
+    const pool = await startedPool(behaviours);
+    const finished: string[] = [];
+    const track = (name: string, outcome: Promise<CallOutcome>) => outcome.then(() => finished.push(name));
+    await Promise.all([
+      track('sleep', pool.submit('/sleep', { seconds: 0.2 })),
+      track('echo-1', pool.submit('/echo', { text: '1' })),
+      track('progress', pool.submit('/progress', {})),
+      track('echo-2', pool.submit('/echo', { text: '2' })),
+    ]);
+    expect(finished).toEqual(['sleep', 'echo-1', 'progress', 'echo-2']);
+  });
+
+  it('says when a worker takes a queued call', async () => {
+    const pool = await startedPool(behaviours);
+    const started: string[] = [];
+    const running = pool.submit('/sleep', { seconds: 0.3 }, { onStart: () => started.push('sleep') });
+    const queued = pool.submit('/echo', { text: 'next' }, { onStart: () => started.push('echo') });
+    expect(started).toEqual(['sleep']);
+    await running;
+    expect(started).toEqual(['sleep', 'echo']);
+    expect((await queued).kind).toBe('result');
+  });
+
+  it('resolves a queued call whose signal aborts as cancelled and drops it from the queue', async () => {
+    const pool = await startedPool(behaviours);
+    const running = pool.submit('/sleep', { seconds: 0.3 });
+    const controller = new AbortController();
+    const queued = pool.submit('/echo', { text: 'never' }, { signal: controller.signal });
+    controller.abort();
+    expect(await queued).toEqual({ kind: 'cancelled' });
+    expect(pool.health().queued).toBe(0);
+    expect((await running).kind).toBe('result');
+  });
+});
+
+describe('cancelling', () => {
+  it('a cancelled sleeping call resolves cancelled and frees its worker', async () => {
+    const pool = await startedPool(behaviours);
+    const pid = await workerPid(pool);
+    const controller = new AbortController();
+    const sleeping = pool.submit('/sleep', { seconds: 20 }, { signal: controller.signal });
+    await until(() => logs.some((line) => line.line === 'sleeping'));
+    const cancelledAt = Date.now();
+    controller.abort();
+    expect(await sleeping).toEqual({ kind: 'cancelled' });
+    expect(Date.now() - cancelledAt).toBeLessThan(500);
+    expect(pool.health().state).toBe('READY');
+    expect(await workerPid(pool)).toBe(pid);
+  });
+
+  it('kills a worker that ignores the cancel after the grace period, and starts a new one', async () => {
+    const pool = await startedPool(behaviours);
+    const pid = await workerPid(pool);
+    const controller = new AbortController();
+    const stubborn = pool.submit('/stubborn', { seconds: 20 }, { signal: controller.signal });
+    await until(() => logs.some((line) => line.line === 'stubborn started'));
+    const cancelledAt = Date.now();
+    controller.abort();
+    expect(await stubborn).toEqual({ kind: 'cancelled' });
+    expect(Date.now() - cancelledAt).toBeGreaterThanOrEqual(450);
+    const newPid = await workerPid(pool);
+    expect(newPid).not.toBe(pid);
+    expect(() => process.kill(pid, 0)).toThrow();
+  });
+});
+
+describe('crashes', () => {
+  it('fails a call whose worker exits as crashed, then serves the next call on a new worker', async () => {
+    const pool = await startedPool(behaviours);
+    const pid = await workerPid(pool);
+    const outcome = await pool.submit('/exit', {}, { id: 'doomed' });
+    expect(outcome.kind).toBe('crashed');
+    const message = outcome.kind === 'crashed' ? outcome.message : '';
+    expect(message).toContain('worker 1 exited with code 1 during call doomed (/exit)');
+    expect(message).toContain('about to exit');
+    expect(pool.health().state).toBe('STARTING');
+    expect(await workerPid(pool)).not.toBe(pid);
+    expect(logs.some((line) => line.stream === 'svc' && line.line.includes('starting a new one'))).toBe(true);
+  });
+
+  it('fails a call whose worker is killed from outside as crashed, naming the signal', async () => {
+    const pool = await startedPool(behaviours);
+    const pid = await workerPid(pool);
+    const sleeping = pool.submit('/sleep', { seconds: 20 });
+    await until(() => logs.some((line) => line.line === 'sleeping'));
+    process.kill(pid, 'SIGKILL');
+    const outcome = await sleeping;
+    expect(outcome).toMatchObject({ kind: 'crashed' });
+    expect(outcome.kind === 'crashed' && outcome.message).toContain('was killed by SIGKILL');
+    expect((await pool.submit('/echo', { text: 'again' })).kind).toBe('result');
+  });
+
+  it('gives up on a service that keeps crashing: DEFUNCT, and no more calls', async () => {
+    const pool = await startedPool(behaviours, {
+      restartPolicy: { maxCrashes: 2, windowMs: 60_000, firstDelayMs: 10, maxDelayMs: 10 },
+    });
+    expect((await pool.submit('/exit', {})).kind).toBe('crashed');
+    await until(() => pool.health().state === 'READY');
+    expect((await pool.submit('/exit', {})).kind).toBe('crashed');
+    expect(pool.health()).toEqual({ state: 'DEFUNCT', workers: 0, busy: 0, queued: 0 });
+    expect(() => pool.submit('/echo', { text: 'anyone?' })).toThrow(PoolClosedError);
+  });
+});
+
+describe('shutting down', () => {
+  it('runs in-flight calls to completion, then stops the workers and takes no more calls', async () => {
+    const pool = await startedPool(behaviours, { workers: 2 });
+    const first = pool.submit('/sleep', { seconds: 0.5 });
+    const second = pool.submit('/sleep', { seconds: 0.3 });
+    const queued = pool.submit('/echo', { text: 'too late' });
+    await until(() => logs.filter((line) => line.line === 'sleeping').length === 2);
+    const stopping = pool.shutdown(5000);
+    expect(() => pool.submit('/echo', { text: 'after shutdown' })).toThrow(PoolClosedError);
+    expect(await queued).toEqual({ kind: 'cancelled' });
+    expect((await first).kind).toBe('result');
+    expect((await second).kind).toBe('result');
+    await stopping;
+    expect(pool.health().workers).toBe(0);
+  });
+
+  it('kills a call still running when the grace period ends', async () => {
+    const pool = await startedPool(behaviours);
+    const stubborn = pool.submit('/stubborn', { seconds: 20 });
+    await until(() => logs.some((line) => line.line === 'stubborn started'));
+    await pool.shutdown(300);
+    const outcome = await stubborn;
+    expect(outcome.kind === 'crashed' && outcome.message).toContain('the shutdown grace period ran out');
+  });
+});

@@ -1,0 +1,87 @@
+import { readFileSync, readdirSync } from 'node:fs';
+import { basename, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { ProtocolError, encodeCommand, parseEvent } from '../../src/worker/protocol.js';
+import type { Command } from '../../src/worker/protocol.js';
+
+// The examples python/apipod/protocol.py is tested against too: one file per message type.
+const fixtureDir = fileURLToPath(new URL('../fixtures/protocol', import.meta.url));
+const COMMAND_TYPES = new Set(['call', 'cancel', 'shutdown']);
+
+function readFixture(file: string): unknown[] {
+  return JSON.parse(readFileSync(join(fixtureDir, file), 'utf8')) as unknown[];
+}
+
+const fixtureFiles = readdirSync(fixtureDir).filter((file) => file.endsWith('.json') && file !== 'invalid.json');
+const commandFiles = fixtureFiles.filter((file) => COMMAND_TYPES.has(basename(file, '.json')));
+const eventFiles = fixtureFiles.filter((file) => !COMMAND_TYPES.has(basename(file, '.json')));
+
+describe('protocol events', () => {
+  it('has an example file for every event type', () => {
+    expect(eventFiles.map((file) => basename(file, '.json')).sort()).toEqual(
+      ['cancelled', 'chunk', 'error', 'progress', 'ready', 'result', 'setup_failed'],
+    );
+  });
+
+  describe.each(eventFiles)('%s', (file) => {
+    it.each(readFixture(file).map((message) => [JSON.stringify(message).slice(0, 80), message]))(
+      'parses %s',
+      (_, message) => {
+        const event = parseEvent(JSON.stringify(message));
+        expect(event.type).toBe(basename(file, '.json'));
+        // Every field parsed is the one sent; only unknown fields are left out.
+        expect(message).toMatchObject(event);
+      },
+    );
+  });
+
+  it('drops unknown fields', () => {
+    const event = parseEvent('{"type": "cancelled", "call": "c-1", "at": "2024-01-01"}');
+    expect(event).toEqual({ type: 'cancelled', call: 'c-1' });
+  });
+
+  it('rejects a line that is not JSON', () => {
+    expect(() => parseEvent('{"type": "result",')).toThrow(ProtocolError);
+  });
+});
+
+describe('protocol commands', () => {
+  it('has an example file for every command type', () => {
+    expect(commandFiles.map((file) => basename(file, '.json')).sort()).toEqual(['call', 'cancel', 'shutdown']);
+  });
+
+  describe.each(commandFiles)('%s', (file) => {
+    it.each(readFixture(file).map((message) => [JSON.stringify(message).slice(0, 80), message as Command]))(
+      'encodes %s as one line that decodes to the same command',
+      (_, command) => {
+        const line = encodeCommand(command);
+        expect(line.endsWith('\n')).toBe(true);
+        expect(line.slice(0, -1)).not.toContain('\n');
+        expect(JSON.parse(line)).toEqual(command);
+      },
+    );
+  });
+
+  it('keeps a call on one line when an argument holds a newline', () => {
+    const command: Command = { type: 'call', call: 'c-1', endpoint: '/echo', arguments: { text: 'two\nlines' } };
+    expect(encodeCommand(command)).toBe('{"type":"call","call":"c-1","endpoint":"/echo","arguments":{"text":"two\\nlines"}}\n');
+  });
+});
+
+describe('invalid messages', () => {
+  // Commands are the worker's to reject (python/apipod/protocol.py); everything else is an
+  // event, or not a message at all, and the gateway must refuse it.
+  const invalid = readFixture('invalid.json');
+  const isCommand = (entry: unknown) =>
+    typeof entry === 'object' && entry !== null && COMMAND_TYPES.has(String((entry as { type?: unknown }).type));
+  const notCommands = invalid.filter((entry) => !isCommand(entry));
+
+  it('holds invalid events for the gateway to reject', () => {
+    expect(notCommands.length).toBeGreaterThan(0);
+  });
+
+  it.each(notCommands.map((entry) => [JSON.stringify(entry).slice(0, 100), entry]))('rejects %s', (_, entry) => {
+    expect(() => parseEvent(JSON.stringify(entry))).toThrow(ProtocolError);
+  });
+});
