@@ -1,6 +1,7 @@
 import { Command, CommanderError } from 'commander';
 import packageJson from '../../package.json' with { type: 'json' };
 import { registerScanCommand } from './scan-command.js';
+import { registerStartCommand } from './start-command.js';
 
 const program = new Command()
   .name('svc')
@@ -19,6 +20,7 @@ const program = new Command()
   );
 
 registerScanCommand(program);
+registerStartCommand(program);
 
 try {
   await program.parseAsync(process.argv);

@@ -1,6 +1,6 @@
 import { createRequire } from 'node:module';
 import { setFlagsFromString } from 'node:v8';
-import { Language, Parser, type Tree } from 'web-tree-sitter';
+import type { Tree } from 'web-tree-sitter';
 
 /** Parses Python source into a tree-sitter syntax tree. The caller owns the tree and must `delete()` it. */
 export interface PythonParser {
@@ -30,6 +30,9 @@ async function createPythonParser(): Promise<PythonParser> {
   // TurboFan costs more CPU than it saves, and starves the rest of the scan on small
   // machines (measured: 400 -> 310 ms for `svc scan examples/hello` on 2 cores).
   setFlagsFromString('--liftoff-only');
+  // Imported on first use, so commands that never parse (start, inside the image) run
+  // without the grammar's packages.
+  const { Language, Parser } = await import('web-tree-sitter');
   await Parser.init({
     locateFile: () => resolvePackageFile('web-tree-sitter/tree-sitter.wasm'),
   });

@@ -1,0 +1,21 @@
+import { Chalk } from 'chalk';
+import type { ServeLog } from '../serve/serve-log.js';
+import type { OutputMode } from './output.js';
+
+/** `svc start`'s log: one line per event on stderr, coloured on a terminal; stdout is left to --json. */
+export function createServeLog(mode: OutputMode, stderr: NodeJS.WritableStream = process.stderr): ServeLog {
+  const paint = new Chalk({ level: mode.color ? 1 : 0 });
+  const write = (line: string) => stderr.write(`${line}\n`);
+  return {
+    info: (message) => write(`${paint.bold('svc')} ${message}`),
+    request: (line) => write(paint.dim(line)),
+    worker: (worker, call, stream, line) => {
+      const tag = call ? `worker ${worker} ${call}` : `worker ${worker}`;
+      write(`${paint.cyan(`[${tag}]`)} ${stream === 'stderr' ? paint.yellow(line) : line}`);
+    },
+    warn: (message) => write(`${paint.yellow('warning:')} ${message}`),
+    event: (name, fields) => {
+      if (mode.json) process.stdout.write(`${JSON.stringify({ event: name, ...fields })}\n`);
+    },
+  };
+}

@@ -1,0 +1,101 @@
+import type { Command } from 'commander';
+import packageJson from '../../package.json' with { type: 'json' };
+import {
+  COMPUTE_VALUES,
+  ORCHESTRATOR_VALUES,
+  PROVIDER_VALUES,
+  type Compute,
+  type Orchestrator,
+  type Provider,
+} from '../deployment-target.js';
+import { endpointSeconds, integerBetween, oneOf, seconds } from './option-parsers.js';
+import { runCommand, type CommonOptions } from './run-command.js';
+import { createServeLog } from './serve-log.js';
+
+interface StartOptions extends CommonOptions {
+  entrypoint?: string;
+  host: string;
+  port: number;
+  workers: number;
+  python?: string;
+  maxBodySize: number;
+  queueSize: number;
+  gracePeriod: number;
+  cancelGrace: number;
+  compute?: Compute;
+  provider?: Provider;
+  orchestrator: Orchestrator;
+  apiKey?: string;
+  apiKeys?: string;
+  jobTimeout: number;
+  endpointTimeout?: Map<string, number>;
+  jobTtl: number;
+  maxJobs: number;
+  maxWait: number;
+  publicUrl?: string;
+}
+
+export function registerStartCommand(program: Command): void {
+  program
+    .command('start')
+    .summary('serve the service over HTTP (gateway + Python workers)')
+    .description(
+      'Serve service.py over HTTP: one route per endpoint (also under /v1), /docs, /openapi.json\n' +
+        'and /health, with the functions running in Python worker processes. Stops gracefully on\n' +
+        'SIGTERM or Ctrl-C: in-flight calls finish within the grace period, then the lifespan shuts down.',
+    )
+    .argument('[target]', 'project directory, or the service file itself', '.')
+    .option('--entrypoint <file>', 'service file, relative to the project directory (default: service.py)')
+    .option('--host <address>', 'address to listen on', '0.0.0.0')
+    .option('--port <port>', 'port to listen on', integerBetween(0, 65535), 8000)
+    .option('--workers <n>', 'worker processes, each running one call at a time', integerBetween(1, 256), 1)
+    .option('--python <path>', 'Python interpreter for the workers (default: $VIRTUAL_ENV, ./.venv, python3)')
+    .option('--max-body-size <MiB>', 'largest request body accepted (413 above)', integerBetween(1, 1 << 20), 100)
+    .option('--queue-size <n>', 'calls waiting per endpoint before 503 with Retry-After', integerBetween(0, 1_000_000), 100)
+    .option('--grace-period <seconds>', 'time in-flight calls get to finish on shutdown', seconds, 30)
+    .option('--cancel-grace <seconds>', 'time a cancelled call gets to stop before its worker is killed', seconds, 5)
+    .option('--compute <mode>', 'dedicated (result in the response) or serverless (job envelopes); default: APIPod(compute=...)', oneOf(COMPUTE_VALUES, COMPUTE_VALUES))
+    .option('--provider <name>', 'where jobs come from: localhost (the built-in queue)', oneOf(PROVIDER_VALUES, ['localhost']))
+    .option('--orchestrator <name>', 'local (processes on this machine)', oneOf(ORCHESTRATOR_VALUES, ['local']), 'local')
+    .option('--api-key <key>', 'require "Authorization: Bearer <key>" (default: $SERVICE_API_KEY)')
+    .option('--api-keys <file>', 'JSON file of keys and the endpoints each may call')
+    .option('--job-timeout <seconds>', 'longest a job may run', seconds, 3600)
+    .option('--endpoint-timeout <path=seconds>', 'time-out for one endpoint (repeatable)', endpointSeconds)
+    .option('--job-ttl <seconds>', 'how long an ended job stays readable', seconds, 1800)
+    .option('--max-jobs <n>', 'most ended jobs kept readable', integerBetween(1, 10_000_000), 10_000)
+    .option('--max-wait <seconds>', 'longest "Prefer: wait=N" honoured', seconds, 60)
+    .option('--public-url <url>', 'origin used in job URLs (default: the request\'s Host)')
+    .action(async (target: string, _options: StartOptions, command: Command) => {
+      const options = command.optsWithGlobals<StartOptions>();
+      await runCommand(options, async (output) => {
+        // Loaded on use: the server's dependencies would slow every other command's start.
+        const { serveLocally } = await import('../serve/local-server.js');
+        await serveLocally({
+          target,
+          entrypoint: options.entrypoint,
+          host: options.host,
+          port: options.port,
+          workers: options.workers,
+          python: options.python,
+          maxBodyBytes: options.maxBodySize * 1024 * 1024,
+          queueSize: options.queueSize,
+          gracePeriodMs: options.gracePeriod * 1000,
+          cancelGraceMs: options.cancelGrace * 1000,
+          compute: options.compute,
+          apiKey: options.apiKey ?? process.env.SERVICE_API_KEY,
+          apiKeysFile: options.apiKeys,
+          jobs: {
+            ttlMs: options.jobTtl * 1000,
+            maxRetained: options.maxJobs,
+            defaultTimeoutMs: options.jobTimeout * 1000,
+            timeoutsMs: new Map([...(options.endpointTimeout ?? new Map<string, number>())].map(([path, limit]) => [path, limit * 1000])),
+            maxWaitSeconds: options.maxWait,
+            publicUrl: options.publicUrl?.replace(/\/+$/, '') ?? null,
+          },
+          debug: options.debug === true,
+          version: packageJson.version,
+          log: createServeLog(output.mode),
+        });
+      });
+    });
+}

@@ -1,0 +1,84 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { SvcError } from '../svc-error.js';
+
+/** One accepted key: `endpoints` null means every endpoint. The key itself is kept only as a hash. */
+export interface ApiKey {
+  /** Names the key in logs and owns its jobs; never the key. */
+  id: string;
+  digest: Buffer;
+  endpoints: ReadonlySet<string> | null;
+}
+
+export type KeyCheck = { kind: 'valid'; key: ApiKey } | { kind: 'unknown' };
+
+/**
+ * The keys a server accepts: `SERVICE_API_KEY` / `--api-key` (every endpoint), and a keys
+ * file mapping keys to the endpoints they may call:
+ *
+ *   {"keys": [{"name": "ci", "key": "...", "endpoints": ["/hello"]}, {"key": "...", "endpoints": "*"}]}
+ */
+export class ApiKeys {
+  private constructor(private readonly keys: readonly ApiKey[]) {}
+
+  static none(): ApiKeys {
+    return new ApiKeys([]);
+  }
+
+  static from(options: { key?: string | undefined; keysFile?: string | undefined }): ApiKeys {
+    const keys: ApiKey[] = [];
+    if (options.key !== undefined && options.key !== '') keys.push(makeKey(options.key, 'service-key', null));
+    if (options.keysFile !== undefined) keys.push(...readKeysFile(options.keysFile));
+    return new ApiKeys(keys);
+  }
+
+  get enabled(): boolean {
+    return this.keys.length > 0;
+  }
+
+  /** Compares against every key in constant time per key, without stopping at a match. */
+  check(presented: string): KeyCheck {
+    const digest = digestOf(presented);
+    let found: ApiKey | null = null;
+    for (const key of this.keys) {
+      if (timingSafeEqual(key.digest, digest) && found === null) found = key;
+    }
+    return found ? { kind: 'valid', key: found } : { kind: 'unknown' };
+  }
+}
+
+function digestOf(key: string): Buffer {
+  return createHash('sha256').update(key, 'utf8').digest();
+}
+
+function makeKey(key: string, name: string, endpoints: ReadonlySet<string> | null): ApiKey {
+  const digest = digestOf(key);
+  return { id: `${name}:${digest.subarray(0, 4).toString('hex')}`, digest, endpoints };
+}
+
+function readKeysFile(file: string): ApiKey[] {
+  let data: unknown;
+  try {
+    data = JSON.parse(readFileSync(file, 'utf8'));
+  } catch (error) {
+    const reason = error instanceof SyntaxError ? `not valid JSON: ${error.message}` : 'cannot be read';
+    throw new SvcError('usage', `the keys file ${reason}`, { file });
+  }
+  const entries = (data as { keys?: unknown } | null)?.keys;
+  if (!Array.isArray(entries)) throw new SvcError('usage', 'expected {"keys": [...]}', { file, field: 'keys' });
+  return entries.map((entry: unknown, index) => {
+    const field = `keys[${index}]`;
+    const { key, name, endpoints } = (entry ?? {}) as { key?: unknown; name?: unknown; endpoints?: unknown };
+    if (typeof key !== 'string' || key.length < 8) {
+      throw new SvcError('usage', 'needs a "key" string of at least 8 characters', { file, field: `${field}.key` });
+    }
+    if (name !== undefined && (typeof name !== 'string' || !/^[\w.-]+$/.test(name))) {
+      throw new SvcError('usage', 'a name is letters, digits, "_", "-" or "."', { file, field: `${field}.name` });
+    }
+    if (endpoints === '*') return makeKey(key, (name as string | undefined) ?? `key${index}`, null);
+    if (!Array.isArray(endpoints) || !endpoints.every((path) => typeof path === 'string' && path.startsWith('/'))) {
+      throw new SvcError('usage', 'expected "*" or a list of endpoint paths like "/generate"', { file, field: `${field}.endpoints` });
+    }
+    return makeKey(key, (name as string | undefined) ?? `key${index}`, new Set(endpoints as string[]));
+  });
+}

@@ -1,0 +1,58 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import fastifyPlugin from 'fastify-plugin';
+import type { ApiKey, ApiKeys } from './api-keys.js';
+import { HttpError } from './http-error.js';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The key the request authenticated with; null when auth is off. */
+    apiKey: ApiKey | null;
+  }
+  interface FastifyContextConfig {
+    /** The endpoint path a route calls, for key scopes. */
+    endpoint?: string;
+    /** Open without a key: health, docs, OpenAPI. */
+    public?: boolean;
+  }
+}
+
+const BEARER = /^Bearer ([\x21-\x7e]+)$/;
+
+/**
+ * Bearer-key auth for every route not marked public (RFC 6750): 401 with WWW-Authenticate
+ * when the key is missing, malformed or unknown; 403 when a known key may not call the
+ * route's endpoint. Keys are never logged.
+ */
+export const registerAuth = fastifyPlugin(async (app: FastifyInstance, { keys }: { keys: ApiKeys }) => {
+  app.decorateRequest('apiKey', null);
+  if (!keys.enabled) return;
+  app.addHook('onRequest', async (request) => {
+    if (request.routeOptions.config.public) return;
+    request.apiKey = authenticate(request, keys);
+    const endpoint = request.routeOptions.config.endpoint;
+    const allowed = request.apiKey.endpoints;
+    if (endpoint !== undefined && allowed !== null && !allowed.has(endpoint)) {
+      throw new HttpError(403, 'permission_error', 'key_not_entitled', `this key may not call ${endpoint}`);
+    }
+  });
+});
+
+function authenticate(request: FastifyRequest, keys: ApiKeys): ApiKey {
+  const header = request.headers.authorization;
+  if (header === undefined) {
+    throw unauthorized('missing_key', 'send the service API key as "Authorization: Bearer <key>"', 'Bearer realm="svc"');
+  }
+  const match = BEARER.exec(header);
+  if (!match) {
+    throw unauthorized('malformed_key', 'the Authorization header must be "Bearer <key>"', 'Bearer realm="svc", error="invalid_request"');
+  }
+  const check = keys.check(match[1] as string);
+  if (check.kind === 'unknown') {
+    throw unauthorized('invalid_key', 'the API key is not valid for this service', 'Bearer realm="svc", error="invalid_token"');
+  }
+  return check.key;
+}
+
+function unauthorized(code: string, message: string, challenge: string): HttpError {
+  return new HttpError(401, 'authentication_error', code, message, { headers: { 'www-authenticate': challenge } });
+}

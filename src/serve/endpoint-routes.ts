@@ -1,0 +1,130 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest, HTTPMethods } from 'fastify';
+import type { EndpointReport, ErrorInfo } from '../worker/protocol.js';
+import { PoolClosedError, QueueFullError } from '../worker/worker-pool.js';
+import type { CallOutcome } from '../worker/worker-process.js';
+import type { GatewayOptions } from './gateway.js';
+import { HttpError } from './http-error.js';
+import { compileValidators, type Arguments } from './input-validation.js';
+import { envelopeOf, type JobRoutesOptions } from './jobs/job-routes.js';
+import { readPreferences } from './prefer-header.js';
+import { readArguments, removeStagedFiles } from './request-arguments.js';
+
+type EndpointRoutesOptions = GatewayOptions & { jobRoutes: JobRoutesOptions };
+
+/**
+ * One route per endpoint, at its own path and under /v1. Dedicated compute answers with
+ * the function's return value; serverless compute (or `Prefer: respond-async`) with a job
+ * envelope at once, or when the job ends within `Prefer: wait=N`. A path known under
+ * another method answers 405, any other unknown path 404, both in the one error shape.
+ */
+export async function registerEndpointRoutes(app: FastifyInstance, options: EndpointRoutesOptions): Promise<void> {
+  const methodsByPath = new Map<string, Set<string>>();
+  for (const endpoint of options.runner.endpoints) {
+    const validators = compileValidators(endpoint);
+    const handler = async (request: FastifyRequest, reply: FastifyReply) => {
+      const preferences = readPreferences(request.headers.prefer, options.jobs.maxWaitSeconds);
+      const { arguments: args, stagedFiles } = await readArguments(request, endpoint, validators);
+      if (options.compute === 'serverless' || preferences.respondAsync) {
+        const job = submitJob(request, options, endpoint, args, () => void removeStagedFiles(stagedFiles));
+        if (preferences.waitSeconds !== null) {
+          await options.jobRoutes.store.waitUntilEnded(job, preferences.waitSeconds * 1000);
+          reply.header('preference-applied', `wait=${preferences.waitSeconds}`);
+        } else if (preferences.respondAsync) {
+          reply.header('preference-applied', 'respond-async');
+        }
+        // The hosted API answers a submit with 200; a dedicated server asked to go async says 202.
+        return reply.code(options.compute === 'serverless' ? 200 : 202).send(envelopeOf(request, job, options.jobRoutes));
+      }
+      try {
+        const outcome = await submitCall(options, endpoint, args, cancelledWhenClientLeaves(reply));
+        return sendOutcome(reply, outcome, options.debug);
+      } finally {
+        await removeStagedFiles(stagedFiles);
+      }
+    };
+    for (const url of [endpoint.path, `/v1${endpoint.path}`]) {
+      app.route({ method: endpoint.methods as HTTPMethods[], url, handler, config: { endpoint: endpoint.path } });
+      const known = methodsByPath.get(url) ?? new Set<string>();
+      endpoint.methods.forEach((method) => known.add(method));
+      methodsByPath.set(url, known);
+    }
+  }
+
+  app.setNotFoundHandler(async (request) => {
+    const path = request.url.split('?')[0] as string;
+    const allowed = methodsByPath.get(path);
+    if (allowed) {
+      const allow = [...allowed].join(', ');
+      throw new HttpError(405, 'method_not_allowed', 'method_not_allowed', `${request.method} is not allowed on ${path}; use ${allow}`, {
+        headers: { allow },
+      });
+    }
+    throw new HttpError(404, 'not_found', 'unknown_route', `no endpoint at ${request.method} ${path}; see /docs for the endpoints`);
+  });
+}
+
+/** Creates the job and queues its call; a full queue is a 503 and leaves no job behind. */
+function submitJob(request: FastifyRequest, options: EndpointRoutesOptions, endpoint: EndpointReport, args: Arguments, onEnd: () => void) {
+  const { store, runner } = options.jobRoutes;
+  const job = store.create(endpoint.path, request.apiKey?.id ?? null);
+  try {
+    runner.start(job, args, onEnd);
+  } catch (error) {
+    store.discard(job);
+    onEnd();
+    throw submitFailure(error, endpoint, options);
+  }
+  return job;
+}
+
+async function submitCall(options: GatewayOptions, endpoint: EndpointReport, args: Arguments, signal: AbortSignal): Promise<CallOutcome> {
+  try {
+    return await options.runner.submit(endpoint.path, args, { signal });
+  } catch (error) {
+    throw submitFailure(error, endpoint, options);
+  }
+}
+
+/** The pool's refusals as the 503s clients know how to retry; anything else is svc's own fault. */
+function submitFailure(error: unknown, endpoint: EndpointReport, options: GatewayOptions): unknown {
+  if (error instanceof QueueFullError) {
+    return new HttpError(503, 'queue_full', 'queue_full', `the queue of ${endpoint.path} is full; retry later`, {
+      headers: { 'retry-after': String(options.retryAfterSeconds) },
+    });
+  }
+  if (error instanceof PoolClosedError) {
+    return new HttpError(503, 'unavailable', 'not_accepting_calls', `the service is not taking calls: ${error.message}`, {
+      headers: { 'retry-after': String(options.retryAfterSeconds) },
+    });
+  }
+  return error;
+}
+
+/** A client that disconnects before its answer cancels its call, queued or running. */
+function cancelledWhenClientLeaves(reply: FastifyReply): AbortSignal {
+  const controller = new AbortController();
+  reply.raw.on('close', () => {
+    if (!reply.raw.writableEnded) controller.abort();
+  });
+  return controller.signal;
+}
+
+function sendOutcome(reply: FastifyReply, outcome: CallOutcome, debug: boolean): FastifyReply {
+  switch (outcome.kind) {
+    case 'result':
+      // Serialised here: Fastify would send a bare string as text/plain.
+      return reply.type('application/json; charset=utf-8').send(JSON.stringify(outcome.value));
+    case 'error':
+      throw endpointFailure(outcome.error, debug);
+    case 'crashed':
+      throw new HttpError(500, 'worker_crashed', 'worker_crashed', outcome.message);
+    case 'cancelled':
+      throw new HttpError(503, 'unavailable', 'cancelled', 'the call was cancelled before it finished');
+  }
+}
+
+export function endpointFailure(error: ErrorInfo, debug: boolean): HttpError {
+  return new HttpError(500, 'endpoint_error', 'exception', `${error.type}: ${error.message}`, {
+    exception: { type: error.type, message: error.message, ...(debug ? { traceback: error.traceback } : {}) },
+  });
+}

@@ -1,0 +1,127 @@
+import multipart from '@fastify/multipart';
+import Fastify, { type FastifyError, type FastifyInstance } from 'fastify';
+import type { Compute } from '../deployment-target.js';
+import type { ApiKeys } from './api-keys.js';
+import { registerAuth } from './auth.js';
+import type { CallRunner } from './call-runner.js';
+import { registerDocsRoutes } from './docs-routes.js';
+import { registerEndpointRoutes } from './endpoint-routes.js';
+import { registerHealthRoute } from './health-route.js';
+import { HttpError } from './http-error.js';
+import { JobRunner } from './jobs/job-runner.js';
+import { registerJobRoutes } from './jobs/job-routes.js';
+import { JobStore } from './jobs/job-store.js';
+
+export interface GatewayOptions {
+  runner: CallRunner;
+  /** The service's title: APIPod(title=...), else the project directory's name. */
+  title: string;
+  /** svc's version, shown in the OpenAPI document. */
+  version: string;
+  /** Largest accepted request body, bytes. */
+  maxBodyBytes: number;
+  /** Seconds a client is told to wait (Retry-After) when a queue is full. */
+  retryAfterSeconds: number;
+  /** Include Python tracebacks in 500 bodies and job errors. */
+  debug: boolean;
+  /** dedicated: the result in the response; serverless: a job envelope to poll. */
+  compute: Compute;
+  keys: ApiKeys;
+  jobs: JobSettings;
+  onRequestLog?: (line: string) => void;
+}
+
+export interface JobSettings {
+  /** How long an ended job stays readable. */
+  ttlMs: number;
+  maxRetained: number;
+  defaultTimeoutMs: number;
+  /** Per endpoint path, overriding the default. */
+  timeoutsMs: ReadonlyMap<string, number>;
+  /** The longest `Prefer: wait=N` honoured. */
+  maxWaitSeconds: number;
+  /** The origin in job URLs; the request's Host when null. */
+  publicUrl: string | null;
+}
+
+/**
+ * The HTTP side of `svc start`: routing, body parsing, validation, docs, health, and the
+ * single place where errors become the one error body shape. Features are plugins that
+ * each own their routes.
+ */
+export async function createGateway(options: GatewayOptions): Promise<FastifyInstance> {
+  const app = Fastify({ bodyLimit: options.maxBodyBytes, logger: false, return503OnClosing: true });
+  acceptJsonBodies(app);
+  await app.register(multipart, { limits: { fileSize: options.maxBodyBytes, fieldSize: options.maxBodyBytes } });
+  app.addContentTypeParser('*', (_request, _payload, done) => done(null, undefined));
+
+  app.setErrorHandler((error: FastifyError | HttpError, _request, reply) => {
+    const httpError = error instanceof HttpError ? error : fromFastifyError(error);
+    for (const [name, value] of Object.entries(httpError.extra.headers ?? {})) reply.header(name, value);
+    return reply.code(httpError.status).send(httpError.toBody());
+  });
+
+  if (options.onRequestLog) {
+    const log = options.onRequestLog;
+    app.addHook('onResponse', async (request, reply) => {
+      log(`${request.method} ${request.url} ${reply.statusCode} ${Math.round(reply.elapsedTime)}ms`);
+    });
+  }
+
+  const store = new JobStore({ ttlMs: options.jobs.ttlMs, maxRetained: options.jobs.maxRetained });
+  const jobRunner = new JobRunner(store, options.runner, {
+    timeoutsMs: options.jobs.timeoutsMs,
+    defaultTimeoutMs: options.jobs.defaultTimeoutMs,
+    debug: options.debug,
+  });
+  const jobRoutes = {
+    store,
+    runner: jobRunner,
+    specification: { service_id: options.title, version: options.version, hardware: process.env.NVIDIA_VISIBLE_DEVICES ? 'gpu' : 'cpu' },
+    publicUrl: options.jobs.publicUrl,
+    maxWaitSeconds: options.jobs.maxWaitSeconds,
+  };
+  await app.register(registerAuth, { keys: options.keys });
+  await app.register(registerHealthRoute, { runner: options.runner });
+  await app.register(registerDocsRoutes, { runner: options.runner, version: options.version, title: options.title });
+  await app.register(registerJobRoutes, jobRoutes);
+  await app.register(registerEndpointRoutes, { ...options, jobRoutes });
+  return app;
+}
+
+/**
+ * JSON bodies parsed here rather than by Fastify's default, so an empty body reaches the
+ * route (which knows whether arguments are required) and malformed JSON is a clear 400.
+ */
+function acceptJsonBodies(app: FastifyInstance): void {
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser(/^application\/([\w.+-]+\+)?json$/, { parseAs: 'string' }, (_request, body, done) => {
+    const text = String(body);
+    if (text.trim() === '') return done(null, undefined);
+    try {
+      done(null, JSON.parse(text));
+    } catch (error) {
+      done(new HttpError(400, 'invalid_request', 'invalid_json', `the body is not valid JSON: ${(error as Error).message}`), undefined);
+    }
+  });
+}
+
+function fromFastifyError(error: FastifyError): HttpError {
+  switch (error.code) {
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+    case 'FST_REQ_FILE_TOO_LARGE':
+    case 'FST_FILES_LIMIT':
+    case 'FST_PARTS_LIMIT':
+      return new HttpError(413, 'payload_too_large', 'body_too_large', 'the request body is larger than this server accepts');
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return new HttpError(415, 'unsupported_media_type', 'unsupported_content_type', 'send application/json or multipart/form-data');
+    case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
+    case 'FST_INVALID_MULTIPART_CONTENT_TYPE':
+      return new HttpError(400, 'invalid_request', 'invalid_body', error.message);
+    default: {
+      const status = error.statusCode ?? 500;
+      if (status >= 400 && status < 500) return new HttpError(status, 'invalid_request', 'invalid_request', error.message);
+      return new HttpError(500, 'internal_error', 'internal_error', `svc failed: ${error.message}`);
+    }
+  }
+}

@@ -1,0 +1,95 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { HttpError } from '../http-error.js';
+import { readPreferences } from '../prefer-header.js';
+import { toEnvelope, type ServiceSpecification } from './job-envelope.js';
+import type { JobRunner } from './job-runner.js';
+import { isTerminal } from './job-status.js';
+import type { JobStore } from './job-store.js';
+import type { Job } from './job.js';
+
+export interface JobRoutesOptions {
+  store: JobStore;
+  runner: JobRunner;
+  specification: ServiceSpecification;
+  /** The origin clients reach this server by; the request's own Host when null. */
+  publicUrl: string | null;
+  maxWaitSeconds: number;
+}
+
+/**
+ * The job API: read a job (`GET /v1/jobs/{id}`, and the toolkit's `GET /status?job_id=`),
+ * cancel it, and follow it as server-sent events. A job is visible only to the key that
+ * created it; to anyone else it does not exist (404).
+ */
+export async function registerJobRoutes(app: FastifyInstance, options: JobRoutesOptions): Promise<void> {
+  const { store, runner } = options;
+
+  const findJob = (request: FastifyRequest, id: string | undefined): Job => {
+    const job = id ? store.get(id, request.apiKey?.id ?? null) : undefined;
+    if (!job) throw new HttpError(404, 'not_found', 'unknown_job', `no job ${id ?? '(missing job_id)'}: it never existed, has expired, or belongs to another key`);
+    return job;
+  };
+
+  const answer = async (request: FastifyRequest, reply: FastifyReply, job: Job) => {
+    const preferences = readPreferences(request.headers.prefer, options.maxWaitSeconds);
+    if (preferences.waitSeconds !== null) {
+      await store.waitUntilEnded(job, preferences.waitSeconds * 1000);
+      reply.header('preference-applied', `wait=${preferences.waitSeconds}`);
+    }
+    return envelopeOf(request, job, options);
+  };
+
+  app.get<{ Params: { id: string } }>('/v1/jobs/:id', async (request, reply) => answer(request, reply, findJob(request, request.params.id)));
+  app.get<{ Querystring: { job_id?: string } }>('/status', async (request, reply) =>
+    answer(request, reply, findJob(request, request.query.job_id)),
+  );
+  app.post<{ Params: { id: string } }>('/v1/jobs/:id/cancel', async (request) => {
+    const job = findJob(request, request.params.id);
+    runner.cancel(job);
+    return envelopeOf(request, job, options);
+  });
+  app.get<{ Params: { id: string } }>('/v1/jobs/:id/stream', async (request, reply) => {
+    streamJob(request, reply, findJob(request, request.params.id), options);
+  });
+}
+
+export function envelopeOf(request: FastifyRequest, job: Job, options: Pick<JobRoutesOptions, 'publicUrl' | 'specification'>) {
+  const baseUrl = options.publicUrl ?? `${request.protocol}://${request.host}`;
+  return toEnvelope(job, baseUrl, options.specification);
+}
+
+/**
+ * Server-sent events (the WHATWG EventSource format): `chunk` for every chunk (those sent
+ * before the client connected first), `progress` on progress, and one final `status`
+ * event with the whole envelope once the job ends; then the stream closes.
+ */
+function streamJob(request: FastifyRequest, reply: FastifyReply, job: Job, options: JobRoutesOptions): void {
+  reply.hijack();
+  const response = reply.raw;
+  response.writeHead(200, {
+    'content-type': 'text/event-stream; charset=utf-8',
+    'cache-control': 'no-cache',
+    connection: 'keep-alive',
+    'x-accel-buffering': 'no',
+  });
+  const send = (event: string, data: unknown) => response.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
+  let sentChunks = 0;
+  let lastProgress: string | null = null;
+  const flush = (current: Job): boolean => {
+    for (; sentChunks < current.chunks.length; sentChunks++) send('chunk', current.chunks[sentChunks]);
+    const progress = JSON.stringify([current.progress, current.message]);
+    if (progress !== lastProgress) {
+      lastProgress = progress;
+      send('progress', { progress: current.progress, message: current.message, status: current.status });
+    }
+    if (!isTerminal(current.status)) return false;
+    send('status', envelopeOf(request, current, options));
+    response.end();
+    return true;
+  };
+  if (flush(job)) return;
+  const stop = options.store.watch(job, (changed) => {
+    if (flush(changed)) stop();
+  });
+  response.on('close', stop);
+}

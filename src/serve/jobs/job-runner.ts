@@ -1,0 +1,121 @@
+import type { Value } from '../../worker/protocol.js';
+import type { CallOutcome } from '../../worker/worker-process.js';
+import type { CallRunner } from '../call-runner.js';
+import { isTerminal } from './job-status.js';
+import type { JobStore } from './job-store.js';
+import type { Job } from './job.js';
+
+export interface JobRunnerOptions {
+  /** Longest a job may run once it has started, by endpoint path; `defaultTimeoutMs` otherwise. */
+  timeoutsMs: ReadonlyMap<string, number>;
+  defaultTimeoutMs: number;
+  /** Include Python tracebacks in job errors. */
+  debug: boolean;
+}
+
+/** Why a job's call was aborted, which decides the status it ends in. */
+type AbortReason = 'cancelled' | 'timeout';
+
+/**
+ * Runs jobs on the call runner (the worker pool) and moves them through their statuses:
+ * QUEUED when accepted by the pool, PROCESSING when a worker takes the call, STREAMING
+ * with the first chunk, then one terminal status. Every accepted job ends: a call the pool
+ * drops (shutdown) fails the job with a message saying so.
+ */
+export class JobRunner {
+  private readonly controllers = new Map<string, { controller: AbortController; reason: AbortReason | null }>();
+
+  constructor(
+    private readonly store: JobStore,
+    private readonly runner: CallRunner,
+    private readonly options: JobRunnerOptions,
+  ) {}
+
+  /** Queues the call; throws the pool's QueueFullError (before the job is visible) when full. */
+  start(job: Job, args: { [parameter: string]: Value }, onEnd: () => void = () => {}): void {
+    const abort = { controller: new AbortController(), reason: null as AbortReason | null };
+    this.controllers.set(job.id, abort);
+    let timer: NodeJS.Timeout | undefined;
+    let outcome: Promise<CallOutcome>;
+    try {
+      outcome = this.runner.submit(job.endpoint, args, {
+      id: job.id,
+      signal: abort.controller.signal,
+      onStart: () => {
+        if (isTerminal(job.status)) return;
+        this.store.move(job, 'PROCESSING');
+        const timeoutMs = this.options.timeoutsMs.get(job.endpoint) ?? this.options.defaultTimeoutMs;
+        timer = setTimeout(() => this.abort(job, 'timeout'), timeoutMs);
+        timer.unref();
+      },
+      onProgress: (progress, message) => {
+        if (isTerminal(job.status)) return;
+        this.store.update(job, { progress: progress ?? job.progress, message: message ?? job.message });
+      },
+      onChunk: (value) => {
+        if (isTerminal(job.status)) return;
+        job.chunks.push(value);
+        if (job.status === 'PROCESSING') this.store.move(job, 'STREAMING');
+        else this.store.update(job, {});
+      },
+    });
+    } catch (error) {
+      this.controllers.delete(job.id);
+      throw error;
+    }
+    // A free worker may already have taken the call (PENDING -> PROCESSING) inside submit.
+    if (job.status === 'PENDING') this.store.move(job, 'QUEUED');
+    void outcome.then((result) => {
+      clearTimeout(timer);
+      this.controllers.delete(job.id);
+      this.finish(job, result, abort.reason);
+      onEnd();
+    });
+  }
+
+  /**
+   * Cancels a job: a queued one leaves the queue, a running one is interrupted in its
+   * worker (killed after the grace period). The job reads CANCELLED at once; an ended job
+   * is left as it is.
+   */
+  cancel(job: Job): void {
+    if (isTerminal(job.status)) return;
+    this.abort(job, 'cancelled');
+    this.store.move(job, 'CANCELLED', { message: 'cancelled by the client' });
+  }
+
+  private abort(job: Job, reason: AbortReason): void {
+    const abort = this.controllers.get(job.id);
+    if (!abort || abort.reason !== null) return;
+    abort.reason = reason;
+    abort.controller.abort();
+    if (reason === 'timeout' && !isTerminal(job.status)) {
+      const limit = (this.options.timeoutsMs.get(job.endpoint) ?? this.options.defaultTimeoutMs) / 1000;
+      this.store.move(job, 'TIMEOUT', {
+        error: { type: 'Timeout', message: `the job ran longer than its time-out of ${limit} s` },
+      });
+    }
+  }
+
+  private finish(job: Job, outcome: CallOutcome, abortReason: AbortReason | null): void {
+    if (isTerminal(job.status)) return;
+    switch (outcome.kind) {
+      case 'result':
+        this.store.move(job, 'FINISHED', { result: outcome.value, progress: 1 });
+        return;
+      case 'error': {
+        const { type, message, traceback } = outcome.error;
+        this.store.move(job, 'FAILED', { error: { type, message, ...(this.options.debug ? { traceback } : {}) } });
+        return;
+      }
+      case 'crashed':
+        this.store.move(job, 'FAILED', { error: { type: 'WorkerCrashed', message: outcome.message } });
+        return;
+      case 'cancelled':
+        // Not asked for by the client or a time-out: the pool dropped the call while stopping.
+        this.store.move(job, abortReason === 'cancelled' ? 'CANCELLED' : 'FAILED', {
+          error: abortReason === 'cancelled' ? null : { type: 'ServerShutdown', message: 'the server stopped before this job could run; submit it again' },
+        });
+    }
+  }
+}

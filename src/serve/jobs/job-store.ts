@@ -1,0 +1,134 @@
+import { randomBytes } from 'node:crypto';
+import { EventEmitter } from 'node:events';
+import { assertTransition, isTerminal, type JobStatus } from './job-status.js';
+import type { Job } from './job.js';
+
+export interface RetentionPolicy {
+  /** How long a job stays readable after it ends. */
+  ttlMs: number;
+  /** Most ended jobs kept; the oldest go first beyond it. */
+  maxRetained: number;
+}
+
+export type JobChanges = Partial<Pick<Job, 'progress' | 'message' | 'result' | 'error'>>;
+
+/**
+ * Jobs in memory, each readable any number of times until its retention ends. Memory stays
+ * bounded: running and queued jobs are bounded by the queues, ended ones by the TTL and
+ * the cap. Every status change goes through the state machine and is announced, which is
+ * what waiting requests and event streams listen to.
+ */
+export class JobStore {
+  private readonly jobs = new Map<string, Job>();
+  private readonly ended = new Set<string>();
+  private readonly events = new EventEmitter();
+
+  constructor(
+    private readonly retention: RetentionPolicy,
+    private readonly now: () => number = Date.now,
+  ) {
+    this.events.setMaxListeners(0);
+  }
+
+  create(endpoint: string, owner: string | null): Job {
+    this.expire();
+    const job: Job = {
+      // 128 random bits: job URLs are unguessable, so a job id is not a way in.
+      id: randomBytes(16).toString('hex'),
+      endpoint,
+      owner,
+      status: 'PENDING',
+      progress: 0,
+      message: null,
+      result: null,
+      error: null,
+      chunks: [],
+      createdAt: this.now(),
+      startedAt: null,
+      finishedAt: null,
+    };
+    this.jobs.set(job.id, job);
+    return job;
+  }
+
+  /** The job, when it exists, has not expired, and belongs to this caller. */
+  get(id: string, owner: string | null): Job | undefined {
+    this.expire();
+    const job = this.jobs.get(id);
+    return job && job.owner === owner ? job : undefined;
+  }
+
+  /** Forgets a job that was never accepted (its queue was full). */
+  discard(job: Job): void {
+    this.forget(job.id);
+  }
+
+  /** Moves a job to a new status, with the fields that go with it. */
+  move(job: Job, status: JobStatus, changes: JobChanges = {}): void {
+    assertTransition(job.status, status);
+    Object.assign(job, changes);
+    job.status = status;
+    if (status === 'PROCESSING') job.startedAt = this.now();
+    if (isTerminal(status)) {
+      job.finishedAt = this.now();
+      this.ended.add(job.id);
+      this.enforceCap();
+    }
+    this.events.emit(job.id, job);
+  }
+
+  /** Changes fields without a status change (progress, messages, chunks). */
+  update(job: Job, changes: JobChanges): void {
+    Object.assign(job, changes);
+    this.events.emit(job.id, job);
+  }
+
+  /** Calls `listener` on every change of the job until the returned function is called. */
+  watch(job: Job, listener: (job: Job) => void): () => void {
+    this.events.on(job.id, listener);
+    return () => this.events.off(job.id, listener);
+  }
+
+  /** Resolves when the job has ended or `timeoutMs` has passed, whichever is first. */
+  waitUntilEnded(job: Job, timeoutMs: number): Promise<void> {
+    if (isTerminal(job.status) || timeoutMs <= 0) return Promise.resolve();
+    return new Promise((resolve) => {
+      const stop = this.watch(job, (changed) => {
+        if (isTerminal(changed.status)) finish();
+      });
+      const timer = setTimeout(finish, timeoutMs);
+      function finish() {
+        clearTimeout(timer);
+        stop();
+        resolve();
+      }
+    });
+  }
+
+  get size(): number {
+    return this.jobs.size;
+  }
+
+  private expire(): void {
+    const cutoff = this.now() - this.retention.ttlMs;
+    for (const id of this.ended) {
+      const job = this.jobs.get(id);
+      // `ended` is in the order jobs ended, so the first one still fresh stops the sweep.
+      if (job && (job.finishedAt ?? 0) > cutoff) break;
+      this.forget(id);
+    }
+  }
+
+  private enforceCap(): void {
+    for (const id of this.ended) {
+      if (this.ended.size <= this.retention.maxRetained) break;
+      this.forget(id);
+    }
+  }
+
+  private forget(id: string): void {
+    this.ended.delete(id);
+    this.jobs.delete(id);
+    this.events.removeAllListeners(id);
+  }
+}

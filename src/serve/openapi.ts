@@ -1,0 +1,112 @@
+import type { EndpointReport, Value } from '../worker/protocol.js';
+
+export interface ServiceDescription {
+  title: string;
+  version: string;
+  endpoints: readonly EndpointReport[];
+}
+
+type Json = { [key: string]: Value };
+
+const ERROR_SCHEMA: Json = {
+  type: 'object',
+  properties: {
+    error: {
+      type: 'object',
+      properties: {
+        status: { type: 'integer' },
+        type: { type: 'string' },
+        code: { type: 'string' },
+        message: { type: 'string' },
+        detail: {
+          type: 'array',
+          items: { type: 'object', properties: { field: { type: 'string' }, message: { type: 'string' } } },
+        },
+      },
+      required: ['status', 'type', 'code', 'message'],
+    },
+  },
+  required: ['error'],
+};
+
+/**
+ * The OpenAPI 3.1 document of a service: one operation per endpoint and method, its JSON
+ * Schema as the request body (or query parameters for GET), and the shared error shape.
+ * OpenAPI 3.1 uses JSON Schema 2020-12, the dialect workers report, so schemas pass as is.
+ */
+export function describeService(service: ServiceDescription): Json {
+  const paths: Json = {};
+  for (const endpoint of service.endpoints) {
+    const operations: Json = {};
+    for (const method of endpoint.methods) {
+      operations[method.toLowerCase()] = describeOperation(endpoint, method);
+    }
+    paths[endpoint.path] = operations;
+  }
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: service.title,
+      version: service.version,
+      description: 'Served by svc. Every endpoint is also reachable under /v1.',
+    },
+    paths,
+    components: { schemas: { Error: ERROR_SCHEMA } },
+  };
+}
+
+function describeOperation(endpoint: EndpointReport, method: string): Json {
+  const errorResponse = (description: string): Json => ({
+    description,
+    content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
+  });
+  const hasMedia = Object.values(propertiesOf(endpoint)).some((schema) => isMediaSchema(schema));
+  const operation: Json = { operationId: `${endpoint.function}_${method.toLowerCase()}`, summary: endpoint.function };
+  if (endpoint.doc) operation.description = endpoint.doc;
+  if (method === 'GET') operation.parameters = queryParameters(endpoint);
+  else operation.requestBody = requestBody(endpoint, hasMedia);
+  operation.responses = {
+    '200': {
+      description: endpoint.is_generator ? 'every chunk the function yielded, as a list' : 'the function result',
+      content: { 'application/json': { schema: endpoint.output_schema } },
+    },
+    '422': errorResponse('the input does not match the schema'),
+    '500': errorResponse('the function raised an exception'),
+    '503': errorResponse('the queue is full; retry after the Retry-After seconds'),
+  };
+  return operation;
+}
+
+function requestBody(endpoint: EndpointReport, hasMedia: boolean): Json {
+  const content: Json = { 'application/json': { schema: endpoint.input_schema } };
+  if (hasMedia) content['multipart/form-data'] = { schema: multipartSchema(endpoint) };
+  return { required: (endpoint.input_schema.required as Value[] | undefined)?.length !== 0, content };
+}
+
+/** Media parameters become binary file parts in a multipart form. */
+function multipartSchema(endpoint: EndpointReport): Json {
+  const properties: Json = {};
+  for (const [name, schema] of Object.entries(propertiesOf(endpoint))) {
+    properties[name] = isMediaSchema(schema) ? { type: 'string', format: 'binary' } : schema;
+  }
+  return { ...endpoint.input_schema, properties };
+}
+
+function queryParameters(endpoint: EndpointReport): Value[] {
+  const required = new Set((endpoint.input_schema.required as string[] | undefined) ?? []);
+  return Object.entries(propertiesOf(endpoint)).map(([name, schema]) => ({
+    name,
+    in: 'query',
+    required: required.has(name),
+    schema,
+  }));
+}
+
+function propertiesOf(endpoint: EndpointReport): { [name: string]: Value } {
+  const properties = endpoint.input_schema.properties;
+  return typeof properties === 'object' && properties !== null && !Array.isArray(properties) ? properties : {};
+}
+
+export function isMediaSchema(schema: Value): boolean {
+  return typeof schema === 'object' && schema !== null && !Array.isArray(schema) && 'x-media-type' in schema;
+}

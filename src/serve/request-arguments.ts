@@ -1,0 +1,113 @@
+import { randomUUID } from 'node:crypto';
+import { createWriteStream } from 'node:fs';
+import { mkdir, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pipeline } from 'node:stream/promises';
+import type { FastifyRequest } from 'fastify';
+import type { EndpointReport, Value } from '../worker/protocol.js';
+import { HttpError } from './http-error.js';
+import type { Arguments, InputValidator } from './input-validation.js';
+import { isMediaSchema } from './openapi.js';
+
+export interface ReadArguments {
+  arguments: Arguments;
+  /** Uploaded files staged for the worker; the caller deletes them once the call ends. */
+  stagedFiles: string[];
+}
+
+const UPLOAD_DIR = join(tmpdir(), 'svc-uploads');
+
+/**
+ * The call's arguments from the request: the JSON body, the query string for GET, or a
+ * multipart form whose file parts are media parameters. Validated against the endpoint's
+ * schema; a 4xx HttpError says what is wrong.
+ */
+export async function readArguments(
+  request: FastifyRequest,
+  endpoint: EndpointReport,
+  validators: { json: InputValidator; text: InputValidator },
+): Promise<ReadArguments> {
+  if (request.method === 'GET' || request.method === 'HEAD') {
+    return { arguments: validators.text({ ...(request.query as object) }), stagedFiles: [] };
+  }
+  if (request.isMultipart()) return readMultipart(request, endpoint, validators.text);
+  const body = request.body;
+  if (body === undefined || body === null) {
+    // An empty body is the call with no arguments: fine for an endpoint without required
+    // parameters, and a 422 naming the missing ones otherwise.
+    return { arguments: validators.json({}), stagedFiles: [] };
+  }
+  rejectFileReferences(body as Value, '');
+  return { arguments: validators.json(body), stagedFiles: [] };
+}
+
+/**
+ * `{"$file": ...}` tells a worker to read (and delete) a file: only svc may write one,
+ * for uploads it staged itself. From a client it would be a way to reach the server's disk.
+ */
+function rejectFileReferences(value: Value, field: string): void {
+  if (Array.isArray(value)) {
+    value.forEach((item, index) => rejectFileReferences(item, `${field}[${index}]`));
+    return;
+  }
+  if (typeof value !== 'object' || value === null) return;
+  for (const [key, item] of Object.entries(value)) {
+    const path = field ? `${field}.${key}` : key;
+    if (key === '$file') {
+      throw new HttpError(422, 'validation_error', 'invalid_input', `${path}: file references cannot be sent; upload the file as multipart or base64`, {
+        detail: [{ field: path, message: 'file references cannot be sent; upload the file as multipart or base64' }],
+      });
+    }
+    rejectFileReferences(item, path);
+  }
+}
+
+async function readMultipart(request: FastifyRequest, endpoint: EndpointReport, validate: InputValidator): Promise<ReadArguments> {
+  const properties = (endpoint.input_schema.properties ?? {}) as { [name: string]: Value };
+  const fields: { [name: string]: Value } = {};
+  const files: { [name: string]: Value } = {};
+  const stagedFiles: string[] = [];
+  try {
+    for await (const part of request.parts()) {
+      if (part.type === 'field') {
+        fields[part.fieldname] = fieldValue(part.value, properties[part.fieldname]);
+        continue;
+      }
+      if (!isMediaSchema(properties[part.fieldname] ?? null)) {
+        part.file.resume();
+        throw new HttpError(422, 'validation_error', 'invalid_input', `${part.fieldname} is not a file parameter`, {
+          detail: [{ field: part.fieldname, message: 'is not a file parameter of this endpoint' }],
+        });
+      }
+      await mkdir(UPLOAD_DIR, { recursive: true });
+      const path = join(UPLOAD_DIR, randomUUID());
+      stagedFiles.push(path);
+      await pipeline(part.file, createWriteStream(path));
+      files[part.fieldname] = { $file: { path, file_name: part.filename || null, content_type: part.mimetype || null } };
+    }
+    // Validate with each file standing in as a string, then hand the worker the file references.
+    const placeholders = Object.fromEntries(Object.keys(files).map((name) => [name, '']));
+    const validated = validate({ ...fields, ...placeholders });
+    return { arguments: { ...validated, ...files }, stagedFiles };
+  } catch (error) {
+    await removeStagedFiles(stagedFiles);
+    throw error;
+  }
+}
+
+/** Form fields are text; a field whose schema is not a plain string may carry JSON. */
+function fieldValue(text: unknown, schema: Value | undefined): Value {
+  const value = String(text);
+  const isString = typeof schema === 'object' && schema !== null && !Array.isArray(schema) && schema.type === 'string';
+  if (isString) return value;
+  try {
+    return JSON.parse(value) as Value;
+  } catch {
+    return value;
+  }
+}
+
+export async function removeStagedFiles(paths: readonly string[]): Promise<void> {
+  await Promise.all(paths.map((path) => rm(path, { force: true })));
+}

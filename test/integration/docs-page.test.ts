@@ -1,0 +1,43 @@
+import { join } from 'node:path';
+import { chromium, type Browser } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startSvc, type RunningSvc } from '../support/server.js';
+import { REPO_ROOT } from '../support/svc.js';
+
+// Debian's chromium, never a browser a tool downloads (see .ci/run).
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+
+describe('the /docs page in a real browser', () => {
+  let server: RunningSvc;
+  let browser: Browser;
+  beforeAll(async () => {
+    server = await startSvc([join(REPO_ROOT, 'examples/hello')]);
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      headless: true,
+      args: ['--no-sandbox', '--disable-background-networking'],
+    });
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await server?.stop();
+  });
+
+  it('renders, lists every endpoint, and sends a request from its form', async () => {
+    const page = await browser.newPage();
+    await page.goto(`${server.url}/docs`);
+    await expect.poll(() => page.locator('details.endpoint').count()).toBe(2);
+    expect(await page.title()).toBe('Hello - API docs');
+    expect(await page.locator('details.endpoint summary').allTextContents()).toEqual([
+      expect.stringContaining('POST /hello'),
+      expect.stringContaining('POST /add'),
+    ]);
+
+    const add = page.locator('details.endpoint[data-path="/add"]');
+    await add.locator('summary').click();
+    await add.locator('textarea').fill('{"a": 40, "b": 2}');
+    await add.getByRole('button', { name: 'Send' }).click();
+    await expect.poll(() => add.locator('pre').textContent()).toContain('"sum": 42');
+    expect(await add.locator('.status').textContent()).toMatch(/^200/);
+  });
+});

@@ -1,0 +1,214 @@
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { postJson, startSvc, type RunningSvc } from '../support/server.js';
+import { REPO_ROOT, runSvc } from '../support/svc.js';
+
+const BEHAVIOURS = join(REPO_ROOT, 'test/fixtures/gateway/behaviours.py');
+// A 2x2 red PNG.
+const PNG_BASE64 =
+  'iVBORw0KGgoAAAANSUhEUgAAAAIAAAACCAIAAAD91JpzAAAAEElEQVR4nGP4z8AARAwQCgAf7gP9i18U1AAAAABJRU5ErkJggg==';
+
+describe('svc start serving examples/hello', () => {
+  let server: RunningSvc;
+  beforeAll(async () => {
+    server = await startSvc([join(REPO_ROOT, 'examples/hello')]);
+  });
+  afterAll(async () => {
+    await server.stop();
+  });
+
+  it('answers with the function result, at the path and under /v1', async () => {
+    expect(await postJson(`${server.url}/hello`, { name: 'Ada', excited: true })).toMatchObject({
+      status: 200,
+      body: { greeting: 'Hello, Ada!' },
+    });
+    expect((await postJson(`${server.url}/v1/add`, { a: 2, b: 0.5 })).body).toEqual({ sum: 2.5 });
+  });
+
+  it('treats an empty body as no arguments: defaults apply, missing required ones are a 422', async () => {
+    expect((await postJson(`${server.url}/hello`, '')).body).toEqual({ greeting: 'Hello, world.' });
+    const missing = await postJson(`${server.url}/add`, '');
+    expect(missing.status).toBe(422);
+    expect(missing.body.error.detail).toEqual([
+      { field: 'a', message: 'is required' },
+      { field: 'b', message: 'is required' },
+    ]);
+  });
+
+  it('rejects input that does not match the signature with field-level detail', async () => {
+    const wrong = await postJson(`${server.url}/add`, { a: 'two', b: 1, c: 3 });
+    expect(wrong.status).toBe(422);
+    expect(wrong.body.error).toMatchObject({ status: 422, type: 'validation_error' });
+    expect(wrong.body.error.detail).toEqual(
+      expect.arrayContaining([
+        { field: 'a', message: 'must be a number' },
+        { field: 'c', message: 'is not a parameter of this endpoint' },
+      ]),
+    );
+  });
+
+  it('answers malformed JSON with a 400, never a 500', async () => {
+    const bad = await postJson(`${server.url}/hello`, '{"name": ');
+    expect(bad.status).toBe(400);
+    expect(bad.body.error.code).toBe('invalid_json');
+    const array = await postJson(`${server.url}/hello`, '[1, 2]');
+    expect(array.status).toBe(422);
+  });
+
+  it('refuses file references smuggled into JSON, which only svc may create', async () => {
+    const smuggled = await postJson(`${server.url}/hello`, { name: { $file: { path: '/etc/passwd' } } });
+    expect(smuggled.status).toBe(422);
+    expect(smuggled.body.error.detail).toEqual([{ field: 'name.$file', message: expect.stringContaining('cannot be sent') }]);
+  });
+
+  it('says 404 for an unknown route and 405 for a known path with the wrong method', async () => {
+    const unknown = await postJson(`${server.url}/nope`, {});
+    expect(unknown.status).toBe(404);
+    expect(unknown.body.error.type).toBe('not_found');
+    const wrongMethod = await fetch(`${server.url}/hello`);
+    expect(wrongMethod.status).toBe(405);
+    expect(wrongMethod.headers.get('allow')).toBe('POST');
+  });
+
+  it('publishes an OpenAPI 3.1 document with one operation per endpoint', async () => {
+    const document: any = await (await fetch(`${server.url}/openapi.json`)).json();
+    expect(document.openapi).toBe('3.1.0');
+    expect(document.info.title).toBe('Hello');
+    expect(Object.keys(document.paths).sort()).toEqual(['/add', '/hello']);
+    expect(document.paths['/add'].post.requestBody.content['application/json'].schema.required).toEqual(['a', 'b']);
+  });
+
+  it('reports READY on /health once the workers are up', async () => {
+    const health = await fetch(`${server.url}/health`);
+    expect(health.status).toBe(200);
+    expect(await health.json()).toMatchObject({ status: 'READY', workers: 1 });
+  });
+});
+
+describe('svc start serving endpoints that misbehave', () => {
+  let server: RunningSvc;
+  const marker = join(mkdtempSync(join(tmpdir(), 'svc-shutdown-')), 'marker');
+  beforeAll(async () => {
+    server = await startSvc([BEHAVIOURS, '--workers', '2', '--max-body-size', '1', '--queue-size', '1'], {
+      SHUTDOWN_MARKER: marker,
+    });
+  });
+  afterAll(async () => {
+    if (server.process.exitCode === null) await server.stop();
+  });
+
+  it('converts enums, literals and optionals, and keeps user prints out of the protocol', async () => {
+    const answer = await postJson(`${server.url}/echo`, { text: 'ab', times: 2, colour: 'blue', mode: 'loud' });
+    expect(answer.body).toEqual({ text: 'ABAB', colour: 'blue', note: null });
+    expect((await postJson(`${server.url}/echo`, { text: 'x', colour: 'green' })).body.error.detail).toEqual([
+      { field: 'colour', message: 'must be one of "red", "blue"' },
+    ]);
+    expect(server.logs()).toContain('echo was called');
+  });
+
+  it('turns an exception in user code into a 500 carrying its type and message', async () => {
+    const failed = await postJson(`${server.url}/fail`, { reason: 'no cats allowed' });
+    expect(failed.status).toBe(500);
+    expect(failed.body.error).toMatchObject({
+      type: 'endpoint_error',
+      message: 'ValueError: no cats allowed',
+      exception: { type: 'ValueError', message: 'no cats allowed' },
+    });
+  });
+
+  it('runs async endpoints, GET endpoints with query strings, and generators', async () => {
+    expect((await postJson(`${server.url}/async-sleep`, { seconds: 0.01 })).body).toEqual({ slept: 0.01 });
+    expect(await (await fetch(`${server.url}/items?limit=3&prefix=x`)).json()).toEqual(['x-0', 'x-1', 'x-2']);
+    expect((await postJson(`${server.url}/count`, { to: 4 })).body).toEqual([0, 1, 2, 3]);
+  });
+
+  it('refuses a body over the size limit with 413', async () => {
+    const large = await postJson(`${server.url}/echo`, { text: 'x'.repeat(2 * 1024 * 1024) });
+    expect(large.status).toBe(413);
+    expect(large.body.error.type).toBe('payload_too_large');
+  });
+
+  it('answers 503 with Retry-After when the endpoint queue is full', async () => {
+    const running = [postJson(`${server.url}/sleep`, { seconds: 1.5 }), postJson(`${server.url}/sleep`, { seconds: 1.5 })];
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const queued = postJson(`${server.url}/sleep`, { seconds: 0.01 });
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const refused = await postJson(`${server.url}/sleep`, { seconds: 0.01 });
+    expect(refused.status).toBe(503);
+    expect(refused.headers.get('retry-after')).toMatch(/^\d+$/);
+    expect((await Promise.all([...running, queued])).map((answer) => answer.status)).toEqual([200, 200, 200]);
+  });
+
+  it('cancels the call of a client that disconnects, freeing its worker', async () => {
+    const abandoned = new AbortController();
+    const call = fetch(`${server.url}/sleep`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ seconds: 20 }),
+      signal: abandoned.signal,
+    }).catch(() => 'aborted');
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    abandoned.abort();
+    expect(await call).toBe('aborted');
+    await expect.poll(async () => ((await (await fetch(`${server.url}/health`)).json()) as { busy: number }).busy, { timeout: 10_000 }).toBe(0);
+  });
+
+  it('fails the call of a worker that dies, and serves the next call on a fresh worker', async () => {
+    const crashed = await postJson(`${server.url}/crash`, {});
+    expect(crashed.status).toBe(500);
+    expect(crashed.body.error.type).toBe('worker_crashed');
+    expect((await postJson(`${server.url}/echo`, { text: 'still here' })).body.text).toBe('still here');
+  });
+
+  it('finishes the in-flight call on SIGTERM, runs the lifespan shutdown and exits 0', async () => {
+    const inFlight = postJson(`${server.url}/sleep`, { seconds: 1 });
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const exitCode = await server.stop();
+    expect((await inFlight).body).toEqual({ slept: 1 });
+    expect(exitCode).toBe(0);
+    expect(existsSync(marker) && readFileSync(marker, 'utf8')).toBe('lifespan shutdown ran');
+  });
+});
+
+describe('svc start serving examples/image', () => {
+  let server: RunningSvc;
+  beforeAll(async () => {
+    server = await startSvc([join(REPO_ROOT, 'examples/image')]);
+  });
+  afterAll(async () => {
+    await server.stop();
+  });
+
+  it('takes an image as a multipart upload and returns an image as JSON', async () => {
+    const form = new FormData();
+    form.append('image', new Blob([Buffer.from(PNG_BASE64, 'base64')], { type: 'image/png' }), 'red.png');
+    const response = await fetch(`${server.url}/grayscale`, { method: 'POST', body: form });
+    expect(response.status).toBe(200);
+    const image: any = await response.json();
+    expect(image).toMatchObject({ file_name: 'grayscale.png', content_type: 'image/png' });
+    expect(Buffer.from(image.content, 'base64').subarray(1, 4).toString()).toBe('PNG');
+  });
+
+  it('takes an image as base64 or as a data URL', async () => {
+    const plain = await postJson(`${server.url}/thumbnail`, { image: PNG_BASE64, size: 1 });
+    expect(plain.status).toBe(200);
+    const dataUrl = await postJson(`${server.url}/thumbnail`, { image: `data:image/png;base64,${PNG_BASE64}` });
+    expect(dataUrl.body.content_type).toBe('image/png');
+  });
+});
+
+describe('svc start with a service that cannot start', () => {
+  it('reports a lifespan failure clearly and exits non-zero', async () => {
+    const run = await runSvc(['start', join(REPO_ROOT, 'test/fixtures/gateway/failing-lifespan.py'), '--port', '0']);
+    expect(run.exitCode).toBe(1);
+    expect(run.stderr).toContain('the lifespan startup failed: RuntimeError: the model weights are missing');
+  });
+
+  it('says which interpreter is unusable', async () => {
+    const run = await runSvc(['start', join(REPO_ROOT, 'examples/hello'), '--python', '/nonexistent/python']);
+    expect(run.exitCode).toBe(1);
+    expect(run.stderr).toContain('/nonexistent/python');
+  });
+});

@@ -1,0 +1,63 @@
+import { execa, type ResultPromise } from 'execa';
+import { SVC_BIN } from './svc.js';
+
+export interface RunningSvc {
+  url: string;
+  process: ResultPromise;
+  /** Everything the server wrote on stderr so far. */
+  logs: () => string;
+  /** SIGTERM, then wait for the exit; returns the exit code. */
+  stop: () => Promise<number>;
+}
+
+/**
+ * Starts the built `svc start` on a free port and waits until it says it listens (the
+ * `--json` listening event). Fails with the server's own output if it exits first.
+ */
+export async function startSvc(args: string[], env: Record<string, string> = {}): Promise<RunningSvc> {
+  const child = execa(process.execPath, [SVC_BIN, 'start', '--port', '0', '--host', '127.0.0.1', '--json', ...args], {
+    env: { ...env },
+    reject: false,
+    buffer: false,
+  });
+  let stderr = '';
+  child.stderr?.on('data', (chunk: Buffer) => {
+    stderr += chunk.toString();
+  });
+  const url = await new Promise<string>((resolve, reject) => {
+    let stdout = '';
+    child.stdout?.on('data', (chunk: Buffer) => {
+      stdout += chunk.toString();
+      for (const line of stdout.split('\n')) {
+        if (line.startsWith('{') && line.includes('"listening"')) resolve(JSON.parse(line).url);
+      }
+    });
+    child.on('exit', (code) => reject(new Error(`svc start exited with ${code} before listening:\n${stderr}${stdout}`)));
+  });
+  return {
+    url,
+    process: child,
+    logs: () => stderr,
+    stop: async () => {
+      child.kill('SIGTERM');
+      const result = await child;
+      return result.exitCode ?? -1;
+    },
+  };
+}
+
+export async function postJson(url: string, body: unknown, headers: Record<string, string> = {}): Promise<{ status: number; body: any; headers: Headers }> {
+  const response = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+  });
+  const text = await response.text();
+  let parsed: unknown = text;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    // not JSON: the test sees the text
+  }
+  return { status: response.status, body: parsed, headers: response.headers };
+}
