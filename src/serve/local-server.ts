@@ -6,6 +6,7 @@ import { COMPUTE_VALUES, DEFAULT_TARGET, type Compute } from '../deployment-targ
 import { ApiKeys } from './api-keys.js';
 import { createGateway, type JobSettings } from './gateway.js';
 import type { ServeLog } from './serve-log.js';
+import { listenWhileStarting } from './startup-server.js';
 
 export interface LocalServeOptions {
   target: string;
@@ -52,7 +53,19 @@ export async function serveLocally(options: LocalServeOptions): Promise<void> {
     onLog: (line) => log.worker(line.worker, line.call, line.stream, line.line),
   });
   const stopSignal = waitForStopSignal();
-  await pool.start();
+  const starting = await listenWhileStarting(options.host, options.port);
+  log.info(`listening on port ${starting.port}; /health says STARTING until every worker is ready`);
+  log.event('starting', { url: `http://${urlHost(options.host)}:${starting.port}` });
+  try {
+    const first = await Promise.race([pool.start().then(() => null), stopSignal]);
+    if (first !== null) {
+      log.info(`${first} while starting: stopping the workers`);
+      await pool.shutdown(options.gracePeriodMs);
+      return;
+    }
+  } finally {
+    await starting.close();
+  }
 
   const title = pool.app.title ?? basename(root);
   const compute = options.compute ?? serviceCompute(pool.app.compute);
@@ -68,7 +81,7 @@ export async function serveLocally(options: LocalServeOptions): Promise<void> {
     debug: options.debug,
     onRequestLog: (line) => log.request(line),
   });
-  const address = await gateway.listen({ host: options.host, port: options.port });
+  const address = await gateway.listen({ host: options.host, port: starting.port });
   const shown = address.replace('0.0.0.0', 'localhost');
   log.info(`${title} is ready on ${shown} (docs: ${shown}/docs; ${compute} compute${keys.enabled ? ', API key required' : ''})`);
   for (const endpoint of pool.endpoints) log.info(`  ${endpoint.methods.join(',')} ${endpoint.path}`);
@@ -85,6 +98,11 @@ export async function serveLocally(options: LocalServeOptions): Promise<void> {
   gateway.server.closeAllConnections();
   await closing;
   log.info('stopped');
+}
+
+function urlHost(host: string): string {
+  if (host === '0.0.0.0' || host === '::') return 'localhost';
+  return host.includes(':') ? `[${host}]` : host;
 }
 
 function serviceCompute(declared: string): Compute {

@@ -172,6 +172,44 @@ describe('svc start serving endpoints that misbehave', () => {
   });
 });
 
+describe('svc start with a model that takes a while to load', () => {
+  it('says STARTING, then READY, runs the lifespan once per worker, and BUSY when every worker is busy', async () => {
+    const startupLog = join(mkdtempSync(join(tmpdir(), 'svc-startup-')), 'log');
+    const server = await startSvc(
+      [join(REPO_ROOT, 'test/fixtures/gateway/slow-start.py'), '--workers', '2'],
+      { STARTUP_LOG: startupLog, STARTUP_SECONDS: '2' },
+      { until: 'starting' },
+    );
+    try {
+      const early = await fetch(`${server.url}/health`);
+      expect(early.status).toBe(200);
+      expect(await early.json()).toEqual({ status: 'STARTING' });
+      const tooEarly = await postJson(`${server.url}/pid`, {});
+      expect(tooEarly.status).toBe(503);
+
+      await expect.poll(async () => {
+        try {
+          return ((await (await fetch(`${server.url}/health`)).json()) as { status: string }).status;
+        } catch {
+          return 'switching';
+        }
+      }, { timeout: 20_000, interval: 100 }).toBe('READY');
+
+      const calls = [postJson(`${server.url}/sleep`, { seconds: 1.5 }), postJson(`${server.url}/sleep`, { seconds: 1.5 })];
+      await expect.poll(async () => ((await (await fetch(`${server.url}/health`)).json()) as { status: string }).status).toBe('BUSY');
+      expect((await Promise.all(calls)).map((answer) => answer.status)).toEqual([200, 200]);
+
+      const pids = new Set<number>();
+      for (let attempt = 0; attempt < 10; attempt++) pids.add((await postJson(`${server.url}/pid`, {})).body);
+      const started = readFileSync(startupLog, 'utf8').trim().split('\n').map(Number);
+      expect(started).toHaveLength(2);
+      expect([...pids].every((pid) => started.includes(pid))).toBe(true);
+    } finally {
+      await server.stop();
+    }
+  });
+});
+
 describe('svc start serving examples/image', () => {
   let server: RunningSvc;
   beforeAll(async () => {

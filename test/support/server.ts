@@ -12,9 +12,14 @@ export interface RunningSvc {
 
 /**
  * Starts the built `svc start` on a free port and waits until it says it listens (the
- * `--json` listening event). Fails with the server's own output if it exits first.
+ * `--json` listening event; or `starting`, before the workers are ready). Fails with the
+ * server's own output if it exits first.
  */
-export async function startSvc(args: string[], env: Record<string, string> = {}): Promise<RunningSvc> {
+export async function startSvc(
+  args: string[],
+  env: Record<string, string> = {},
+  { until = 'listening' }: { until?: 'listening' | 'starting' } = {},
+): Promise<RunningSvc> {
   const child = execa(process.execPath, [SVC_BIN, 'start', '--port', '0', '--host', '127.0.0.1', '--json', ...args], {
     env: { ...env },
     reject: false,
@@ -29,7 +34,7 @@ export async function startSvc(args: string[], env: Record<string, string> = {})
     child.stdout?.on('data', (chunk: Buffer) => {
       stdout += chunk.toString();
       for (const line of stdout.split('\n')) {
-        if (line.startsWith('{') && line.includes('"listening"')) resolve(JSON.parse(line).url);
+        if (line.startsWith('{') && line.includes(`"${until}"`)) resolve(JSON.parse(line).url);
       }
     });
     child.on('exit', (code) => reject(new Error(`svc start exited with ${code} before listening:\n${stderr}${stdout}`)));

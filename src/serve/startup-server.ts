@@ -1,0 +1,27 @@
+import Fastify, { type FastifyInstance } from 'fastify';
+import { HttpError } from './http-error.js';
+
+/**
+ * What answers on the port while the workers load the model: `/health` says STARTING (so
+ * orchestrators can tell "starting" from "down") and everything else is a 503 with
+ * Retry-After. The gateway replaces it on the same port once every worker is ready.
+ */
+export async function listenWhileStarting(host: string, port: number): Promise<{ port: number; close: () => Promise<void> }> {
+  const app: FastifyInstance = Fastify({ logger: false });
+  app.get('/health', async () => ({ status: 'STARTING' }));
+  app.setNotFoundHandler(async (_request, reply) => {
+    const error = new HttpError(503, 'unavailable', 'starting', 'the service is starting; retry shortly');
+    return reply.code(503).header('retry-after', '2').send(error.toBody());
+  });
+  await app.listen({ host, port });
+  const address = app.server.address();
+  const boundPort = typeof address === 'object' && address !== null ? address.port : port;
+  return {
+    port: boundPort,
+    close: async () => {
+      const closing = app.close();
+      app.server.closeAllConnections();
+      await closing;
+    },
+  };
+}

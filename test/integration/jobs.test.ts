@@ -1,0 +1,260 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createParser, type EventSourceMessage } from 'eventsource-parser';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { postJson, startSvc, type RunningSvc } from '../support/server.js';
+import { REPO_ROOT } from '../support/svc.js';
+
+const JOBS = join(REPO_ROOT, 'test/fixtures/jobs-server/jobs.py');
+
+type Envelope = {
+  id: string;
+  job_id: string;
+  status: string;
+  progress: number | null;
+  message: string | null;
+  result: unknown;
+  error: { type: string; message: string } | null;
+  refresh_job_url: string;
+  cancel_job_url: string;
+  stream_url: string;
+};
+
+async function getJson(url: string, headers: Record<string, string> = {}): Promise<{ status: number; body: any; headers: Headers }> {
+  const response = await fetch(url, { headers });
+  return { status: response.status, body: await response.json(), headers: response.headers };
+}
+
+async function waitForStatus(url: string, statuses: string[], headers: Record<string, string> = {}): Promise<Envelope> {
+  let envelope: Envelope | undefined;
+  await expect
+    .poll(async () => {
+      envelope = (await getJson(url, headers)).body;
+      return statuses.includes(envelope!.status);
+    }, { timeout: 20_000, interval: 50 })
+    .toBe(true);
+  return envelope!;
+}
+
+describe('the job API (serverless compute, localhost provider)', () => {
+  let server: RunningSvc;
+  beforeAll(async () => {
+    server = await startSvc([JOBS, '--queue-size', '2', '--job-ttl', '2', '--cancel-grace', '2', '--endpoint-timeout', '/sleep=1.5']);
+  });
+  afterAll(async () => {
+    await server.stop();
+  });
+
+  it('answers a submit at once with an envelope, then reports progress and the result', async () => {
+    const submitted = await postJson(`${server.url}/steps`, { count: 4, pause: 0.3 });
+    expect(submitted.status).toBe(200);
+    const envelope: Envelope = submitted.body;
+    expect(envelope).toMatchObject({ progress: 0, result: null, error: null });
+    expect(['QUEUED', 'PROCESSING']).toContain(envelope.status);
+    expect(envelope.job_id).toBe(envelope.id);
+    expect(envelope.id).toMatch(/^[0-9a-f]{32}$/);
+    expect(envelope.refresh_job_url).toBe(`${server.url}/v1/jobs/${envelope.id}`);
+    expect(envelope.cancel_job_url).toBe(`${server.url}/v1/jobs/${envelope.id}/cancel`);
+
+    const midway = await waitForStatus(envelope.refresh_job_url, ['PROCESSING']);
+    await expect.poll(async () => (await getJson(midway.refresh_job_url)).body.progress, { timeout: 10_000 }).toBeGreaterThan(0);
+    const running: Envelope = (await getJson(envelope.refresh_job_url)).body;
+    expect(running.message).toMatch(/^step \d of 4$/);
+
+    const done = await waitForStatus(envelope.refresh_job_url, ['FINISHED']);
+    expect(done).toMatchObject({ status: 'FINISHED', progress: 1, result: { steps: 4 }, error: null });
+    // Reading never consumes a job: the toolkit's status URL shows the same.
+    expect((await getJson(`${server.url}/status?job_id=${envelope.id}`)).body).toMatchObject({ status: 'FINISHED', result: { steps: 4 } });
+    expect((await getJson(envelope.refresh_job_url)).body.status).toBe('FINISHED');
+  });
+
+  it('validates at submit: a 422 and no job', async () => {
+    const invalid = await postJson(`${server.url}/steps`, { count: 'many' });
+    expect(invalid.status).toBe(422);
+    expect(invalid.body.error.detail).toEqual([{ field: 'count', message: 'must be an integer' }]);
+  });
+
+  it('runs the jobs of an endpoint in the order they were submitted', async () => {
+    const tags = ['a', 'b', 'c'];
+    const envelopes: Envelope[] = [];
+    for (const tag of tags) envelopes.push((await postJson(`${server.url}/order`, { tag })).body);
+    const finished = await Promise.all(envelopes.map((envelope) => waitForStatus(envelope.refresh_job_url, ['FINISHED'])));
+    expect(finished.map((envelope) => envelope.result)).toEqual(tags);
+    const finishedAt = finished.map((envelope: any) => Date.parse(envelope.finished_at));
+    expect([...finishedAt].sort((a, b) => a - b)).toEqual(finishedAt);
+  });
+
+  it('holds the answer with Prefer: wait until the job ends', async () => {
+    const answer = await postJson(`${server.url}/order`, { tag: 'waited' }, { prefer: 'wait=10' });
+    expect(answer.body).toMatchObject({ status: 'FINISHED', result: 'waited' });
+    expect(answer.headers.get('preference-applied')).toBe('wait=10');
+  });
+
+  it('fails a job whose function raises, with the exception type and message', async () => {
+    const envelope: Envelope = (await postJson(`${server.url}/fail`, {})).body;
+    const failed = await waitForStatus(envelope.refresh_job_url, ['FAILED']);
+    expect(failed.error).toEqual({ type: 'RuntimeError', message: 'the GPU caught fire' });
+  });
+
+  it('cancels a queued job at once and a running one in its worker, which then serves again', async () => {
+    const running: Envelope = (await postJson(`${server.url}/spin`, { seconds: 30 })).body;
+    await waitForStatus(running.refresh_job_url, ['PROCESSING']);
+    const queued: Envelope = (await postJson(`${server.url}/order`, { tag: 'never' })).body;
+    expect(queued.status).toBe('QUEUED');
+
+    const cancelledQueued = await fetch(queued.cancel_job_url, { method: 'POST' });
+    expect(cancelledQueued.status).toBe(200);
+    expect(((await cancelledQueued.json()) as Envelope).status).toBe('CANCELLED');
+
+    const cancelledRunning = await fetch(running.cancel_job_url, { method: 'POST' });
+    expect(((await cancelledRunning.json()) as Envelope).status).toBe('CANCELLED');
+    expect((await getJson(queued.refresh_job_url)).body).toMatchObject({ status: 'CANCELLED', result: null });
+
+    const after = await postJson(`${server.url}/order`, { tag: 'next' }, { prefer: 'wait=15' });
+    expect(after.body).toMatchObject({ status: 'FINISHED', result: 'next' });
+    // Cancelling an ended job changes nothing.
+    const again = await fetch(after.body.cancel_job_url, { method: 'POST' });
+    expect(((await again.json()) as Envelope).status).toBe('FINISHED');
+  });
+
+  it('interrupts a job blocked in time.sleep when cancelled', async () => {
+    const envelope: Envelope = (await postJson(`${server.url}/sleep`, { seconds: 1.2 })).body;
+    await waitForStatus(envelope.refresh_job_url, ['PROCESSING']);
+    await fetch(envelope.cancel_job_url, { method: 'POST' });
+    const after = await postJson(`${server.url}/order`, { tag: 'free' }, { prefer: 'wait=5' });
+    expect(after.body.status).toBe('FINISHED');
+  });
+
+  it('times a job out with TIMEOUT and frees the worker', async () => {
+    const envelope: Envelope = (await postJson(`${server.url}/sleep`, { seconds: 30 })).body;
+    const timedOut = await waitForStatus(envelope.refresh_job_url, ['TIMEOUT']);
+    expect(timedOut.error?.message).toContain('time-out of 1.5 s');
+    expect((await postJson(`${server.url}/order`, { tag: 'after' }, { prefer: 'wait=10' })).body.status).toBe('FINISHED');
+  });
+
+  it('streams a generator: STREAMING while chunks arrive, SSE events, the chunks as the result', async () => {
+    const envelope: Envelope = (await postJson(`${server.url}/words`, { text: 'alpha beta gamma', pause: 0.3 })).body;
+    const events: EventSourceMessage[] = [];
+    const parser = createParser({ onEvent: (event) => events.push(event) });
+    const response = await fetch(envelope.stream_url);
+    expect(response.headers.get('content-type')).toContain('text/event-stream');
+    let sawStreaming = false;
+    const poll = setInterval(async () => {
+      if ((await getJson(envelope.refresh_job_url)).body.status === 'STREAMING') sawStreaming = true;
+    }, 50);
+    const decoder = new TextDecoder();
+    for await (const chunk of response.body!) parser.feed(decoder.decode(chunk as Uint8Array, { stream: true }));
+    clearInterval(poll);
+    expect(events.filter((event) => event.event === 'chunk').map((event) => JSON.parse(event.data))).toEqual(['alpha', 'beta', 'gamma']);
+    const final = events.at(-1)!;
+    expect(final.event).toBe('status');
+    expect(JSON.parse(final.data)).toMatchObject({ status: 'FINISHED', result: ['alpha', 'beta', 'gamma'] });
+    expect(sawStreaming).toBe(true);
+  });
+
+  it('answers 503 with Retry-After when the queue is full, and creates no job', async () => {
+    const blocker: Envelope = (await postJson(`${server.url}/spin`, { seconds: 30 })).body;
+    await waitForStatus(blocker.refresh_job_url, ['PROCESSING']);
+    const queued = [(await postJson(`${server.url}/order`, { tag: '1' })).body, (await postJson(`${server.url}/order`, { tag: '2' })).body];
+    const refused = await postJson(`${server.url}/order`, { tag: '3' });
+    expect(refused.status).toBe(503);
+    expect(refused.headers.get('retry-after')).toMatch(/^\d+$/);
+    await fetch(blocker.cancel_job_url, { method: 'POST' });
+    for (const envelope of queued) expect((await waitForStatus(envelope.refresh_job_url, ['FINISHED'])).status).toBe('FINISHED');
+  });
+
+  it('forgets an ended job after its TTL: 404 with a clear body', async () => {
+    const done = (await postJson(`${server.url}/order`, { tag: 'short-lived' }, { prefer: 'wait=10' })).body as Envelope;
+    expect(done.status).toBe('FINISHED');
+    await new Promise((resolve) => setTimeout(resolve, 2500));
+    const gone = await getJson(done.refresh_job_url);
+    expect(gone.status).toBe(404);
+    expect(gone.body.error).toMatchObject({ type: 'not_found', code: 'unknown_job' });
+  });
+
+  it('says 404 for a job that never existed', async () => {
+    expect((await getJson(`${server.url}/v1/jobs/0123456789abcdef0123456789abcdef`)).status).toBe(404);
+    expect((await getJson(`${server.url}/status?job_id=nope`)).status).toBe(404);
+  });
+});
+
+describe('the job API with API keys', () => {
+  let server: RunningSvc;
+  const keysFile = join(mkdtempSync(join(tmpdir(), 'svc-keys-')), 'keys.json');
+  const headers = (key: string) => ({ authorization: `Bearer ${key}` });
+  beforeAll(async () => {
+    writeFileSync(
+      keysFile,
+      JSON.stringify({
+        keys: [
+          { name: 'orders', key: 'orders-key-123', endpoints: ['/order'] },
+          { name: 'other', key: 'other-key-4567', endpoints: '*' },
+        ],
+      }),
+    );
+    server = await startSvc([JOBS, '--api-keys', keysFile], { SERVICE_API_KEY: 'main-key-abcdef' });
+  });
+  afterAll(async () => {
+    await server.stop();
+  });
+
+  it('needs a bearer key: 401 with WWW-Authenticate when missing, malformed or unknown', async () => {
+    for (const authorization of [undefined, 'Basic abc', 'Bearer wrong-key']) {
+      const answer = await postJson(`${server.url}/order`, { tag: 'x' }, authorization ? { authorization } : {});
+      expect(answer.status).toBe(401);
+      expect(answer.headers.get('www-authenticate')).toMatch(/^Bearer realm="svc"/);
+      expect(answer.body.error.type).toBe('authentication_error');
+    }
+    expect(server.logs()).not.toContain('wrong-key');
+  });
+
+  it('keeps health, docs and the OpenAPI document open', async () => {
+    for (const path of ['/health', '/docs', '/openapi.json']) expect((await fetch(`${server.url}${path}`)).status).toBe(200);
+  });
+
+  it('refuses a known key outside its endpoints with 403', async () => {
+    const answer = await postJson(`${server.url}/steps`, {}, headers('orders-key-123'));
+    expect(answer.status).toBe(403);
+    expect((await postJson(`${server.url}/order`, { tag: 'ok' }, { ...headers('orders-key-123'), prefer: 'wait=10' })).body.status).toBe('FINISHED');
+  });
+
+  it('shows a job only to the key that created it', async () => {
+    const envelope: Envelope = (await postJson(`${server.url}/order`, { tag: 'mine' }, headers('main-key-abcdef'))).body;
+    expect((await getJson(envelope.refresh_job_url, headers('main-key-abcdef'))).status).toBe(200);
+    expect((await getJson(envelope.refresh_job_url, headers('other-key-4567'))).status).toBe(404);
+    expect((await fetch(envelope.cancel_job_url, { method: 'POST', headers: headers('other-key-4567') })).status).toBe(404);
+    expect((await getJson(envelope.refresh_job_url)).status).toBe(401);
+  });
+});
+
+describe('a dedicated server asked to answer asynchronously', () => {
+  it('returns a 202 envelope with Prefer: respond-async, and the result without it', async () => {
+    const server = await startSvc([JOBS, '--compute', 'dedicated']);
+    try {
+      expect((await postJson(`${server.url}/order`, { tag: 'direct' })).body).toBe('direct');
+      const accepted = await postJson(`${server.url}/order`, { tag: 'later' }, { prefer: 'respond-async' });
+      expect(accepted.status).toBe(202);
+      expect((await waitForStatus(accepted.body.refresh_job_url, ['FINISHED'])).result).toBe('later');
+    } finally {
+      await server.stop();
+    }
+  });
+});
+
+describe('SIGTERM with jobs waiting', () => {
+  it('lets the running job finish and fails the queued ones with a clear error', async () => {
+    const server = await startSvc([JOBS, '--grace-period', '5']);
+    const running: Envelope = (await postJson(`${server.url}/steps`, { count: 2, pause: 0.5 })).body;
+    await waitForStatus(running.refresh_job_url, ['PROCESSING']);
+    const queued: Envelope = (await postJson(`${server.url}/order`, { tag: 'late' })).body;
+    const watcher = fetch(queued.refresh_job_url, { headers: { prefer: 'wait=10' } }).then((response) => response.json() as Promise<Envelope>);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const stopping = server.stop();
+    const queuedEnd = await watcher;
+    expect(queuedEnd.status).toBe('FAILED');
+    expect(queuedEnd.error?.message).toContain('the server stopped before this job could run');
+    expect(await stopping).toBe(0);
+    expect(server.logs()).toMatch(/POST \/steps 200/);
+  });
+});

@@ -1,0 +1,73 @@
+import { describe, expect, it } from 'vitest';
+import { JobStore } from '../../src/serve/jobs/job-store.js';
+
+function storeWithClock(ttlMs: number, maxRetained: number) {
+  const clock = { now: 1_000_000 };
+  return { store: new JobStore({ ttlMs, maxRetained }, () => clock.now), clock };
+}
+
+describe('the job store', () => {
+  it('keeps an ended job readable, any number of times, until its TTL passes', () => {
+    const { store, clock } = storeWithClock(60_000, 100);
+    const job = store.create('/run', null);
+    store.move(job, 'QUEUED');
+    store.move(job, 'PROCESSING');
+    store.move(job, 'FINISHED', { result: 42 });
+    clock.now += 59_000;
+    expect(store.get(job.id, null)?.result).toBe(42);
+    expect(store.get(job.id, null)?.result).toBe(42);
+    clock.now += 2_000;
+    expect(store.get(job.id, null)).toBeUndefined();
+  });
+
+  it('stays bounded under a flood of jobs, dropping the oldest ended ones first', () => {
+    const { store } = storeWithClock(3_600_000, 1_000);
+    const ids: string[] = [];
+    for (let index = 0; index < 50_000; index++) {
+      const job = store.create('/run', null);
+      store.move(job, 'PROCESSING');
+      store.move(job, 'FINISHED', { result: index });
+      ids.push(job.id);
+    }
+    expect(store.size).toBe(1_000);
+    expect(store.get(ids[0] as string, null)).toBeUndefined();
+    expect(store.get(ids.at(-1) as string, null)?.result).toBe(49_999);
+  });
+
+  it('never drops a job that has not ended', () => {
+    const { store, clock } = storeWithClock(1_000, 1);
+    const waiting = store.create('/run', null);
+    store.move(waiting, 'QUEUED');
+    for (let index = 0; index < 10; index++) {
+      const job = store.create('/run', null);
+      store.move(job, 'CANCELLED');
+    }
+    clock.now += 10_000;
+    expect(store.get(waiting.id, null)?.status).toBe('QUEUED');
+  });
+
+  it('shows a job only to its owner', () => {
+    const { store } = storeWithClock(1_000, 10);
+    const job = store.create('/run', 'key-a');
+    expect(store.get(job.id, 'key-a')).toBe(job);
+    expect(store.get(job.id, 'key-b')).toBeUndefined();
+    expect(store.get(job.id, null)).toBeUndefined();
+  });
+
+  it('wakes a waiter as soon as the job ends', async () => {
+    const { store } = storeWithClock(1_000, 10);
+    const job = store.create('/run', null);
+    store.move(job, 'PROCESSING');
+    const waiting = store.waitUntilEnded(job, 60_000);
+    setTimeout(() => store.move(job, 'FINISHED', { result: 'done' }), 10);
+    await waiting;
+    expect(job.status).toBe('FINISHED');
+  });
+
+  it('rejects a move the state machine does not allow', () => {
+    const { store } = storeWithClock(1_000, 10);
+    const job = store.create('/run', null);
+    store.move(job, 'CANCELLED');
+    expect(() => store.move(job, 'FINISHED')).toThrow('a job cannot move from CANCELLED to FINISHED');
+  });
+});
