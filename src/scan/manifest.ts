@@ -1,7 +1,7 @@
 import type { Compute, Orchestrator, Provider } from '../deployment-target.js';
 import type { BaseImageChoice } from './base-image.js';
 import type { FrameworkName, FrameworkUse } from './frameworks.js';
-import type { StaticValue } from './service-file.js';
+import type { ParameterDeclaration, StaticValue } from './service-file.js';
 
 /**
  * apipod-deploy/apipod.json, documented field by field in docs/manifest.md. The first block
@@ -60,14 +60,8 @@ export interface ManifestEndpoint {
   returns: string | null;
 }
 
-export interface ManifestParameter {
-  name: string;
-  annotation: string | null;
-  default: string | null;
-  required: boolean;
-  kind: 'positional' | 'keyword' | 'var_positional' | 'var_keyword';
-  injected: boolean;
-}
+/** A parameter exactly as src/scan/service-file.ts reads it. */
+export type ManifestParameter = ParameterDeclaration;
 
 export interface ManifestRequirement {
   name: string;

@@ -239,9 +239,9 @@ describe('svc start serving examples/image', () => {
 
 describe('svc start with a service that cannot start', () => {
   it('reports a lifespan failure clearly and exits non-zero', async () => {
-    const run = await runSvc(['start', join(REPO_ROOT, 'test/fixtures/gateway/failing-lifespan.py'), '--port', '0']);
+    const run = await runSvc(['start', join(REPO_ROOT, 'test/fixtures/services/failing-lifespan.py'), '--port', '0']);
     expect(run.exitCode).toBe(1);
-    expect(run.stderr).toContain('the lifespan startup failed: RuntimeError: the model weights are missing');
+    expect(run.stderr).toContain('the lifespan startup failed: RuntimeError: model weights not found');
   });
 
   it('says which interpreter is unusable', async () => {
