@@ -5,6 +5,7 @@ import enum
 import os
 import tempfile
 import unittest
+from unittest import mock
 from typing import Optional, TypedDict, Union
 
 from apipod import ChatCompletionRequest, ImageFile, JobProgress, MediaFile
@@ -94,12 +95,13 @@ class ConvertTest(unittest.TestCase):
         self.assertFalse(os.path.exists(path))
 
     def test_a_file_reference_outside_the_file_directory_is_refused(self):
-        with tempfile.TemporaryDirectory(dir=os.getcwd()) as directory:
-            path = os.path.join(directory, "secret")
+        with tempfile.TemporaryDirectory() as file_dir, tempfile.TemporaryDirectory() as elsewhere:
+            path = os.path.join(elsewhere, "secret")
             with open(path, "wb") as file:
                 file.write(b"keep me")
-            with self.assertRaisesRegex(ValueError, "refusing a \\$file reference"):
-                convert({"$file": {"path": path}}, MediaFile)
+            with mock.patch.dict(os.environ, {"APIPOD_FILE_DIR": file_dir}):
+                with self.assertRaisesRegex(ValueError, "refusing a \\$file reference"):
+                    convert({"$file": {"path": path}}, MediaFile)
             self.assertTrue(os.path.exists(path))
 
     def test_a_file_reference_for_an_unannotated_parameter_is_a_media_file(self):
