@@ -24,6 +24,16 @@ class ChatMessage:
         extra = {key: value for key, value in data.items() if key not in ("role", "content")}
         return cls(role=data["role"], content=data.get("content"), extra=extra)
 
+    @property
+    def text(self) -> str:
+        """The message's text: its content string, or the text parts of a multimodal list joined."""
+        if isinstance(self.content, str):
+            return self.content
+        if isinstance(self.content, list):
+            return " ".join(part["text"] for part in self.content
+                            if isinstance(part, dict) and isinstance(part.get("text"), str))
+        return ""
+
     def to_dict(self) -> dict:
         return {"role": self.role, "content": self.content, **self.extra}
 

@@ -27,6 +27,15 @@ class ChatCompletionRequestTest(unittest.TestCase):
         self.assertEqual(request.messages[0].extra, {"tool_calls": [{"id": "t1"}]})
         self.assertEqual(request.to_dict(), data)
 
+    def test_message_text_joins_the_text_parts_of_multimodal_content(self):
+        request = ChatCompletionRequest.from_dict({"messages": [
+            {"role": "user", "content": "plain"},
+            {"role": "user", "content": [{"type": "text", "text": "a"}, {"type": "image_url", "image_url": {"url": "x"}},
+                                         {"type": "text", "text": "b"}]},
+            {"role": "assistant", "content": None, "tool_calls": []},
+        ]})
+        self.assertEqual([message.text for message in request.messages], ["plain", "a b", ""])
+
     def test_a_request_without_messages_is_a_value_error(self):
         with self.assertRaisesRegex(ValueError, "messages"):
             ChatCompletionRequest.from_dict({"model": "x"})
