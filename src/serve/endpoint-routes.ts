@@ -20,6 +20,7 @@ type EndpointRoutesOptions = GatewayOptions & { jobRoutes: JobRoutesOptions };
 export async function registerEndpointRoutes(app: FastifyInstance, options: EndpointRoutesOptions): Promise<void> {
   const methodsByPath = new Map<string, Set<string>>();
   for (const endpoint of options.runner.endpoints) {
+    if (endpoint.is_chat) continue; // served by the chat plugin (src/serve/chat/)
     const validators = compileValidators(endpoint);
     const handler = async (request: FastifyRequest, reply: FastifyReply) => {
       const preferences = readPreferences(request.headers.prefer, options.jobs.maxWaitSeconds);

@@ -4,6 +4,7 @@ import type { Compute } from '../deployment-target.js';
 import type { ApiKeys } from './api-keys.js';
 import { registerAuth } from './auth.js';
 import type { CallRunner } from './call-runner.js';
+import { registerChatRoutes } from './chat/chat-routes.js';
 import { registerDocsRoutes } from './docs-routes.js';
 import { registerEndpointRoutes } from './endpoint-routes.js';
 import { registerHealthRoute } from './health-route.js';
@@ -85,6 +86,7 @@ export async function createGateway(options: GatewayOptions): Promise<FastifyIns
   await app.register(registerHealthRoute, { runner: options.runner });
   await app.register(registerDocsRoutes, { runner: options.runner, version: options.version, title: options.title });
   await app.register(registerJobRoutes, jobRoutes);
+  await app.register(registerChatRoutes, options);
   await app.register(registerEndpointRoutes, { ...options, jobRoutes });
   return app;
 }

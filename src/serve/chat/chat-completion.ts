@@ -1,0 +1,146 @@
+import type { Value } from '../../worker/protocol.js';
+import { HttpError } from '../http-error.js';
+import { countTokens } from './token-count.js';
+
+/** What svc knows about a completion before the function answers. */
+export interface CompletionContext {
+  /** `chatcmpl-` + hex. */
+  id: string;
+  /** Unix seconds. */
+  created: number;
+  /** The request's `model`, else the service's first model name. */
+  model: string;
+  promptTokens: number;
+}
+
+export type Usage = {
+  prompt_tokens: number;
+  completion_tokens: number;
+  total_tokens: number;
+};
+
+export interface ChatChoice {
+  index: number;
+  message: { role: string; content: Value; [field: string]: Value };
+  finish_reason: string | null;
+  [field: string]: Value;
+}
+
+/** The OpenAI Chat Completions response object. */
+export interface ChatCompletion {
+  id: string;
+  object: 'chat.completion';
+  created: number;
+  model: string;
+  choices: ChatChoice[];
+  usage: Usage;
+  [field: string]: Value;
+}
+
+export interface ChatCompletionChunk {
+  id: string;
+  object: 'chat.completion.chunk';
+  created: number;
+  model: string;
+  choices: { index: number; delta: { role?: string; content?: string }; finish_reason: string | null }[];
+  usage?: Usage;
+}
+
+type JsonObject = { [key: string]: Value };
+
+/**
+ * Completes what a chat endpoint returned into a `chat.completion`. The function may
+ * return a plain string, a ChatCompletionResponse (or a dict with its fields), one
+ * message (`{"role", "content"}`), or, as a generator, the list of text chunks it
+ * yielded. svc fills in whatever it left out: id, created, model, each choice's index,
+ * role and finish reason, and usage counted by the simple tokenizer.
+ */
+export function completionFrom(value: Value, context: CompletionContext): ChatCompletion {
+  const given = isObject(value) && Array.isArray(value.choices) ? value : null;
+  const choices = given ? (given.choices as Value[]).map(choiceFrom) : [assistantChoice(textOfResult(value))];
+  const completionTokens = choices.reduce((total, choice) => total + countTokens(textOf(choice.message.content)), 0);
+  return {
+    ...given,
+    id: typeof given?.id === 'string' ? given.id : context.id,
+    object: 'chat.completion',
+    created: typeof given?.created === 'number' ? given.created : context.created,
+    model: typeof given?.model === 'string' ? given.model : context.model,
+    choices,
+    usage: usageFrom(given?.usage ?? null, context.promptTokens, completionTokens),
+  };
+}
+
+/** The text of one streamed item: a string, a message or delta object, or anything else as JSON. */
+export function textOf(value: Value): string {
+  if (typeof value === 'string') return value;
+  if (value === null) return '';
+  if (isObject(value)) {
+    if (typeof value.content === 'string' || value.content === null) return value.content ?? '';
+    if (Array.isArray(value.content)) return value.content.map(textOf).join('');
+    if (typeof value.text === 'string') return value.text;
+    const choice = Array.isArray(value.choices) ? value.choices[0] : undefined;
+    if (isObject(choice)) return textOf(choice.delta ?? choice.message ?? null);
+  }
+  return JSON.stringify(value);
+}
+
+/** One `chat.completion.chunk` event's object. */
+export function chunkOf(context: CompletionContext, delta: { role?: string; content?: string }, finishReason: string | null = null): ChatCompletionChunk {
+  return {
+    id: context.id,
+    object: 'chat.completion.chunk',
+    created: context.created,
+    model: context.model,
+    choices: [{ index: 0, delta, finish_reason: finishReason }],
+  };
+}
+
+/** The closing chunk clients ask for with `stream_options.include_usage`: no choices, only usage. */
+export function usageChunkOf(context: CompletionContext, usage: Usage): ChatCompletionChunk {
+  return { id: context.id, object: 'chat.completion.chunk', created: context.created, model: context.model, choices: [], usage };
+}
+
+export function usageFrom(given: Value, promptTokens: number, completionTokens: number): Usage {
+  const reported = isObject(given) ? given : {};
+  const prompt = typeof reported.prompt_tokens === 'number' ? reported.prompt_tokens : promptTokens;
+  const completion = typeof reported.completion_tokens === 'number' ? reported.completion_tokens : completionTokens;
+  const total = typeof reported.total_tokens === 'number' ? reported.total_tokens : prompt + completion;
+  return { ...reported, prompt_tokens: prompt, completion_tokens: completion, total_tokens: total };
+}
+
+function textOfResult(value: Value): string {
+  if (typeof value === 'string' || value === null) return value ?? '';
+  if (Array.isArray(value)) return value.map(textOf).join(''); // a generator's chunks
+  if (isObject(value) && 'content' in value) return textOf(value);
+  throw new HttpError(
+    500,
+    'endpoint_error',
+    'invalid_chat_result',
+    `a chat endpoint returns a string, a ChatCompletionResponse, a dict with "choices", or yields text; this one returned ${describe(value)}`,
+  );
+}
+
+function choiceFrom(choice: Value, index: number): ChatChoice {
+  if (typeof choice === 'string') return { ...assistantChoice(choice), index };
+  const given = isObject(choice) ? choice : {};
+  const message = isObject(given.message) ? given.message : isObject(given.delta) ? given.delta : {};
+  return {
+    ...given,
+    index: typeof given.index === 'number' ? given.index : index,
+    message: { ...message, role: typeof message.role === 'string' ? message.role : 'assistant', content: message.content ?? null },
+    finish_reason: typeof given.finish_reason === 'string' ? given.finish_reason : 'stop',
+  };
+}
+
+function assistantChoice(content: string): ChatChoice {
+  return { index: 0, message: { role: 'assistant', content }, finish_reason: 'stop' };
+}
+
+function isObject(value: Value | undefined): value is JsonObject {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function describe(value: Value): string {
+  if (isObject(value)) return `an object with ${Object.keys(value).length === 0 ? 'no fields' : `fields ${Object.keys(value).join(', ')}`}`;
+  return `a ${typeof value}`;
+}

@@ -1,0 +1,73 @@
+import type { FastifyRequest } from 'fastify';
+import type { EndpointReport, Value } from '../../worker/protocol.js';
+import { HttpError } from '../http-error.js';
+import { compileValidators, type InputValidator } from '../input-validation.js';
+import { readArguments } from '../request-arguments.js';
+
+type JsonObject = { [key: string]: Value };
+
+/** A validated chat-completion body: `messages` is there; every other field passes through. */
+export interface ChatRequestBody extends JsonObject {
+  messages: Value[];
+}
+
+/**
+ * How a chat endpoint takes its request: the client's body is the value of one parameter
+ * (the one annotated ChatCompletionRequest); the function's other parameters keep their
+ * defaults. The body is checked against that parameter's schema alone, so unknown fields
+ * pass (`additionalProperties: true`) and problems name `messages`, not `request.messages`.
+ */
+export class ChatRequestReader {
+  readonly parameter: string;
+  private readonly validators: { json: InputValidator; text: InputValidator };
+  private readonly bodyEndpoint: EndpointReport;
+
+  constructor(endpoint: EndpointReport) {
+    const found = findChatParameter(endpoint);
+    if (!found) {
+      throw new Error(`${endpoint.path} is reported as a chat endpoint but no parameter has the ChatCompletionRequest schema`);
+    }
+    this.parameter = found.name;
+    const definitions = endpoint.input_schema.$defs;
+    this.bodyEndpoint = { ...endpoint, input_schema: { ...found.schema, ...(definitions ? { $defs: definitions } : {}) } };
+    this.validators = compileValidators(this.bodyEndpoint);
+  }
+
+  /**
+   * The request's body, validated. Invalid input is a 400, as chat-completion servers
+   * answer it, so a client raises its BadRequest error with svc's message.
+   */
+  async read(request: FastifyRequest): Promise<ChatRequestBody> {
+    if (request.isMultipart()) {
+      throw new HttpError(415, 'unsupported_media_type', 'unsupported_content_type', 'a chat completion is sent as application/json');
+    }
+    try {
+      const { arguments: body } = await readArguments(request, this.bodyEndpoint, this.validators);
+      return body as ChatRequestBody;
+    } catch (error) {
+      if (error instanceof HttpError && error.status === 422) {
+        throw new HttpError(400, 'invalid_request', error.code, error.message, error.extra);
+      }
+      throw error;
+    }
+  }
+}
+
+/**
+ * The parameter a chat endpoint's body fills: the one whose schema (or one of its anyOf
+ * members, for an optional one) has `messages`. Also what an API document shows as the body.
+ */
+export function findChatParameter(endpoint: EndpointReport): { name: string; schema: JsonObject } | null {
+  const properties = endpoint.input_schema.properties;
+  if (!isObject(properties)) return null;
+  for (const [name, schema] of Object.entries(properties)) {
+    const candidates = isObject(schema) && Array.isArray(schema.anyOf) ? schema.anyOf : [schema];
+    const chat = candidates.find((candidate) => isObject(candidate) && isObject(candidate.properties) && 'messages' in candidate.properties);
+    if (isObject(chat)) return { name, schema: chat };
+  }
+  return null;
+}
+
+function isObject(value: Value | undefined): value is JsonObject {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}

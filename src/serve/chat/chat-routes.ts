@@ -1,0 +1,198 @@
+import { randomBytes } from 'node:crypto';
+import { Readable } from 'node:stream';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { EndpointReport, Value } from '../../worker/protocol.js';
+import type { CallOutcome } from '../../worker/worker-process.js';
+import { PoolClosedError, QueueFullError } from '../../worker/worker-pool.js';
+import type { CallRunner } from '../call-runner.js';
+import { endpointFailure } from '../endpoint-routes.js';
+import { HttpError } from '../http-error.js';
+import { completionFrom, type CompletionContext } from './chat-completion.js';
+import { ChatRequestReader, type ChatRequestBody } from './chat-request.js';
+import { ChunkFeed, completionEvents } from './chat-stream.js';
+import { countPromptTokens } from './token-count.js';
+
+export interface ChatRoutesOptions {
+  runner: CallRunner;
+  /** The service's title, which is its model name. */
+  title: string;
+  debug: boolean;
+  retryAfterSeconds: number;
+}
+
+/**
+ * OpenAI-compatible routes for the service's chat endpoints (those whose function takes a
+ * ChatCompletionRequest), so a chat client works by changing its base URL alone. Each
+ * chat endpoint answers at its path, `{path}/completions` and `{path}/chat/completions`,
+ * each also under /v1; the first one also at `/chat/completions` and `/v1/chat/completions`.
+ * So the base URL can be the server root, `/v1`, or the endpoint's path. `GET /models`
+ * (and `/v1/models`, `{path}/models`) lists the service's model. A URL a non-chat
+ * endpoint already serves stays that endpoint's. Chat routes always answer with the
+ * completion (or its stream), whatever the compute mode: chat clients do not poll jobs.
+ */
+export async function registerChatRoutes(app: FastifyInstance, options: ChatRoutesOptions): Promise<void> {
+  const chatEndpoints = options.runner.endpoints.filter((endpoint) => endpoint.is_chat);
+  if (chatEndpoints.length === 0) return;
+  const taken = urlsOfOtherEndpoints(options.runner.endpoints);
+  const claim = (url: string, method: string) => {
+    const key = `${method} ${url}`;
+    if (taken.has(key)) return false;
+    taken.add(key);
+    return true;
+  };
+
+  chatEndpoints.forEach((endpoint, index) => {
+    const handler = completionHandler(endpoint, options);
+    const urls = [endpoint.path, `${endpoint.path}/completions`, `${endpoint.path}/chat/completions`];
+    if (index === 0) urls.push('/chat/completions');
+    for (const url of withV1(urls)) {
+      if (claim(url, 'POST')) app.post(url, { config: { endpoint: endpoint.path } }, handler);
+    }
+  });
+
+  const models = modelList(modelNames(options.title));
+  const modelUrls = ['/models', ...chatEndpoints.map((endpoint) => `${endpoint.path}/models`)];
+  for (const url of withV1(modelUrls)) {
+    if (claim(url, 'GET')) app.get(url, async () => models);
+    if (claim(`${url}/:model`, 'GET')) {
+      app.get(`${url}/:model`, async (request) => {
+        const { model } = request.params as { model: string };
+        const found = models.data.find((entry) => entry.id === model);
+        if (!found) throw new HttpError(404, 'not_found', 'model_not_found', `this service has no model ${JSON.stringify(model)}; GET /v1/models lists them`);
+        return found;
+      });
+    }
+  }
+}
+
+/**
+ * The model names `GET /v1/models` lists: the service's title, `APIPod(title=...)`, or
+ * the project directory's name. Clients may send any `model`; it is echoed back.
+ */
+export function modelNames(title: string): string[] {
+  return [title];
+}
+
+function modelList(names: readonly string[]) {
+  const created = Math.floor(Date.now() / 1000);
+  return { object: 'list' as const, data: names.map((id) => ({ id, object: 'model' as const, created, owned_by: 'svc' })) };
+}
+
+function completionHandler(endpoint: EndpointReport, options: ChatRoutesOptions) {
+  const reader = new ChatRequestReader(endpoint);
+  const defaultModel = modelNames(options.title)[0] as string;
+  return async (request: FastifyRequest, reply: FastifyReply) => {
+    const body = await reader.read(request);
+    const context: CompletionContext = {
+      id: `chatcmpl-${randomBytes(12).toString('hex')}`,
+      created: Math.floor(Date.now() / 1000),
+      model: typeof body.model === 'string' && body.model !== '' ? body.model : defaultModel,
+      promptTokens: countPromptTokens(body.messages),
+    };
+    const args = { [reader.parameter]: body };
+    const signal = cancelledWhenClientLeaves(reply);
+    if (body.stream === true) return streamCompletion(reply, endpoint, args, body, context, signal, options);
+
+    const outcome = await startCall(options, endpoint, args, { signal });
+    if (outcome.kind !== 'result') throw failureOf(outcome, options.debug);
+    return reply.type('application/json; charset=utf-8').send(JSON.stringify(completionFrom(outcome.value, context)));
+  };
+}
+
+async function streamCompletion(
+  reply: FastifyReply,
+  endpoint: EndpointReport,
+  args: { [parameter: string]: Value },
+  body: ChatRequestBody,
+  context: CompletionContext,
+  signal: AbortSignal,
+  options: ChatRoutesOptions,
+): Promise<FastifyReply> {
+  const feed = new ChunkFeed();
+  let ended: CallOutcome | null = null;
+  const outcome = startCall(options, endpoint, args, { signal, onChunk: (value) => feed.push(value) });
+  void outcome.then((value) => {
+    ended = value;
+    feed.close();
+  });
+  // Until the first chunk, a failure is still a plain HTTP error with its own status.
+  await feed.started;
+  const early = ended as CallOutcome | null;
+  if (early && early.kind !== 'result') throw failureOf(early, options.debug);
+
+  const streamOptions = isObject(body.stream_options) ? body.stream_options : {};
+  const events = completionEvents(feed, outcome, {
+    context,
+    includeUsage: streamOptions.include_usage === true,
+    failureOf: (failed) => failureOf(failed, options.debug),
+  });
+  return reply
+    .type('text/event-stream; charset=utf-8')
+    .header('cache-control', 'no-cache')
+    .header('x-accel-buffering', 'no') // proxies must pass each event on at once
+    .send(Readable.from(events));
+}
+
+/** Queues the call; a full queue or a closed pool is a 503 at once, before any response starts. */
+function startCall(
+  options: ChatRoutesOptions,
+  endpoint: EndpointReport,
+  args: { [parameter: string]: Value },
+  callOptions: { signal: AbortSignal; onChunk?: (value: Value) => void },
+): Promise<CallOutcome> {
+  try {
+    return options.runner.submit(endpoint.path, args, callOptions);
+  } catch (error) {
+    if (error instanceof QueueFullError) {
+      throw new HttpError(503, 'queue_full', 'queue_full', `the queue of ${endpoint.path} is full; retry later`, {
+        headers: { 'retry-after': String(options.retryAfterSeconds) },
+      });
+    }
+    if (error instanceof PoolClosedError) {
+      throw new HttpError(503, 'unavailable', 'not_accepting_calls', `the service is not taking calls: ${error.message}`, {
+        headers: { 'retry-after': String(options.retryAfterSeconds) },
+      });
+    }
+    throw error;
+  }
+}
+
+function failureOf(outcome: Exclude<CallOutcome, { kind: 'result' }>, debug: boolean): HttpError {
+  switch (outcome.kind) {
+    case 'error': {
+      // The official clients retry a 500 twice; the same request would raise the same exception.
+      const failure = endpointFailure(outcome.error, debug);
+      return new HttpError(failure.status, failure.type, failure.code, failure.message, { ...failure.extra, headers: { 'x-should-retry': 'false' } });
+    }
+    case 'crashed':
+      return new HttpError(500, 'worker_crashed', 'worker_crashed', outcome.message);
+    case 'cancelled':
+      return new HttpError(503, 'unavailable', 'cancelled', 'the call was cancelled before it finished');
+  }
+}
+
+/** A client that disconnects before its answer (or during its stream) cancels the call. */
+function cancelledWhenClientLeaves(reply: FastifyReply): AbortSignal {
+  const controller = new AbortController();
+  reply.raw.on('close', () => {
+    if (!reply.raw.writableEnded) controller.abort();
+  });
+  return controller.signal;
+}
+
+function withV1(urls: readonly string[]): string[] {
+  return [...new Set(urls.flatMap((url) => [url, `/v1${url}`]))];
+}
+
+/** The method and URL pairs the endpoint routes serve, which chat routes must leave alone. */
+function urlsOfOtherEndpoints(endpoints: readonly EndpointReport[]): Set<string> {
+  const taken = new Set<string>();
+  for (const endpoint of endpoints.filter((candidate) => !candidate.is_chat)) {
+    for (const url of [endpoint.path, `/v1${endpoint.path}`]) endpoint.methods.forEach((method) => taken.add(`${method} ${url}`));
+  }
+  return taken;
+}
+
+function isObject(value: Value | undefined): value is { [key: string]: Value } {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}

@@ -1,0 +1,104 @@
+import type { Value } from '../../worker/protocol.js';
+import type { CallOutcome } from '../../worker/worker-process.js';
+import { HttpError } from '../http-error.js';
+import { chunkOf, completionFrom, textOf, usageChunkOf, usageFrom, type CompletionContext } from './chat-completion.js';
+import { countTokens } from './token-count.js';
+
+/**
+ * The chunks a running call yields, as an async iterable that ends with the call. Chunks
+ * arrive from the pool's `onChunk` callback faster or slower than the client reads them;
+ * they wait here in order.
+ */
+export class ChunkFeed implements AsyncIterable<Value> {
+  private readonly items: Value[] = [];
+  private isClosed = false;
+  private wake: (() => void) | null = null;
+  private markStarted!: () => void;
+  /** Resolves at the first chunk or when the call ends without one. */
+  readonly started = new Promise<void>((resolve) => (this.markStarted = resolve));
+
+  push(value: Value): void {
+    this.items.push(value);
+    this.markStarted();
+    this.wake?.();
+  }
+
+  close(): void {
+    this.isClosed = true;
+    this.markStarted();
+    this.wake?.();
+  }
+
+  async *[Symbol.asyncIterator](): AsyncIterator<Value> {
+    for (;;) {
+      if (this.items.length > 0) {
+        yield this.items.shift() as Value;
+      } else if (this.isClosed) {
+        return;
+      } else {
+        await new Promise<void>((resolve) => (this.wake = resolve));
+        this.wake = null;
+      }
+    }
+  }
+}
+
+export interface StreamOptions {
+  context: CompletionContext;
+  /** `stream_options.include_usage`: end with a chunk holding only usage, as OpenAI does. */
+  includeUsage: boolean;
+  /** The HTTP error an unsuccessful outcome stands for; it becomes an `error` event. */
+  failureOf: (outcome: Exclude<CallOutcome, { kind: 'result' }>) => HttpError;
+}
+
+/**
+ * Server-sent events for a streamed completion (the OpenAI wire format): a first chunk
+ * with the assistant role, one chunk per piece of text, a last chunk with the finish
+ * reason, then `data: [DONE]`. A function that is not a generator has its whole answer
+ * sent as one chunk. A failure after the stream began is an `{"error": ...}` event, which
+ * the official clients raise as an APIError; no `[DONE]` follows it.
+ */
+export async function* completionEvents(feed: ChunkFeed, outcome: Promise<CallOutcome>, options: StreamOptions): AsyncGenerator<string> {
+  const { context } = options;
+  yield event(chunkOf(context, { role: 'assistant', content: '' }));
+  let streamed = false;
+  let answer = '';
+  for await (const value of feed) {
+    streamed = true;
+    const text = textOf(value);
+    if (text === '') continue;
+    answer += text;
+    yield event(chunkOf(context, { content: text }));
+  }
+  const ended = await outcome;
+  if (ended.kind !== 'result') {
+    yield event(options.failureOf(ended).toBody());
+    return;
+  }
+  let finishReason = 'stop';
+  // Counted over the whole answer: a word split across chunks is one token, as when not streaming.
+  let usage = usageFrom(null, context.promptTokens, countTokens(answer));
+  if (!streamed) {
+    // Not a generator: the completed answer, sent whole.
+    let completion;
+    try {
+      completion = completionFrom(ended.value, context);
+    } catch (error) {
+      if (!(error instanceof HttpError)) throw error;
+      yield event(error.toBody());
+      return;
+    }
+    const [choice] = completion.choices;
+    const text = choice ? textOf(choice.message.content) : '';
+    if (text !== '') yield event(chunkOf(context, { content: text }));
+    finishReason = choice?.finish_reason ?? 'stop';
+    usage = completion.usage;
+  }
+  yield event(chunkOf(context, {}, finishReason));
+  if (options.includeUsage) yield event(usageChunkOf(context, usage));
+  yield 'data: [DONE]\n\n';
+}
+
+function event(data: object): string {
+  return `data: ${JSON.stringify(data)}\n\n`;
+}
