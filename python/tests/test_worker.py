@@ -50,8 +50,10 @@ class ReadyTest(WorkerTestCase):
         worker, ready = self.start_ready_worker(os.path.join(REPOSITORY, "examples", "chat", "service.py"))
         self.assertTrue(ready["endpoints"][0]["is_chat"])
         request = {"model": "echo", "messages": [{"role": "user", "content": "Hi there"}], "stream": False}
+        words = ["You", " said:", " Hi", " there"]  # the example streams its answer word by word
         self.assertEqual(self.call(worker, "c-1", "/chat", {"request": request}),
-                         [{"type": "result", "call": "c-1", "value": "You said: Hi there"}])
+                         [*({"type": "chunk", "call": "c-1", "value": word} for word in words),
+                          {"type": "result", "call": "c-1", "value": words}])
 
     def test_endpoint_kinds_and_injected_parameters_are_reported(self):
         _, ready = self.start_ready_worker(service_path("calls.py"))
