@@ -3,8 +3,10 @@ generator) and ends the call with exactly one of `result`, `error` or `cancelled
 from __future__ import annotations
 
 import asyncio
+import collections.abc
 import contextlib
 import inspect
+import io
 import sys
 import threading
 from dataclasses import dataclass
@@ -74,10 +76,11 @@ class CallRunner:
         outcome = function(*positional, **keywords)
         if inspect.isawaitable(outcome):
             outcome = self._await(outcome)
-        if inspect.isgenerator(outcome):
-            return self._stream(call_id, outcome)
-        if inspect.isasyncgen(outcome):
+        if inspect.isasyncgen(outcome) or _is_async_iterator(outcome):
             return self._stream_async(call_id, outcome)
+        if inspect.isgenerator(outcome) or _is_plain_iterator(outcome):
+            # A returned iterator (e.g. a text streamer) streams like a generator does.
+            return self._stream(call_id, outcome)
         return outcome
 
     def _stream(self, call_id: str, generator) -> list:
@@ -87,7 +90,9 @@ class CallRunner:
                 self._events.send(protocol.chunk(call_id, to_json_value(item)))
                 chunks.append(item)
         finally:
-            generator.close()
+            close = getattr(generator, "close", None)
+            if close is not None:
+                close()
         return chunks
 
     def _stream_async(self, call_id: str, generator) -> list:
@@ -101,7 +106,9 @@ class CallRunner:
                 self._events.send(protocol.chunk(call_id, to_json_value(item)))
                 chunks.append(item)
         finally:
-            self._await(generator.aclose())
+            aclose = getattr(generator, "aclose", None)
+            if aclose is not None:
+                self._await(aclose())
         return chunks
 
     def _await(self, awaitable) -> Any:
@@ -114,3 +121,12 @@ class CallRunner:
             with contextlib.suppress(BaseException):
                 self._loop.run_until_complete(task)
             raise
+
+
+def _is_plain_iterator(value: Any) -> bool:
+    """An iterator to stream: not text, bytes or a file, which are iterators by accident."""
+    return isinstance(value, collections.abc.Iterator) and not isinstance(value, (str, bytes, io.IOBase))
+
+
+def _is_async_iterator(value: Any) -> bool:
+    return isinstance(value, collections.abc.AsyncIterator)

@@ -115,6 +115,13 @@ class CallTest(WorkerTestCase):
         self.assertEqual([event["type"] for event in events], ["chunk", "chunk", "result"])
         self.assertEqual(events[-1]["value"], ["ONE", "TWO"])
 
+    def test_a_returned_iterator_streams_like_a_generator(self):
+        self.assertEqual(self.call(self.worker, "c-1", "/returned-iterator", {"prompt": "a b"}), [
+            {"type": "chunk", "call": "c-1", "value": "a"},
+            {"type": "chunk", "call": "c-1", "value": "b"},
+            {"type": "result", "call": "c-1", "value": ["a", "b"]},
+        ])
+
     def test_an_async_endpoint_answers(self):
         self.assertEqual(self.call(self.worker, "c-1", "/double", {"number": 21})[-1]["value"], 42)
         self.assertEqual(self.call(self.worker, "c-2", "/double", {"number": 2})[-1]["value"], 4)

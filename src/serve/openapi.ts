@@ -1,4 +1,5 @@
 import type { EndpointReport, Value } from '../worker/protocol.js';
+import { findChatParameter } from './chat/chat-request.js';
 
 export interface ServiceDescription {
   title: string;
@@ -37,11 +38,21 @@ const ERROR_SCHEMA: Json = {
 export function describeService(service: ServiceDescription): Json {
   const paths: Json = {};
   for (const endpoint of service.endpoints) {
+    const chat = endpoint.is_chat ? findChatParameter(endpoint) : null;
+    if (chat) {
+      paths[endpoint.path] = { post: describeChatOperation(endpoint, chat.schema) };
+      continue;
+    }
     const operations: Json = {};
     for (const method of endpoint.methods) {
       operations[method.toLowerCase()] = describeOperation(endpoint, method);
     }
     paths[endpoint.path] = operations;
+  }
+  const firstChat = service.endpoints.find((endpoint) => endpoint.is_chat);
+  const firstChatSchema = firstChat ? findChatParameter(firstChat) : null;
+  if (firstChat && firstChatSchema) {
+    paths['/v1/chat/completions'] = { post: { ...describeChatOperation(firstChat, firstChatSchema.schema), operationId: 'chat_completions' } };
   }
   return {
     openapi: '3.1.0',
@@ -75,6 +86,23 @@ function describeOperation(endpoint: EndpointReport, method: string): Json {
     '503': errorResponse('the queue is full; retry after the Retry-After seconds'),
   };
   return operation;
+}
+
+/** A chat endpoint takes the chat request itself as the body and answers a chat completion. */
+function describeChatOperation(endpoint: EndpointReport, requestSchema: Json): Json {
+  return {
+    operationId: `${endpoint.function}_chat`,
+    summary: `${endpoint.function} (OpenAI-compatible chat completion)`,
+    ...(endpoint.doc ? { description: endpoint.doc } : {}),
+    requestBody: { required: true, content: { 'application/json': { schema: requestSchema } } },
+    responses: {
+      '200': {
+        description: 'a chat.completion object, or chat.completion.chunk server-sent events with "stream": true',
+        content: { 'application/json': { schema: { type: 'object' } }, 'text/event-stream': { schema: { type: 'string' } } },
+      },
+      '400': { description: 'the request is not a valid chat request', content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } },
+    },
+  };
 }
 
 function requestBody(endpoint: EndpointReport, hasMedia: boolean): Json {

@@ -82,6 +82,13 @@ describe('the official openai Node client against svc start examples/chat with S
     expect((await clientAt(`${server.url}/v1`).models.retrieve('echo')).id).toBe('echo');
   });
 
+  it('documents the chat endpoint with the chat request as its body', async () => {
+    const document: any = await (await fetch(`${server.url}/openapi.json`)).json();
+    const schema = document.paths['/chat'].post.requestBody.content['application/json'].schema;
+    expect(schema.properties).toHaveProperty('messages');
+    expect(document.paths['/v1/chat/completions'].post.operationId).toBe('chat_completions');
+  });
+
   it('echoes whatever model the client names', async () => {
     const completion = await clientAt(`${server.url}/v1`).chat.completions.create({ model: 'gpt-4o-mini', messages: MESSAGES });
     expect(completion.model).toBe('gpt-4o-mini');

@@ -61,6 +61,11 @@ async def async_tokens(prompt: str) -> AsyncIterator[str]:
         yield word.upper()
 
 
+@app.endpoint("/returned-iterator")
+def returned_iterator(prompt: str) -> Iterator[str]:
+    return iter(prompt.split())
+
+
 @app.endpoint("/double")
 async def double(number: int) -> int:
     await asyncio.sleep(0.01)
