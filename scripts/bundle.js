@@ -16,3 +16,15 @@ await build({
   },
   logLevel: 'warning',
 });
+
+// The client the package exports (`import { run } from 'svc'`): fetch only, no dependencies.
+// Its type declarations come from `tsc -p tsconfig.client.json` (npm run build).
+await build({
+  entryPoints: ['src/client/index.ts'],
+  outfile: 'dist/client/index.js',
+  bundle: true,
+  platform: 'node',
+  format: 'esm',
+  target: 'node20.19',
+  logLevel: 'warning',
+});

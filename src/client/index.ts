@@ -1,0 +1,24 @@
+/**
+ * The client for the hosted inference API (job envelopes), as the package exports it:
+ *
+ *   import { run } from 'svc';
+ *   const image = await run('/generate', { prompt: 'a cat' }, { onProgress: (u) => console.log(u.progress) });
+ */
+export { DEFAULT_BASE_URL, ServiceClient, run } from './service-client.js';
+export type { ClientOptions, ProgressUpdate, RunOptions, SubmitOptions, Submission } from './service-client.js';
+export { JOB_STATUSES, hasEnded, readEnvelope } from './job-envelope.js';
+export type { EndedStatus, JobEnvelope, JobErrorInfo, JobStatus } from './job-envelope.js';
+export {
+  AuthenticationError,
+  ConnectionError,
+  HttpStatusError,
+  JobCancelledError,
+  JobEndedError,
+  JobFailedError,
+  JobTimeoutError,
+  NotFoundError,
+  PermissionError,
+  ServiceError,
+  WaitExpiredError,
+} from './client-errors.js';
+export { DEFAULT_RETRY_POLICY, type RetryPolicy } from './retry-policy.js';

@@ -1,0 +1,332 @@
+import {
+  AuthenticationError,
+  ConnectionError,
+  HttpStatusError,
+  JobCancelledError,
+  JobFailedError,
+  JobTimeoutError,
+  NotFoundError,
+  PermissionError,
+  ServiceError,
+  WaitExpiredError,
+} from './client-errors.js';
+import { hasEnded, readEnvelope, type JobEnvelope, type JobErrorInfo, type JobStatus } from './job-envelope.js';
+import { DEFAULT_RETRY_POLICY, retryDelayMs, type RetryPolicy } from './retry-policy.js';
+
+export const DEFAULT_BASE_URL = 'http://localhost:8000';
+
+/**
+ * How long an aborted submit may still take to answer, beyond its `Prefer: wait`, before
+ * the client closes the connection: a job server answers within the wait with an envelope
+ * to cancel through; a dedicated server stops the call when the connection closes.
+ */
+const SUBMIT_ABORT_GRACE_MS = 500;
+const CANCEL_TIMEOUT_MS = 10_000;
+
+export interface ClientOptions {
+  /** Where the service is. Default: $SERVICE_INFER_BACKEND_URL, else http://localhost:8000. */
+  baseUrl?: string;
+  /** Sent as `Authorization: Bearer <key>`. Default: $SERVICE_API_KEY; null sends none. */
+  apiKey?: string | null;
+  /** Time between two looks at a running job. Default: one second. */
+  pollIntervalMs?: number;
+  /**
+   * `Prefer: wait=N` (RFC 7240) sent with the submit and every look, so a server that
+   * honours it answers the moment the job ends instead of at the next poll. Default: the
+   * poll interval in whole seconds, at least 1; 0 never asks.
+   */
+  waitSeconds?: number;
+  retry?: Partial<RetryPolicy>;
+  /** The fetch to send requests with; the global one by default. */
+  fetch?: typeof globalThis.fetch;
+  /** Where the defaults are read from; process.env by default. */
+  env?: Readonly<Record<string, string | undefined>>;
+}
+
+export interface ProgressUpdate {
+  status: JobStatus;
+  progress: number | null;
+  message: string | null;
+  envelope: JobEnvelope;
+}
+
+export interface RunOptions {
+  /** Called with the job's first state, then whenever its status, progress or message changes. */
+  onProgress?: (update: ProgressUpdate) => void;
+  /** Aborting cancels the job through its `cancel_job_url`; the call rejects with JobCancelledError. */
+  signal?: AbortSignal;
+  /** Stop waiting after this long and reject with WaitExpiredError; the job keeps running. */
+  maxWaitMs?: number;
+}
+
+export interface SubmitOptions {
+  signal?: AbortSignal;
+  /** Ask a dedicated server for a job envelope instead of the result (`Prefer: respond-async`). */
+  respondAsync?: boolean;
+  /** `Prefer: wait=N` on the submit; the client's `waitSeconds` by default. */
+  waitSeconds?: number;
+}
+
+/** What a submit brought back: the result itself (a dedicated server), or a job to follow. */
+export type Submission =
+  | { kind: 'result'; value: unknown }
+  | { kind: 'job'; envelope: JobEnvelope; /** the server held the answer for `Prefer: wait` */ waited: boolean };
+
+interface Answer {
+  status: number;
+  headers: Headers;
+  body: unknown;
+}
+
+/** Signals for one request: `request` aborts the HTTP exchange, `pause` the waits between retries. */
+interface RequestSignals {
+  request?: AbortSignal | undefined;
+  pause?: AbortSignal | undefined;
+}
+
+/**
+ * A client for services that speak the hosted inference API: `svc start` in either compute
+ * mode, or a hosted deployment. It only ever follows the URLs a job envelope gives it.
+ */
+export class ServiceClient {
+  readonly baseUrl: string;
+  private readonly apiKey: string | null;
+  private readonly pollIntervalMs: number;
+  private readonly waitSeconds: number;
+  private readonly retryPolicy: RetryPolicy;
+  private readonly fetch: typeof globalThis.fetch;
+
+  constructor(options: ClientOptions = {}) {
+    const env = options.env ?? (typeof process === 'undefined' ? {} : process.env);
+    this.baseUrl = (options.baseUrl ?? (env.SERVICE_INFER_BACKEND_URL || DEFAULT_BASE_URL)).replace(/\/+$/, '');
+    this.apiKey = options.apiKey === undefined ? env.SERVICE_API_KEY || null : options.apiKey;
+    this.pollIntervalMs = options.pollIntervalMs ?? 1000;
+    this.waitSeconds = options.waitSeconds ?? Math.max(1, Math.round(this.pollIntervalMs / 1000));
+    this.retryPolicy = { ...DEFAULT_RETRY_POLICY, ...options.retry };
+    this.fetch = options.fetch ?? globalThis.fetch;
+  }
+
+  /**
+   * Calls an endpoint and returns its result, whether the service answers with the result
+   * (dedicated) or with a job envelope (serverless), which it then follows to the end.
+   * FAILED, TIMEOUT and CANCELLED reject with JobFailedError, JobTimeoutError and
+   * JobCancelledError, each carrying the envelope.
+   */
+  async run<T = unknown>(path: string, input: unknown = {}, options: RunOptions = {}): Promise<T> {
+    const started = Date.now();
+    const deadline = options.maxWaitMs === undefined ? Infinity : started + options.maxWaitMs;
+    const waitSeconds = Math.min(this.waitSeconds, Math.floor(Math.max(0, deadline - started) / 1000));
+    const submission = await this.submit(path, input, { signal: options.signal, waitSeconds });
+    if (submission.kind === 'result') return submission.value as T;
+    return (await this.followUntil(submission.envelope, options, deadline, !submission.waited)) as T;
+  }
+
+  /** Sends the input to an endpoint; `path` is relative to the base URL, or a whole URL. */
+  async submit(path: string, input: unknown = {}, options: SubmitOptions = {}): Promise<Submission> {
+    const url = this.endpointUrl(path);
+    const { signal } = options;
+    if (signal?.aborted) throw new JobCancelledError(null, 'was cancelled before it was sent');
+    const waitSeconds = options.waitSeconds ?? this.waitSeconds;
+    const prefer = [options.respondAsync ? 'respond-async' : null, waitSeconds > 0 ? `wait=${waitSeconds}` : null].filter(Boolean).join(', ');
+
+    const connection = new AbortController();
+    let closeTimer: NodeJS.Timeout | undefined;
+    const closeLater = () => {
+      closeTimer = setTimeout(() => connection.abort(), waitSeconds * 1000 + SUBMIT_ABORT_GRACE_MS);
+    };
+    signal?.addEventListener('abort', closeLater, { once: true });
+    let answer: Answer;
+    try {
+      answer = await this.send('POST', url, { body: JSON.stringify(input ?? {}), prefer }, { request: connection.signal, pause: signal });
+    } catch (error) {
+      if (signal?.aborted) throw new JobCancelledError(null, 'was cancelled before the server answered; closing the connection stops it there');
+      if (error instanceof HttpStatusError && error.status === 500 && error.type === 'endpoint_error') {
+        throw new JobFailedError(null, exceptionOf(error));
+      }
+      throw error;
+    } finally {
+      signal?.removeEventListener('abort', closeLater);
+      clearTimeout(closeTimer);
+    }
+
+    const envelope = readEnvelope(answer.body);
+    if (signal?.aborted) throw envelope ? await this.cancelled(envelope) : new JobCancelledError(null, 'was cancelled, though the server had answered');
+    if (envelope === null) return { kind: 'result', value: answer.body };
+    return { kind: 'job', envelope, waited: waitApplied(answer.headers) };
+  }
+
+  /** Follows a job to its end through its `refresh_job_url`; resolves with the result as `run` does. */
+  async follow<T = unknown>(envelope: JobEnvelope, options: RunOptions = {}): Promise<T> {
+    const deadline = options.maxWaitMs === undefined ? Infinity : Date.now() + options.maxWaitMs;
+    return (await this.followUntil(envelope, options, deadline, false)) as T;
+  }
+
+  /** The job as the server shows it now, or once it ends within `waitSeconds`. */
+  async refresh(envelope: JobEnvelope, options: { waitSeconds?: number; signal?: AbortSignal } = {}): Promise<JobEnvelope> {
+    return (await this.look(envelope, options.waitSeconds ?? 0, options.signal)).envelope;
+  }
+
+  /** Cancels a job through its `cancel_job_url`; resolves with the envelope the server returns. */
+  async cancel(envelope: JobEnvelope, options: { signal?: AbortSignal } = {}): Promise<JobEnvelope> {
+    if (envelope.cancel_job_url === null) throw new ServiceError(`job ${envelope.id} has no cancel_job_url to cancel it through`);
+    const signal = options.signal ?? AbortSignal.timeout(CANCEL_TIMEOUT_MS);
+    const answer = await this.send('POST', envelope.cancel_job_url, {}, { request: signal, pause: signal });
+    return readEnvelope(answer.body) ?? envelope;
+  }
+
+  /** An endpoint's URL: a whole URL as it is, a path under the base URL. */
+  endpointUrl(path: string): string {
+    if (/^[a-z][a-z\d+.-]*:\/\//i.test(path)) return path;
+    return `${this.baseUrl}/${path.replace(/^\/+/, '')}`;
+  }
+
+  private async followUntil(envelope: JobEnvelope, options: RunOptions, deadline: number, pauseFirst: boolean): Promise<unknown> {
+    const { signal, onProgress } = options;
+    let current = envelope;
+    let reported = '';
+    const report = (job: JobEnvelope) => {
+      const key = JSON.stringify([job.status, job.progress, job.message]);
+      if (key === reported) return;
+      reported = key;
+      onProgress?.({ status: job.status, progress: job.progress, message: job.message, envelope: job });
+    };
+    report(current);
+    try {
+      let pause = pauseFirst ? this.pollIntervalMs : 0;
+      while (!hasEnded(current.status)) {
+        if (pause > 0) await sleep(Math.min(pause, Math.max(0, deadline - Date.now())), signal);
+        const remaining = deadline - Date.now();
+        if (remaining <= 0) throw new WaitExpiredError(current, options.maxWaitMs ?? 0);
+        const lookStarted = Date.now();
+        const look = await this.look(current, Math.min(this.waitSeconds, Math.floor(remaining / 1000)), signal);
+        current = look.envelope;
+        report(current);
+        // A server that held the look has already spent (part of) the interval waiting.
+        pause = look.waited ? this.pollIntervalMs - (Date.now() - lookStarted) : this.pollIntervalMs;
+      }
+    } catch (error) {
+      if (signal?.aborted) throw await this.cancelled(current);
+      throw error;
+    }
+    return settle(current);
+  }
+
+  private async look(envelope: JobEnvelope, waitSeconds: number, signal: AbortSignal | undefined): Promise<{ envelope: JobEnvelope; waited: boolean }> {
+    const url = envelope.refresh_job_url;
+    const answer = await this.send('GET', url, { prefer: waitSeconds > 0 ? `wait=${waitSeconds}` : '' }, { request: signal, pause: signal });
+    const next = readEnvelope(answer.body);
+    if (next === null) throw new HttpStatusError(answer.status, 'GET', url, answer.body, `GET ${url} did not answer with a job envelope`);
+    return { envelope: next, waited: waitApplied(answer.headers) };
+  }
+
+  /** Cancels a job its caller has given up on, and says how that went. */
+  private async cancelled(envelope: JobEnvelope): Promise<JobCancelledError> {
+    try {
+      const after = await this.cancel(envelope);
+      return new JobCancelledError(after, after.status === 'CANCELLED' ? 'was cancelled' : `was cancelled after it had ended ${after.status}`);
+    } catch (error) {
+      return new JobCancelledError(envelope, `was abandoned, but cancelling it on the server failed: ${(error as Error).message}`);
+    }
+  }
+
+  /** One request with the retry policy; any answer but a 2xx becomes the error for its status. */
+  private async send(method: string, url: string, init: { body?: string; prefer?: string }, signals: RequestSignals): Promise<Answer> {
+    const retries = new Map<number, number>();
+    for (;;) {
+      let response: Response;
+      let body: unknown;
+      try {
+        response = await this.fetch(url, { method, headers: this.headers(init), body: init.body ?? null, signal: signals.request ?? null });
+        body = await readBody(response);
+      } catch (error) {
+        if (signals.request?.aborted) throw error;
+        throw new ConnectionError(url, error);
+      }
+      if (response.ok) return { status: response.status, headers: response.headers, body };
+      const failure = statusError(response.status, method, url, body, this.apiKey !== null);
+      const retried = retries.get(response.status) ?? 0;
+      const delay = retryDelayMs(this.retryPolicy, {
+        status: response.status,
+        errorType: failure.type,
+        retryAfter: response.headers.get('retry-after'),
+        retries: retried,
+      });
+      if (delay === null) throw failure;
+      retries.set(response.status, retried + 1);
+      await sleep(delay, signals.pause);
+    }
+  }
+
+  private headers(init: { body?: string; prefer?: string }): Record<string, string> {
+    return {
+      accept: 'application/json',
+      ...(init.body !== undefined ? { 'content-type': 'application/json' } : {}),
+      ...(init.prefer ? { prefer: init.prefer } : {}),
+      ...(this.apiKey !== null ? { authorization: `Bearer ${this.apiKey}` } : {}),
+    };
+  }
+}
+
+/** Calls an endpoint with a client configured from the environment; see `ServiceClient.run`. */
+export function run<T = unknown>(path: string, input?: unknown, options?: RunOptions): Promise<T> {
+  return new ServiceClient().run<T>(path, input, options);
+}
+
+function settle(envelope: JobEnvelope): unknown {
+  switch (envelope.status) {
+    case 'FAILED':
+      throw new JobFailedError(envelope, envelope.error ?? { type: 'Error', message: 'the job failed without saying why' });
+    case 'TIMEOUT':
+      throw new JobTimeoutError(envelope);
+    case 'CANCELLED':
+      throw new JobCancelledError(envelope);
+    default:
+      return envelope.result;
+  }
+}
+
+function statusError(status: number, method: string, url: string, body: unknown, sentKey: boolean): HttpStatusError {
+  if (status === 401) return new AuthenticationError(method, url, body, sentKey);
+  if (status === 403) return new PermissionError(method, url, body);
+  if (status === 404) return new NotFoundError(method, url, body);
+  return new HttpStatusError(status, method, url, body);
+}
+
+/** The exception a dedicated server reports when the function raised (svc's `error.exception`). */
+function exceptionOf(error: HttpStatusError): JobErrorInfo {
+  const exception = (error.body as { error?: { exception?: { type?: unknown; message?: unknown } } }).error?.exception;
+  if (typeof exception?.type === 'string' && typeof exception.message === 'string') {
+    return { type: exception.type, message: exception.message };
+  }
+  return { type: 'Error', message: error.message };
+}
+
+/** `Preference-Applied: wait=N` (RFC 7240): the server held the answer rather than reply at once. */
+function waitApplied(headers: Headers): boolean {
+  return /(^|,)\s*wait\b/i.test(headers.get('preference-applied') ?? '');
+}
+
+async function readBody(response: Response): Promise<unknown> {
+  const text = await response.text();
+  if (text === '') return null;
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
+}
+
+function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  if (signal?.aborted) return Promise.reject(signal.reason);
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    function onAbort() {
+      clearTimeout(timer);
+      reject(signal?.reason);
+    }
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+}
