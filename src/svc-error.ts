@@ -6,7 +6,9 @@ export type ErrorCode =
   | 'usage' // bad command line: exit 2
   | 'not-found' // a file or directory the user named is missing
   | 'invalid-project' // the project cannot be scanned or built as it stands
-  | 'io'; // the file system refused
+  | 'io' // the file system refused
+  | 'request-failed' // a service refused a request or could not be reached (svc call)
+  | 'job-failed'; // a job ended FAILED, TIMEOUT or CANCELLED, or did not end in time (svc call)
 
 export interface SourceLocation {
   file?: string;
@@ -21,6 +23,8 @@ export class SvcError extends Error {
     readonly code: ErrorCode,
     message: string,
     readonly location: SourceLocation = {},
+    /** Extra fields for the --json error object (an HTTP status, a job envelope). */
+    readonly details: Record<string, unknown> = {},
   ) {
     super(message);
   }

@@ -29,6 +29,7 @@ function reportError(output: Output, error: unknown): number {
       code: error.code,
       message: error.message,
       ...error.location,
+      ...error.details,
     });
     if (error.stack) output.debug(error.stack);
     return error.exitCode;
