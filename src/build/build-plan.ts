@@ -1,0 +1,127 @@
+import { createHash } from 'node:crypto';
+import { COMPUTE_VALUES, PROVIDER_VALUES, type Compute, type Provider } from '../deployment-target.js';
+import type { BaseImageCatalog } from '../scan/base-image.js';
+import { renderManifest, type Manifest } from '../scan/manifest.js';
+import { singleLine } from './dockerfile-quoting.js';
+import { checkImageReference } from './image-reference.js';
+import { choosePython, knownBasePython, type PythonPlan } from './image-python.js';
+import { checkChoice, checkDebianPackage, checkEntrypoint, checkPythonVersion } from './project-values.js';
+import { renderRequirementFiles, type RequirementFiles } from './requirements-file.js';
+import {
+  IMAGE_PLATFORM,
+  IMAGE_PORT,
+  IMAGE_USER,
+  NODE_IMAGE,
+  PROVIDER_PACKAGES,
+  RUNTIME_SYSTEM_PACKAGES,
+  UV_IMAGE,
+} from './runtime-images.js';
+
+/**
+ * Everything the Dockerfile says, decided from the manifest before any text is written:
+ * `svc build`'s middle stage (manifest -> plan -> Dockerfile). Every value from the project
+ * is checked against its grammar here, so the template only places values.
+ */
+export interface BuildPlan {
+  svcVersion: string;
+  platform: typeof IMAGE_PLATFORM;
+  base: { image: string; overridden: boolean; gpu: boolean; reason: string };
+  nodeImage: string;
+  uvImage: string | null;
+  python: PythonPlan;
+  /** Debian packages, sorted: the manifest's plus svc's runtime needs. */
+  systemPackages: string[];
+  requirementFiles: RequirementFiles;
+  /** pip specifiers installed with the requirements (the provider's client library). */
+  providerPackages: string[];
+  entrypoint: string;
+  compute: Compute;
+  provider: Provider;
+  user: { name: string; uid: number };
+  port: number;
+  /** Labels fixed by the manifest; `created`, `source` and `version` come from build args. */
+  labels: Array<[name: string, value: string]>;
+  /** Things the user should know about the image, shown by `svc build`. */
+  notes: string[];
+}
+
+export interface PlanOptions {
+  svcVersion: string;
+  catalog: BaseImageCatalog;
+  /** `--base-image REF`. */
+  baseImage?: string | undefined;
+}
+
+/** Labels longer than this hold the manifest's digest instead: the engine reads a Dockerfile line by line into 64 KiB. */
+const MANIFEST_LABEL_LIMIT = 48 * 1024;
+
+export function planBuild(manifest: Manifest, options: PlanOptions): BuildPlan {
+  const notes: string[] = [];
+  const overridden = options.baseImage !== undefined;
+  const image = checkImageReference(options.baseImage ?? manifest.base_image.image, overridden ? '--base-image' : 'base_image.image');
+  const version = checkPythonVersion(manifest.python_version, 'python_version');
+  const basePython = overridden ? knownBasePython(image, options.catalog) : manifest.base_image.python;
+  const python = choosePython(version, basePython);
+  if (python.strategy === 'install') {
+    notes.push(
+      basePython === null
+        ? `${image} ships no Python svc knows of: Python ${version} is installed with uv`
+        : `${image} ships Python ${basePython}, the project asks for ${version}: Python ${version} is installed with uv` +
+            ' (pin the base image\'s version in .python-version to reuse its interpreter and packages)',
+    );
+  }
+  if (overridden) notes.push(`base image ${image} from --base-image (the manifest chose ${manifest.base_image.image})`);
+
+  const systemPackages = [...new Set([...manifest.system_packages, ...RUNTIME_SYSTEM_PACKAGES])]
+    .map((name, index) => checkDebianPackage(name, `system_packages[${index}]`))
+    .sort();
+  const requirementFiles = renderRequirementFiles(manifest.dependencies);
+  if (requirementFiles.omittedApipod) {
+    notes.push(`${requirementFiles.omittedApipod}: apipod left out of the image's requirements; svc's runtime provides the toolkit`);
+  }
+  if (requirementFiles.local) notes.push('requirements that are paths into the project install after the code is copied');
+  const provider = checkChoice(manifest.provider, PROVIDER_VALUES, 'provider');
+  const compute = checkChoice(manifest.compute, COMPUTE_VALUES, 'compute');
+  const providerPackages = [...(PROVIDER_PACKAGES[provider] ?? [])];
+  if (manifest.has_env_file) notes.push('.env stays out of the image; pass its variables when the container starts');
+
+  return {
+    svcVersion: options.svcVersion,
+    platform: IMAGE_PLATFORM,
+    base: { image, overridden, gpu: overridden ? looksLikeGpuImage(image) : manifest.cuda, reason: manifest.base_image.reason },
+    nodeImage: NODE_IMAGE,
+    uvImage: python.strategy === 'install' ? UV_IMAGE : null,
+    python,
+    systemPackages,
+    requirementFiles,
+    providerPackages,
+    entrypoint: checkEntrypoint(manifest.entrypoint, 'entrypoint'),
+    compute,
+    provider,
+    user: { ...IMAGE_USER },
+    port: IMAGE_PORT,
+    labels: imageLabels(manifest, options.svcVersion, notes),
+    notes,
+  };
+}
+
+function imageLabels(manifest: Manifest, svcVersion: string, notes: string[]): Array<[string, string]> {
+  const compact = JSON.stringify(JSON.parse(renderManifest(manifest)));
+  const manifestLabel: [string, string] =
+    compact.length <= MANIFEST_LABEL_LIMIT
+      ? ['svc.manifest', compact]
+      : ['svc.manifest.sha256', createHash('sha256').update(renderManifest(manifest)).digest('hex')];
+  if (manifestLabel[0] !== 'svc.manifest') notes.push('the manifest is too large for a label: the image carries its sha256 instead');
+  return [
+    ['org.opencontainers.image.title', singleLine(manifest.title) || 'service'],
+    ['org.opencontainers.image.description', `svc service: ${manifest.endpoints.length} endpoint(s), ${manifest.compute}, ${manifest.provider}`],
+    ['svc.version', svcVersion],
+    ['svc.entrypoint', manifest.entrypoint],
+    manifestLabel,
+  ];
+}
+
+/** For --base-image: CUDA images by name, since the manifest's GPU verdict is about its own choice. */
+function looksLikeGpuImage(image: string): boolean {
+  return /cuda|cudnn|-gpu|nvidia|pytorch\/pytorch/i.test(image);
+}

@@ -1,0 +1,93 @@
+import type { ManifestDependencies, ManifestRequirement } from '../scan/manifest.js';
+import { SvcError } from '../svc-error.js';
+
+/**
+ * The requirements the image installs, rewritten from the manifest into pip's
+ * requirements-file format (https://pip.pypa.io/en/stable/reference/requirements-file-format/)
+ * rather than copied: that takes in pyproject.toml dependencies, leaves `apipod` out (svc's
+ * runtime provides the toolkit), and re-checks every value against PEP 508 so that no
+ * line can smuggle in a pip option (a newline, a ` --option`, a `\` continuation).
+ */
+export interface RequirementFiles {
+  /** requirements.txt: index options, then one requirement a line; null when nothing to install. */
+  requirements: string | null;
+  /** constraints.txt (from `-c` files), referenced from requirements.txt; null when none. */
+  constraints: string | null;
+  /** Requirements that are paths into the project: installed after the code is copied. */
+  local: string | null;
+  /** Where the project asked for `apipod`, which the image leaves out. */
+  omittedApipod: string | null;
+}
+
+export const CONSTRAINTS_FILE = 'constraints.txt';
+
+const NAME = /^[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?$/;
+const SPECIFIER = /^(?:(?:~=|===|==|!=|<=|>=|<|>)\s*[A-Za-z0-9_.*+!-]+\s*)(?:,\s*(?:~=|===|==|!=|<=|>=|<|>)\s*[A-Za-z0-9_.*+!-]+\s*)*$/;
+/** PEP 508 markers: names, operators, quoted strings, parentheses; no backslash, `#` or control characters. */
+const MARKER = /^[A-Za-z0-9_.'"<>=!~ (),+*/:@-]+$/;
+const URL = /^[^\s\\#'"]+(?:#[^\s\\'"]*)?$/;
+const REMOTE_URL = /^[A-Za-z][A-Za-z0-9+.-]*:\/\//;
+
+export function renderRequirementFiles(dependencies: ManifestDependencies): RequirementFiles {
+  const remote: string[] = [];
+  const local: string[] = [];
+  for (const requirement of dependencies.requirements) {
+    if (requirement.name.toLowerCase() === 'apipod') continue;
+    const line = requirementLine(requirement);
+    (isLocal(requirement) ? local : remote).push(line);
+  }
+  const constraints = dependencies.constraints.map(requirementLine);
+  const options = [
+    ...(dependencies.index_url ? [`--index-url ${checkUrl(dependencies.index_url, 'index_url')}`] : []),
+    ...dependencies.extra_index_urls.map((url) => `--extra-index-url ${checkUrl(url, 'extra_index_urls')}`),
+    ...dependencies.find_links.map((url) => `--find-links ${checkUrl(url, 'find_links')}`),
+    ...(constraints.length ? [`-c ${CONSTRAINTS_FILE}`] : []),
+  ];
+  const header = '# Written by svc build from apipod-deploy/apipod.json; edit requirements.txt or pyproject.toml instead.';
+  const file = (lines: string[]) => `${[header, ...lines].join('\n')}\n`;
+  return {
+    requirements: remote.length ? file([...options, ...remote]) : null,
+    constraints: constraints.length ? file(constraints) : null,
+    local: local.length ? file([...options.filter((option) => !option.startsWith('-c')), ...local]) : null,
+    omittedApipod: dependencies.apipod_requirement,
+  };
+}
+
+/** One requirement as pip reads it: `-e URL`, `name[extras] @ URL ; marker`, `./path`, or `name[extras]specifier ; marker`. */
+export function requirementLine(requirement: ManifestRequirement): string {
+  const field = `dependencies: ${requirement.source}`;
+  const name = check(requirement.name, NAME, field, 'is not a package name');
+  const extras = requirement.extras.map((extra) => check(extra, NAME, field, 'is not an extra name'));
+  const withExtras = extras.length ? `${name}[${extras.join(',')}]` : name;
+  const marker = requirement.marker === null ? '' : ` ; ${check(requirement.marker, MARKER, field, 'is not an environment marker')}`;
+  if (requirement.url !== null) {
+    const url = checkUrl(requirement.url, field);
+    if (requirement.editable) return `-e ${url}`;
+    if (isLocal(requirement)) return url;
+    return `${withExtras} @ ${url}${marker}`;
+  }
+  const specifier = requirement.specifier === '' ? '' : check(requirement.specifier, SPECIFIER, field, 'is not a version specifier');
+  return `${withExtras}${specifier}${marker}`;
+}
+
+/** A path into the project (`./pkg`, `file:...`): it exists in the image only once the code is copied. */
+function isLocal(requirement: ManifestRequirement): boolean {
+  return requirement.url !== null && (!REMOTE_URL.test(requirement.url) || requirement.url.startsWith('file:'));
+}
+
+function checkUrl(url: string, field: string): string {
+  return check(url, URL, field, 'is not a URL or path pip can read on one line').startsWith('-')
+    ? fail(url, field, 'looks like an option, not a URL')
+    : url;
+}
+
+function check(value: string, grammar: RegExp, field: string, why: string): string {
+  // `\s-` would start a pip option inside the line; a trailing `\` would join the next one.
+  if (!grammar.test(value) || /\s-/.test(value) || /[\u0000-\u001f\u007f]/.test(value)) fail(value, field, why);
+  return value;
+}
+
+function fail(value: string, field: string, why: string): never {
+  const shown = JSON.stringify(value.length > 120 ? `${value.slice(0, 120)}…` : value);
+  throw new SvcError('invalid-project', `${shown} ${why}`, { field });
+}
