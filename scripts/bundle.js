@@ -1,5 +1,7 @@
 // Bundles the CLI into one ES module so `svc` starts by loading one file, not hundreds.
-// Packages that load files beside themselves at run time (wasm) stay external.
+// Packages that load files beside themselves at run time (wasm) stay external, and so does
+// dockerode (with its gRPC and protobuf dependencies): only `svc build` and
+// `svc start --orchestrator docker` load it, so the runtime copied into images never needs it.
 import { build } from 'esbuild';
 
 await build({
@@ -9,7 +11,7 @@ await build({
   platform: 'node',
   format: 'esm',
   target: 'node20.19',
-  external: ['web-tree-sitter', 'tree-sitter-python'],
+  external: ['web-tree-sitter', 'tree-sitter-python', 'dockerode'],
   banner: {
     // Bundled CommonJS dependencies call require(); give them one.
     js: "import { createRequire as __svcCreateRequire } from 'node:module'; const require = __svcCreateRequire(import.meta.url);",

@@ -7,6 +7,8 @@ export type ErrorCode =
   | 'not-found' // a file or directory the user named is missing
   | 'invalid-project' // the project cannot be scanned or built as it stands
   | 'io' // the file system refused
+  | 'engine' // the Docker engine cannot be reached or refused a request
+  | 'build-failed' // a step of an image build failed
   | 'request-failed' // a service refused a request or could not be reached (svc call)
   | 'job-failed'; // a job ended FAILED, TIMEOUT or CANCELLED, or did not end in time (svc call)
 

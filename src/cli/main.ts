@@ -1,5 +1,6 @@
 import { Command, CommanderError } from 'commander';
 import packageJson from '../../package.json' with { type: 'json' };
+import { registerBuildCommand } from './build-command.js';
 import { registerCallCommand } from './call-command.js';
 import { registerScanCommand } from './scan-command.js';
 import { registerStartCommand } from './start-command.js';
@@ -21,6 +22,7 @@ const program = new Command()
   );
 
 registerScanCommand(program);
+registerBuildCommand(program);
 registerStartCommand(program);
 registerCallCommand(program);
 

@@ -1,0 +1,84 @@
+import { readFileSync, readdirSync, lstatSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Readable } from 'node:stream';
+import dockerignoreModule from '@balena/dockerignore';
+import tar from 'tar-fs';
+import { SvcError } from '../svc-error.js';
+import { DOCKERIGNORE_FILE } from './dockerignore.js';
+
+// A CommonJS module whose typings declare a default export; it sets `.default` on itself for that.
+const dockerignore = dockerignoreModule.default;
+
+/** Never sent to the engine, whatever .dockerignore says: it holds secrets. */
+const SECRET_FILES = new Set(['.env']);
+
+export interface BuildContext {
+  /** Project-relative POSIX paths of the files sent, sorted. */
+  files: string[];
+  /** Secrets left out although .dockerignore lets them in (a plain `docker build` would send them). */
+  secretsLeftOut: string[];
+}
+
+/**
+ * The files of the build context, as `docker build` would send them: the project root less
+ * what the root .dockerignore excludes, matched with Docker's own rules (@balena/dockerignore
+ * follows moby's patternmatcher, `!` exceptions included), plus always the Dockerfile and
+ * .dockerignore themselves (as the docker CLI does). `.env` is never sent.
+ */
+export function listBuildContext(root: string, dockerfile: string): BuildContext {
+  let rulesText = '';
+  try {
+    rulesText = readFileSync(join(root, DOCKERIGNORE_FILE), 'utf8');
+  } catch {
+    // no .dockerignore: everything goes
+  }
+  const rules = dockerignore({ ignorecase: false }).add(rulesText);
+  // With an exception (`!path`) an excluded directory may still hold included files, so walk it.
+  const hasExceptions = /^\s*!/m.test(rulesText);
+  const files: string[] = [];
+  const secretsLeftOut: string[] = [];
+  const walk = (relative: string) => {
+    for (const name of readdirSync(join(root, relative)).sort()) {
+      const path = relative ? `${relative}/${name}` : name;
+      const stats = lstatSync(join(root, path));
+      const ignored = rules.ignores(path);
+      if (stats.isDirectory()) {
+        if (!ignored || hasExceptions) walk(path);
+      } else if (!ignored) {
+        if (relative === '' && SECRET_FILES.has(name)) secretsLeftOut.push(path);
+        else files.push(path);
+      }
+    }
+  };
+  walk('');
+  for (const always of [dockerfile, DOCKERIGNORE_FILE]) {
+    if (!files.includes(always) && isFile(join(root, always))) files.push(always);
+  }
+  return { files: files.sort(), secretsLeftOut };
+}
+
+/** Fails with a clear message when the staged runtime would not reach the engine. */
+export function checkStagedFilesIncluded(context: BuildContext, required: readonly string[]): void {
+  const sent = new Set(context.files);
+  const missing = required.find((path) => !sent.has(path));
+  if (missing) {
+    throw new SvcError(
+      'invalid-project',
+      `.dockerignore leaves out ${missing}, which the generated Dockerfile copies; add \`!apipod-deploy/\` to .dockerignore`,
+      { file: DOCKERIGNORE_FILE },
+    );
+  }
+}
+
+/** The context as the tar stream the engine's /build endpoint reads. Symlinks stay symlinks. */
+export function packBuildContext(root: string, context: BuildContext): Readable {
+  return tar.pack(root, { entries: context.files }) as unknown as Readable;
+}
+
+function isFile(path: string): boolean {
+  try {
+    return statSync(path).isFile();
+  } catch {
+    return false;
+  }
+}

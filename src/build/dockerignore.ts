@@ -1,0 +1,54 @@
+import { existsSync, readdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { VIRTUALENV_MARKER } from '../scan/ignore-rules.js';
+
+export const DOCKERIGNORE_FILE = '.dockerignore';
+
+/**
+ * The .dockerignore svc writes when a project has none: what never belongs in an image
+ * (https://docs.docker.com/build/concepts/context/#dockerignore-files). Secrets (.env) and
+ * virtualenvs above all; `virtualenvs` adds the project's own, found by pyvenv.cfg, whatever
+ * their names. apipod-deploy/ stays in: the Dockerfile copies svc's runtime from it.
+ */
+export function renderDockerignore(virtualenvs: readonly string[] = []): string {
+  const lines = [
+    '# Written by svc build because the project had no .dockerignore; edit it freely, svc never overwrites it.',
+    '# apipod-deploy/ must stay in the build context: the Dockerfile copies svc\'s runtime from it.',
+    '.env',
+    '.env.*',
+    '.git',
+    '.hg',
+    '.svn',
+    '.venv',
+    'venv',
+    ...virtualenvs.filter((name) => name !== '.venv' && name !== 'venv'),
+    'node_modules',
+    '**/__pycache__',
+    '**/*.py[cod]',
+    '.cache',
+    '.mypy_cache',
+    '.pytest_cache',
+    '.ruff_cache',
+    '.tox',
+    '.nox',
+    '.ipynb_checkpoints',
+    '.DS_Store',
+  ];
+  return `${lines.join('\n')}\n`;
+}
+
+/** Writes the default .dockerignore unless the project has one; returns whether it wrote. */
+export function writeDockerignoreIfMissing(root: string): boolean {
+  const path = join(root, DOCKERIGNORE_FILE);
+  if (existsSync(path)) return false;
+  writeFileSync(path, renderDockerignore(topLevelVirtualenvs(root)), { flag: 'wx' });
+  return true;
+}
+
+function topLevelVirtualenvs(root: string): string[] {
+  return readdirSync(root, { withFileTypes: true })
+    .filter((entry) => entry.isDirectory() && existsSync(join(root, entry.name, VIRTUALENV_MARKER)))
+    .map((entry) => entry.name)
+    .filter((name) => /^[A-Za-z0-9._-]+$/.test(name))
+    .sort();
+}

@@ -1,0 +1,94 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import catalog from './base-images.json' with { type: 'json' };
+import { locateProject } from '../project-location.js';
+import type { BaseImageCatalog } from '../scan/base-image.js';
+import type { Manifest } from '../scan/manifest.js';
+import { DEPLOY_DIRECTORY, MANIFEST_FILE, writeManifest } from '../scan/manifest-file.js';
+import { findSvcPackageRoot } from '../worker/svc-package.js';
+import { planBuild, type BuildPlan } from './build-plan.js';
+import { renderDockerfile } from './dockerfile.js';
+import { writeDockerignoreIfMissing } from './dockerignore.js';
+import { manifestStaleness } from './manifest-freshness.js';
+import { STAGED_FILES, stageBuildFiles } from './runtime-staging.js';
+
+export interface PrepareOptions {
+  entrypoint?: string | undefined;
+  baseImage?: string | undefined;
+  svcVersion: string;
+}
+
+export interface PreparedBuild {
+  root: string;
+  manifest: Manifest;
+  plan: BuildPlan;
+  /** Why the project was scanned first, or null when the manifest was current. */
+  scannedBecause: string | null;
+  /** The Dockerfile to build, relative to the root: the project's own when it has one. */
+  dockerfile: string;
+  usesProjectDockerfile: boolean;
+  wroteDockerignore: boolean;
+  /** Warnings from the scan, when this build ran one. */
+  scanWarnings: string[];
+}
+
+export const PROJECT_DOCKERFILE = 'Dockerfile';
+
+/**
+ * `svc build` up to the engine: the manifest (scanning first when it is missing or older
+ * than the project), the plan, the Dockerfile, and the staged runtime under apipod-deploy/.
+ */
+export async function prepareBuild(target: string, options: PrepareOptions): Promise<PreparedBuild> {
+  const { root, entrypoint } = locateProject(target, options.entrypoint);
+  // Before the scan, which records the ignore files it honoured.
+  const wroteDockerignore = writeDockerignoreIfMissing(root);
+  const manifestPath = join(root, DEPLOY_DIRECTORY, MANIFEST_FILE);
+  let manifest = readManifest(manifestPath);
+  let scannedBecause =
+    manifest === null ? 'no manifest yet' : manifest.entrypoint !== entrypoint ? `the entrypoint is now ${entrypoint}` : manifestStaleness(root, manifestPath);
+  let scanWarnings: string[] = [];
+  if (scannedBecause !== null || manifest === null) {
+    // Loaded on use: the scanner brings the Python grammar, which a current manifest does not need.
+    const { scanProject } = await import('../scan/scan-project.js');
+    const scan = await scanProject(root, { entrypoint });
+    await writeManifest(root, scan.manifest);
+    manifest = scan.manifest;
+    scanWarnings = scan.manifest.warnings;
+    scannedBecause ??= 'no manifest yet';
+  }
+
+  const plan = planBuild(manifest, { svcVersion: options.svcVersion, catalog: catalog as BaseImageCatalog, baseImage: options.baseImage });
+  stageBuildFiles({
+    root,
+    dockerfile: renderDockerfile(plan),
+    requirementFiles: plan.requirementFiles,
+    svcPackageRoot: findSvcPackageRoot(import.meta.url),
+    svcVersion: options.svcVersion,
+  });
+  const usesProjectDockerfile = existsSync(join(root, PROJECT_DOCKERFILE));
+  return {
+    root,
+    manifest,
+    plan,
+    scannedBecause,
+    dockerfile: usesProjectDockerfile ? PROJECT_DOCKERFILE : STAGED_FILES.dockerfile,
+    usesProjectDockerfile,
+    wroteDockerignore,
+    scanWarnings,
+  };
+}
+
+function readManifest(path: string): Manifest | null {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch {
+    return null;
+  }
+  try {
+    const manifest = JSON.parse(text) as Manifest;
+    return typeof manifest === 'object' && manifest !== null && manifest.schema_version === 1 ? manifest : null;
+  } catch {
+    return null; // written by svc: a damaged one is simply scanned again
+  }
+}

@@ -1,0 +1,173 @@
+import { relative } from 'node:path';
+import type { Command } from 'commander';
+import packageJson from '../../package.json' with { type: 'json' };
+import { writeBuildRecord } from '../build/build-record.js';
+import type { PreparedBuild } from '../build/prepare-build.js';
+import { runCommand, type CommonOptions } from './run-command.js';
+import { createBuildProgressView, type BuildProgressView } from './build-progress.js';
+import type { Output, Summary } from './output.js';
+import { SvcError } from '../svc-error.js';
+
+interface BuildOptions extends CommonOptions {
+  entrypoint?: string;
+  image?: string | boolean;
+  baseImage?: string;
+  buildArg: string[];
+  cache: boolean;
+  skipDiskCheck?: boolean;
+}
+
+export function registerBuildCommand(program: Command): void {
+  program
+    .command('build')
+    .summary('write apipod-deploy/Dockerfile and, with --image, build the image')
+    .description(
+      'Render apipod-deploy/Dockerfile from the manifest (scanning first when it is missing or older than\n' +
+        'the project), stage svc\'s runtime under apipod-deploy/ and write a .dockerignore when there is none.\n' +
+        'With --image, build it through the Docker engine (DOCKER_HOST or the default socket) for linux/amd64.\n' +
+        'A Dockerfile at the project root replaces the generated one.',
+    )
+    .argument('[dir]', 'project directory, or the service file itself', '.')
+    .option('--entrypoint <file>', 'service file, relative to the project directory (default: service.py)')
+    .option('--image [tag]', 'build the image, tagged TAG (default: from the title, e.g. hello:latest)')
+    .option('--base-image <ref>', 'build FROM this image instead of the one the manifest chose')
+    .option('--build-arg <name=value>', 'a build argument for the Dockerfile (repeatable)', collect, [])
+    .option('--no-cache', 'build every step again instead of reusing cached layers')
+    .option('--skip-disk-check', 'build a GPU image even with less than 30 GB free')
+    .action(async (dir: string, _options: BuildOptions, command: Command) => {
+      const options = command.optsWithGlobals<BuildOptions>();
+      await runCommand(options, async (output) => {
+        if (options.image === undefined) {
+          const prepared = await prepare(dir, options);
+          // With --json the result holds the same notes; only a streaming build sends them as events.
+          if (!output.mode.json) reportPreparation(prepared, createBuildProgressView(output.mode));
+          output.result(summariseFiles(prepared), machineResult(prepared, null));
+          return;
+        }
+        await buildWithEngine(dir, options, output);
+      });
+    });
+}
+
+async function buildWithEngine(dir: string, options: BuildOptions, output: Output): Promise<void> {
+  const [{ connectEngine }, { gatherPreflightFacts, judgePreflight }, context, { buildImage }, args, tags] = await Promise.all([
+    import('../build/docker-engine.js'),
+    import('../build/build-preflight.js'),
+    import('../build/build-context.js'),
+    import('../build/image-build.js'),
+    import('../build/build-args.js'),
+    import('../build/image-reference.js'),
+  ]);
+  // Usage errors first, then the engine must answer before any work.
+  if (typeof options.image === 'string') tags.checkImageReference(options.image, '--image');
+  for (const arg of options.buildArg) args.parseBuildArg(arg);
+  const engine = await connectEngine();
+
+  const prepared = await prepare(dir, options);
+  const view = createBuildProgressView(output.mode);
+  reportPreparation(prepared, view);
+  const verdict = judgePreflight(await gatherPreflightFacts(engine, prepared.plan.base.gpu, options.skipDiskCheck === true));
+  for (const warning of verdict.warnings) view.note(`warning: ${warning}`);
+  if (verdict.refusal) throw new SvcError('io', verdict.refusal);
+
+  const tag = typeof options.image === 'string' ? tags.withDefaultTag(options.image) : tags.imageTagFromTitle(prepared.manifest.title);
+  const files = context.listBuildContext(prepared.root, prepared.dockerfile);
+  if (!prepared.usesProjectDockerfile) {
+    context.checkStagedFilesIncluded(files, ['apipod-deploy/svc/dist/svc.js', 'apipod-deploy/svc/package.json']);
+  }
+  for (const secret of files.secretsLeftOut) {
+    view.note(`warning: ${secret} left out of the build context (add it to .dockerignore, or a plain \`docker build\` sends it)`);
+  }
+  view.note(`building ${tag} for linux/amd64 on ${engine.address} (Docker ${engine.version}), ${files.files.length} files in the context`);
+  const started = Date.now();
+  try {
+    const result = await buildImage(engine, {
+      context: context.packBuildContext(prepared.root, files),
+      dockerfile: prepared.dockerfile,
+      tag,
+      buildArgs: args.buildArguments({
+        created: new Date(),
+        source: await args.readSourceUrl(prepared.root),
+        tag,
+        userArgs: options.buildArg,
+      }),
+      noCache: options.cache === false,
+      onEvent: (event) => view.event(event),
+    });
+    view.close();
+    writeBuildRecord(prepared.root, { image: tag, image_id: result.imageId, built_at: new Date().toISOString() });
+    const seconds = (Date.now() - started) / 1000;
+    const cached = result.steps.filter((step) => step.cached).length;
+    const build = { image: tag, image_id: result.imageId, seconds, steps: result.steps.length, cached_steps: cached, step_records: result.steps };
+    if (output.mode.json) {
+      process.stdout.write(`${JSON.stringify({ event: 'build.result', ...machineResult(prepared, build) })}\n`);
+      return;
+    }
+    const summary = summariseFiles(prepared);
+    summary.headline = `Built ${tag} in ${seconds.toFixed(1)} s (${cached} of ${result.steps.length} steps from the cache)`;
+    summary.rows.unshift(['image id', result.imageId], ['run it', `svc start --orchestrator docker ${relativeDir(prepared.root)}`]);
+    output.result(summary, null);
+  } finally {
+    view.close();
+  }
+}
+
+async function prepare(dir: string, options: BuildOptions): Promise<PreparedBuild> {
+  const { prepareBuild } = await import('../build/prepare-build.js');
+  return prepareBuild(dir, { entrypoint: options.entrypoint, baseImage: options.baseImage, svcVersion: packageJson.version });
+}
+
+function reportPreparation(prepared: PreparedBuild, view: BuildProgressView): void {
+  if (prepared.scannedBecause) view.note(`scanned the project first (${prepared.scannedBecause})`);
+  for (const warning of prepared.scanWarnings) view.note(`warning: ${warning}`);
+  if (prepared.wroteDockerignore) view.note('wrote .dockerignore (the project had none)');
+  if (prepared.usesProjectDockerfile) {
+    view.note('the project has its own Dockerfile: building that one instead of apipod-deploy/Dockerfile');
+  }
+  for (const note of prepared.plan.notes) view.note(note);
+}
+
+function summariseFiles(prepared: PreparedBuild): Summary {
+  const { plan } = prepared;
+  const python = plan.python.strategy === 'base' ? `${plan.python.version} (the base image's)` : `${plan.python.version} (installed with uv)`;
+  return {
+    headline: `Wrote ${relativeDir(prepared.root)}/apipod-deploy/Dockerfile`,
+    rows: [
+      ['dockerfile', prepared.dockerfile + (prepared.usesProjectDockerfile ? ' (the project\'s own)' : '')],
+      ['base image', plan.base.image],
+      ['python', python],
+      ['system packages', plan.systemPackages.join(' ')],
+      ['requirements', plan.requirementFiles.requirements ? 'apipod-deploy/requirements.txt' : 'none'],
+      ['provider', plan.providerPackages.length ? `${plan.provider} (${plan.providerPackages.join(', ')})` : plan.provider],
+      ['build', `svc build --image, or docker build -f ${prepared.dockerfile} ${relativeDir(prepared.root)}`],
+    ],
+    warnings: [],
+  };
+}
+
+function machineResult(prepared: PreparedBuild, build: Record<string, unknown> | null): Record<string, unknown> {
+  return {
+    root: prepared.root,
+    dockerfile: prepared.dockerfile,
+    uses_project_dockerfile: prepared.usesProjectDockerfile,
+    wrote_dockerignore: prepared.wroteDockerignore,
+    scanned_because: prepared.scannedBecause,
+    warnings: prepared.scanWarnings,
+    plan: {
+      base_image: prepared.plan.base.image,
+      python: prepared.plan.python,
+      system_packages: prepared.plan.systemPackages,
+      provider_packages: prepared.plan.providerPackages,
+      notes: prepared.plan.notes,
+    },
+    build,
+  };
+}
+
+function relativeDir(root: string): string {
+  return relative(process.cwd(), root) || '.';
+}
+
+function collect(value: string, previous: string[]): string[] {
+  return [...previous, value];
+}

@@ -1,0 +1,210 @@
+import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { PassThrough, type Writable } from 'node:stream';
+import type Dockerode from 'dockerode';
+import { readBuildRecord } from '../build/build-record.js';
+import { connectEngine, describeError, type Engine } from '../build/docker-engine.js';
+import { imageTagFromTitle } from '../build/image-reference.js';
+import { COMPUTE_ENV, IMAGE_PORT, PROVIDER_ENV, SECRET_ENV_NAMES } from '../build/runtime-images.js';
+import type { Compute, Provider } from '../deployment-target.js';
+import { locateProject } from '../project-location.js';
+import type { Manifest } from '../scan/manifest.js';
+import { DEPLOY_DIRECTORY, MANIFEST_FILE } from '../scan/manifest-file.js';
+import type { ServeLog } from '../serve/serve-log.js';
+import { SvcError } from '../svc-error.js';
+
+export interface DockerRunOptions {
+  /** Project directory or service file, as for `svc start`: names the image when `image` is not given. */
+  target: string;
+  entrypoint?: string | undefined;
+  /** The image to run; default the one `svc build --image` last built for the project, else the tag it derives from the title. */
+  image?: string | undefined;
+  /** Host address the port is published on (`0.0.0.0` for all). */
+  host: string;
+  /** Host port; 0 picks a free one. */
+  port: number;
+  /** Override the image's APIPOD_COMPUTE / APIPOD_PROVIDER (from its manifest). */
+  compute?: Compute | undefined;
+  provider?: Provider | undefined;
+  /** Appended to the image's command, e.g. ['--workers', '2']. */
+  extraArgs?: string[] | undefined;
+  /** `auto` (default): all GPUs when the engine has the NVIDIA runtime; `all` insists; `none` never. */
+  gpus?: 'auto' | 'all' | 'none' | undefined;
+  /** Where SERVICE_API_KEY and HUB_TOKEN are read from (default process.env); never written into an image. */
+  env?: NodeJS.ProcessEnv | undefined;
+  /** Seconds the container gets to drain after SIGTERM before the engine kills it. */
+  stopTimeoutSeconds?: number | undefined;
+  log: ServeLog;
+  /** Where the container's own output goes (default: stderr, leaving stdout to --json). */
+  containerOutput?: Writable | undefined;
+  /** Resolves when the container should stop; default the first SIGINT or SIGTERM. */
+  stopWhen?: Promise<unknown> | undefined;
+  /** Given the engine's facts once the container answers, e.g. for tests. */
+  onListening?: ((info: { url: string; containerId: string; image: string }) => void) | undefined;
+}
+
+const HEALTH_POLL_MS = 250;
+const DEFAULT_STOP_TIMEOUT_SECONDS = 35;
+
+/**
+ * `svc start --orchestrator docker`: runs the built image on the engine (DOCKER_HOST or the
+ * default socket) with its port published, SERVICE_API_KEY and HUB_TOKEN passed from the
+ * environment, every GPU when the engine has the NVIDIA runtime, and the container's
+ * logs streamed. Resolves once the container has been stopped (SIGTERM, so the gateway
+ * drains) and removed after Ctrl-C or SIGTERM; rejects if it exits on its own.
+ */
+export async function runInDocker(options: DockerRunOptions): Promise<void> {
+  const { log } = options;
+  const engine = await connectEngine();
+  const image = options.image ?? defaultImage(options.target, options.entrypoint);
+  const imageConfig = await inspectImage(engine, image);
+  const useGpus = options.gpus === 'all' || ((options.gpus ?? 'auto') === 'auto' && engine.runtimes.includes('nvidia'));
+  if (options.gpus === 'all' && !engine.runtimes.includes('nvidia')) {
+    log.warn('the engine lists no NVIDIA runtime; asking for GPUs anyway (--gpus all)');
+  }
+
+  const containerPort = `${IMAGE_PORT}/tcp`;
+  const container = await engine.docker
+    .createContainer({
+      name: containerName(image),
+      Image: image,
+      Cmd: [...(imageConfig.Cmd ?? []), ...(options.extraArgs ?? [])],
+      Env: containerEnv(options),
+      ExposedPorts: { [containerPort]: {} },
+      Labels: { 'svc.orchestrator': 'docker' },
+      HostConfig: {
+        PortBindings: { [containerPort]: [{ HostIp: options.host, HostPort: options.port === 0 ? '' : String(options.port) }] },
+        ...(useGpus ? { DeviceRequests: [{ Driver: '', Count: -1, DeviceIDs: [], Capabilities: [['gpu']], Options: {} }] } : {}),
+      },
+    })
+    .catch((error: unknown) => {
+      throw new SvcError('engine', `the engine refused to create a container from ${image}: ${describeError(error)}`);
+    });
+
+  const removeContainer = () => container.remove({ force: true }).catch(() => undefined);
+  const stopWhen = options.stopWhen ?? waitForStopSignal();
+  if (!options.stopWhen) {
+    // A second Ctrl-C or SIGTERM does not wait for the drain: the container goes at once.
+    void stopWhen.then(() => {
+      const now = () => void removeContainer().finally(() => process.exit(130));
+      process.once('SIGINT', now);
+      process.once('SIGTERM', now);
+    });
+  }
+  try {
+    const output = options.containerOutput ?? process.stderr;
+    const logs = (await container.attach({ stream: true, stdout: true, stderr: true, logs: true })) as NodeJS.ReadableStream;
+    const demuxed = new PassThrough();
+    engine.docker.modem.demuxStream(logs, demuxed, demuxed);
+    demuxed.pipe(output, { end: false });
+    await container.start().catch((error: unknown) => {
+      throw new SvcError('engine', `the container from ${image} did not start: ${describeError(error)}`);
+    });
+    const exited = container.wait().then((result: { StatusCode: number }) => result.StatusCode);
+
+    const hostPort = await publishedPort(container, containerPort);
+    const url = `http://${displayHost(options.host)}:${hostPort}`;
+    log.info(`running ${image} in container ${container.id.slice(0, 12)}${useGpus ? ' with all GPUs' : ''}; waiting for ${url}/health`);
+    const ready = await Promise.race([waitForHealth(url, exited), exited.then((code) => ({ exitCode: code }))]);
+    if (typeof ready === 'object') throw exitedError(image, ready.exitCode);
+    log.info(`${image} is ready on ${url} (docs: ${url}/docs)`);
+    log.event('listening', { url, container: container.id, image });
+    options.onListening?.({ url, containerId: container.id, image });
+
+    const outcome = await Promise.race([stopWhen.then(() => 'stop' as const), exited]);
+    if (outcome !== 'stop') throw exitedError(image, outcome);
+    const grace = options.stopTimeoutSeconds ?? DEFAULT_STOP_TIMEOUT_SECONDS;
+    log.info(`stopping the container (SIGTERM; in-flight calls get up to ${grace} s)`);
+    await container.stop({ t: grace }).catch(() => undefined);
+    await exited.catch(() => undefined);
+    log.info('stopped');
+  } finally {
+    await removeContainer();
+  }
+}
+
+/** The environment the container gets: the secrets from the caller's environment, and target overrides. */
+export function containerEnv(options: Pick<DockerRunOptions, 'env' | 'compute' | 'provider'>): string[] {
+  const source = options.env ?? process.env;
+  const env = SECRET_ENV_NAMES.filter((name) => source[name] !== undefined).map((name) => `${name}=${source[name]}`);
+  if (options.compute) env.push(`${COMPUTE_ENV}=${options.compute}`);
+  if (options.provider) env.push(`${PROVIDER_ENV}=${options.provider}`);
+  return env;
+}
+
+/** The image `svc build --image` last built for the project, else the tag it would give it. */
+function defaultImage(target: string, entrypoint: string | undefined): string {
+  const { root } = locateProject(target, entrypoint);
+  const record = readBuildRecord(root);
+  if (record) return record.image;
+  const path = join(root, DEPLOY_DIRECTORY, MANIFEST_FILE);
+  try {
+    const manifest = JSON.parse(readFileSync(path, 'utf8')) as Manifest;
+    return imageTagFromTitle(manifest.title);
+  } catch {
+    throw new SvcError('not-found', `no built image for ${root}: run \`svc build --image\` first`, { file: path });
+  }
+}
+
+async function inspectImage(engine: Engine, image: string): Promise<{ Cmd?: string[] }> {
+  try {
+    const info = (await engine.docker.getImage(image).inspect()) as { Config?: { Cmd?: string[] } };
+    return info.Config ?? {};
+  } catch (error) {
+    if ((error as { statusCode?: number }).statusCode === 404) {
+      throw new SvcError('not-found', `image ${image} is not on the engine at ${engine.address}: build it with \`svc build --image\``);
+    }
+    throw new SvcError('engine', `cannot inspect image ${image}: ${describeError(error)}`);
+  }
+}
+
+async function publishedPort(container: Dockerode.Container, containerPort: string): Promise<string> {
+  const info = await container.inspect();
+  const binding = info.NetworkSettings.Ports?.[containerPort]?.[0];
+  if (!binding?.HostPort) throw new SvcError('engine', `the engine published no host port for ${containerPort}`);
+  return binding.HostPort;
+}
+
+/** Polls /health until the gateway reports READY (200; it answers 503 while the workers load). */
+async function waitForHealth(url: string, exited: Promise<number>): Promise<true> {
+  let done = false;
+  void exited.finally(() => (done = true));
+  while (!done) {
+    try {
+      const response = await fetch(`${url}/health`, { signal: AbortSignal.timeout(2_000) });
+      await response.body?.cancel();
+      if (response.status === 200) return true;
+    } catch {
+      // not listening yet
+    }
+    await new Promise((resolve) => setTimeout(resolve, HEALTH_POLL_MS));
+  }
+  return new Promise(() => undefined); // the exit wins the race
+}
+
+function exitedError(image: string, code: number): SvcError {
+  return new SvcError('engine', `the container from ${image} exited with code ${code} (its output is above)`);
+}
+
+function containerName(image: string): string {
+  const repository = image.split('@')[0]?.split('/').pop()?.split(':')[0] ?? 'service';
+  return `svc-${repository.replace(/[^a-zA-Z0-9_.-]+/g, '-')}-${randomBytes(3).toString('hex')}`;
+}
+
+function displayHost(host: string): string {
+  return host === '0.0.0.0' || host === '' ? '127.0.0.1' : host.includes(':') ? `[${host}]` : host;
+}
+
+/** The first SIGTERM or SIGINT. */
+function waitForStopSignal(): Promise<NodeJS.Signals> {
+  return new Promise((resolve) => {
+    const stop = (signal: NodeJS.Signals) => {
+      process.removeListener('SIGTERM', stop);
+      process.removeListener('SIGINT', stop);
+      resolve(signal);
+    };
+    process.once('SIGTERM', stop);
+    process.once('SIGINT', stop);
+  });
+}

@@ -1,0 +1,96 @@
+import { existsSync, readFileSync, utimesSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { copyProject, REPO_ROOT, runSvc } from '../support/svc.js';
+
+const EXAMPLES = join(REPO_ROOT, 'examples');
+const PROJECTS = join(REPO_ROOT, 'test/fixtures/projects');
+
+describe('svc build (files only, no engine)', () => {
+  it('scans first, then writes the Dockerfile, the staged runtime and a .dockerignore', async () => {
+    const project = copyProject(join(EXAMPLES, 'hello'));
+    const run = await runSvc(['build', project]);
+    expect(run.exitCode, run.stderr).toBe(0);
+    expect(run.stdout).toMatch(/^Wrote .*apipod-deploy\/Dockerfile$/m);
+    expect(run.stdout).toContain('base image: python:3.10-slim-bookworm');
+    expect(run.stderr).toContain('svc wrote .dockerignore (the project had none)');
+    const dockerfile = readFileSync(join(project, 'apipod-deploy/Dockerfile'), 'utf8');
+    expect(dockerfile).toMatch(/^FROM --platform=linux\/amd64 python:3\.10-slim-bookworm$/m);
+    expect(JSON.parse(readFileSync(join(project, 'apipod-deploy/svc/package.json'), 'utf8'))).toMatchObject({ name: 'svc' });
+    expect(existsSync(join(project, 'apipod-deploy/svc/dist/svc.js'))).toBe(true);
+    expect(existsSync(join(project, 'apipod-deploy/svc/python/apipod/worker.py'))).toBe(true);
+    const dockerignore = readFileSync(join(project, '.dockerignore'), 'utf8');
+    for (const entry of ['.env', '.git', '.venv', 'node_modules', '**/__pycache__']) expect(dockerignore.split('\n')).toContain(entry);
+  });
+
+  it('leaves an existing .dockerignore alone and re-scans only when the project changed', async () => {
+    const project = copyProject(join(EXAMPLES, 'hello'));
+    writeFileSync(join(project, '.dockerignore'), 'secrets/\n');
+    const first = await runSvc(['build', project]);
+    expect(first.stderr).toMatch(/scanned the project first/);
+    expect(readFileSync(join(project, '.dockerignore'), 'utf8')).toBe('secrets/\n');
+    const second = await runSvc(['build', project]);
+    expect(second.stderr).not.toMatch(/scanned the project first/);
+    const later = new Date(Date.now() + 5_000);
+    utimesSync(join(project, 'service.py'), later, later);
+    const third = await runSvc(['build', project]);
+    expect(third.stderr).toContain('scanned the project first (service.py changed since the last scan)');
+  });
+
+  it('writes the filtered requirements and says that apipod was left out', async () => {
+    const project = copyProject(join(PROJECTS, 'messy-requirements'));
+    const run = await runSvc(['build', project, '--json']);
+    expect(run.exitCode, run.stderr).toBe(0);
+    const requirements = readFileSync(join(project, 'apipod-deploy/requirements.txt'), 'utf8');
+    expect(requirements).toContain('openai-whisper @ git+https://github.com/openai/whisper.git#egg=openai-whisper');
+    expect(requirements).not.toMatch(/^apipod/m);
+    const answer = JSON.parse(run.stdout);
+    expect(answer.plan.notes).toContain(
+      "requirements.txt:5: apipod left out of the image's requirements; svc's runtime provides the toolkit",
+    );
+  });
+
+  it('says when a Dockerfile at the project root replaces the generated one', async () => {
+    const project = copyProject(join(EXAMPLES, 'hello'));
+    writeFileSync(join(project, 'Dockerfile'), 'FROM python:3.11-slim-bookworm\n');
+    const run = await runSvc(['build', project, '--json']);
+    expect(JSON.parse(run.stdout)).toMatchObject({ dockerfile: 'Dockerfile', uses_project_dockerfile: true });
+    const plain = await runSvc(['build', project]);
+    expect(plain.stderr).toContain('the project has its own Dockerfile: building that one instead of apipod-deploy/Dockerfile');
+  });
+
+  it('builds FROM --base-image, installing the Python the project asks for when that image does not ship it', async () => {
+    const project = copyProject(join(EXAMPLES, 'hello'));
+    const run = await runSvc(['build', project, '--base-image', 'nvidia/cuda:12.4.1-cudnn-runtime-ubuntu22.04']);
+    expect(run.exitCode, run.stderr).toBe(0);
+    const dockerfile = readFileSync(join(project, 'apipod-deploy/Dockerfile'), 'utf8');
+    expect(dockerfile).toMatch(/^FROM --platform=linux\/amd64 nvidia\/cuda:12\.4\.1-cudnn-runtime-ubuntu22\.04$/m);
+    expect(dockerfile).toContain('RUN uv python install 3.10');
+  });
+
+  it('rejects a malformed --base-image, --image tag or --build-arg with one line and exit 2', async () => {
+    const project = copyProject(join(EXAMPLES, 'hello'));
+    const base = await runSvc(['build', project, '--base-image', 'Not A Reference']);
+    expect(base.exitCode).toBe(2);
+    expect(base.stderr.trim().split('\n')).toEqual([
+      "error: --base-image: --base-image 'Not A Reference' is not a valid image reference (e.g. python:3.11-slim-bookworm)",
+    ]);
+    const noEngine = { env: { DOCKER_HOST: 'unix:///nonexistent/docker.sock' } };
+    const arg = await runSvc(['build', project, '--image', 'x', '--build-arg', 'NO SPACES=1'], noEngine);
+    expect(arg.exitCode).toBe(2);
+    expect(arg.stderr).toContain("--build-arg name 'NO SPACES' is not a valid variable name");
+    const tag = await runSvc(['build', project, '--image', 'Bad Tag!'], noEngine);
+    expect(tag.exitCode).toBe(2);
+    expect(tag.stderr).toContain("--image 'Bad Tag!' is not a valid image reference");
+  });
+
+  it('says in one line how to start or point to the engine when none answers, before any work', async () => {
+    const project = copyProject(join(EXAMPLES, 'hello'));
+    const run = await runSvc(['build', project, '--image'], { env: { DOCKER_HOST: 'unix:///nonexistent/docker.sock' } });
+    expect(run.exitCode).toBe(1);
+    expect(run.stderr.trim().split('\n')).toEqual([
+      'error: cannot reach the Docker engine at unix:///nonexistent/docker.sock (ENOENT): start it (e.g. `sudo systemctl start docker`, or Docker Desktop), or point DOCKER_HOST at a running engine',
+    ]);
+    expect(existsSync(join(project, 'apipod-deploy/Dockerfile'))).toBe(false);
+  });
+});

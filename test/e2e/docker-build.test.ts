@@ -1,0 +1,189 @@
+import { execFileSync, spawnSync } from 'node:child_process';
+import { appendFileSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { Writable } from 'node:stream';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import catalog from '../../src/build/base-images.json' with { type: 'json' };
+import { planBuild } from '../../src/build/build-plan.js';
+import { renderDockerfile } from '../../src/build/dockerfile.js';
+import type { BaseImageCatalog } from '../../src/scan/base-image.js';
+import type { Manifest } from '../../src/scan/manifest.js';
+import { copyProject, REPO_ROOT, runSvc, type SvcRun } from '../support/svc.js';
+
+/**
+ * svc build and svc start --orchestrator docker against a real Docker engine. No registry
+ * is reachable in CI, so the base images the Dockerfile names are local stand-ins made by
+ * scripts/ci/base-image-standins.sh (a debootstrapped Debian with python3 and node); the
+ * generated Dockerfile is built unchanged. The stand-in's Python is Debian's 3.11, so the
+ * hello example is built with `.python-version` 3.11 (the Dockerfile checks the version).
+ *
+ * Without an engine the suite is skipped locally and fails in CI.
+ */
+const engineAnswers = spawnSync('docker', ['version', '--format', '{{.Server.Version}}'], { encoding: 'utf8' }).status === 0;
+const mustRun = process.env.CI !== undefined && process.env.CI !== '' && process.env.CI !== 'false';
+const IMAGE = 'svc-e2e-hello:test';
+const FAILING_IMAGE = 'svc-e2e-failing:test';
+
+interface BuildEvent {
+  event: string;
+  [field: string]: unknown;
+}
+interface StepRecord {
+  step: number;
+  instruction: string;
+  cached: boolean;
+  layer: string | null;
+}
+
+function events(run: SvcRun): BuildEvent[] {
+  return run.stdout
+    .split('\n')
+    .filter((line) => line.startsWith('{'))
+    .map((line) => JSON.parse(line) as BuildEvent);
+}
+
+function buildResult(run: SvcRun): { image_id: string; step_records: StepRecord[] } {
+  const result = events(run).find((event) => event.event === 'build.result');
+  if (!result) throw new Error(`no build.result event (exit ${run.exitCode}):\n${run.stderr}\n${run.stdout.slice(-4000)}`);
+  return result.build as { image_id: string; step_records: StepRecord[] };
+}
+
+function docker(...args: string[]): string {
+  return execFileSync('docker', args, { encoding: 'utf8' }).trim();
+}
+
+describe.skipIf(!engineAnswers && !mustRun)('svc build --image and svc start --orchestrator docker on a real engine', () => {
+  let project: string;
+  let first: SvcRun;
+
+  beforeAll(async () => {
+    if (!engineAnswers) throw new Error('CI needs a Docker engine: .ci/run starts one (scripts/ci/docker-engine.sh)');
+    execFileSync('bash', [join(REPO_ROOT, 'scripts/ci/base-image-standins.sh')], { stdio: 'inherit' });
+    project = copyProject(join(REPO_ROOT, 'examples/hello'));
+    writeFileSync(join(project, '.python-version'), '3.11\n');
+    first = await runSvc(['build', project, '--image', IMAGE, '--json'], { env: { SERVICE_API_KEY: 'never-baked-in' } });
+  }, 900_000);
+
+  afterAll(() => {
+    spawnSync('docker', ['image', 'rm', '--force', FAILING_IMAGE]);
+  });
+
+  it('names only base images the stand-ins provide, and builds the generated Dockerfile unchanged', () => {
+    const manifest = JSON.parse(readFileSync(join(project, 'apipod-deploy/apipod.json'), 'utf8')) as Manifest;
+    const expected = renderDockerfile(planBuild(manifest, { svcVersion: readVersion(), catalog: catalog as BaseImageCatalog }));
+    expect(readFileSync(join(project, 'apipod-deploy/Dockerfile'), 'utf8')).toBe(expected);
+    const bases = [...expected.matchAll(/^FROM --platform=linux\/amd64 (\S+)/gm)].map((match) => match[1] as string);
+    expect(bases).toEqual(['node:22-bookworm-slim', 'python:3.11-slim-bookworm']);
+    expect(first.exitCode, first.stderr).toBe(0);
+    expect(buildResult(first).image_id).toMatch(/^sha256:/);
+  });
+
+  it('labels the image with its manifest and bakes no secret into it', () => {
+    const config = JSON.parse(docker('image', 'inspect', IMAGE, '--format', '{{json .Config}}')) as {
+      Labels: Record<string, string>;
+      Env: string[];
+      User: string;
+      ExposedPorts: Record<string, unknown>;
+    };
+    const manifest = JSON.parse(readFileSync(join(project, 'apipod-deploy/apipod.json'), 'utf8')) as Manifest;
+    expect(JSON.parse(config.Labels['svc.manifest'] as string)).toEqual(manifest);
+    expect(config.Labels['org.opencontainers.image.title']).toBe('Hello');
+    expect(config.Labels['org.opencontainers.image.created']).toMatch(/^\d{4}-\d\d-\d\dT/);
+    expect(config.Env.join('\n')).not.toContain('never-baked-in');
+    expect(config.Env).toContain('APIPOD_COMPUTE=dedicated');
+    expect(config.User).toBe('10001:10001');
+    expect(Object.keys(config.ExposedPorts)).toEqual(['8000/tcp']);
+  });
+
+  it('runs the image with svc start --orchestrator docker: /health and /hello answer over HTTP, the key comes from the environment', async () => {
+    const { runInDocker } = await import('../../src/orchestrators/docker-run.js');
+    let stop!: () => void;
+    const stopWhen = new Promise<void>((resolve) => (stop = resolve));
+    const logs: string[] = [];
+    let containerOutput = '';
+    let onListening!: (info: { url: string; containerId: string }) => void;
+    const listening = new Promise<{ url: string; containerId: string }>((resolve) => (onListening = resolve));
+    const running = runInDocker({
+      target: project,
+      host: '127.0.0.1',
+      port: 0,
+      env: { SERVICE_API_KEY: 'e2e-key' },
+      gpus: 'auto',
+      stopTimeoutSeconds: 10,
+      stopWhen,
+      log: {
+        info: (line) => logs.push(line),
+        request: () => undefined,
+        worker: () => undefined,
+        warn: (line) => logs.push(line),
+        event: () => undefined,
+      },
+      containerOutput: new Writable({
+        write(chunk: Buffer, _encoding, done) {
+          containerOutput += chunk.toString();
+          done();
+        },
+      }),
+      onListening,
+    });
+    const { url, containerId } = await Promise.race([
+      listening,
+      running.then(() => {
+        throw new Error(`runInDocker ended before listening:\n${logs.join('\n')}\n${containerOutput}`);
+      }),
+    ]);
+
+    const health = await fetch(`${url}/health`);
+    expect(health.status).toBe(200);
+    expect(await health.json()).toMatchObject({ status: 'READY' });
+    const anonymous = await fetch(`${url}/hello`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+    expect(anonymous.status).toBe(401);
+    const hello = await fetch(`${url}/hello`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: 'Bearer e2e-key' },
+      body: JSON.stringify({ name: 'Ada' }),
+    });
+    expect(await hello.json()).toEqual({ greeting: 'Hello, Ada.' });
+
+    stop();
+    await running;
+    expect(spawnSync('docker', ['container', 'inspect', containerId]).status).not.toBe(0); // stopped and removed
+    expect(logs.join('\n')).toContain('stopped');
+  }, 120_000);
+
+  it('rebuilds after a change to service.py alone from the cache, up to the code layer', async () => {
+    appendFileSync(join(project, 'service.py'), '\n# a code-only change\n');
+    const second = await runSvc(['build', project, '--image', IMAGE, '--json']);
+    expect(second.exitCode, second.stderr).toBe(0);
+    const before = buildResult(first).step_records;
+    const after = buildResult(second).step_records;
+    const codeStep = after.findIndex((step) => /^COPY --chown=\S+ \. \/app\/$/.test(step.instruction));
+    expect(codeStep).toBeGreaterThan(0);
+    for (const [index, step] of after.slice(0, codeStep).entries()) {
+      if (step.instruction.startsWith('FROM ')) continue; // a base image is looked up, not cached
+      expect(step.cached, `step ${step.step} (${step.instruction}) should come from the cache`).toBe(true);
+      expect(step.layer).toBe(before[index]?.layer);
+    }
+    expect(after[codeStep]?.cached).toBe(false);
+    expect(after[codeStep]?.layer).not.toBe(before[codeStep]?.layer);
+  }, 600_000);
+
+  it('builds a Dockerfile at the project root instead, and a failing step shows itself and the tail of its log, exit 1', async () => {
+    const custom = copyProject(join(REPO_ROOT, 'examples/hello'));
+    writeFileSync(
+      join(custom, 'Dockerfile'),
+      'FROM python:3.11-slim-bookworm\nRUN echo "getting ready" && echo "about to fail" >&2 && exit 3\n',
+    );
+    const run = await runSvc(['build', custom, '--image', FAILING_IMAGE]);
+    expect(run.exitCode).toBe(1);
+    expect(run.stderr).toContain('the project has its own Dockerfile: building that one instead of apipod-deploy/Dockerfile');
+    expect(run.stderr).toMatch(/^step 2\/2 failed: RUN echo "getting ready"/m);
+    expect(run.stderr).toMatch(/^ {2}getting ready$/m);
+    expect(run.stderr).toMatch(/^ {2}about to fail$/m);
+    expect(run.stderr.trim().split('\n').at(-1)).toMatch(/^error: step 2\/2 \(RUN .*\) failed: The command .* returned a non-zero code: 3$/);
+  }, 300_000);
+});
+
+function readVersion(): string {
+  return (JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')) as { version: string }).version;
+}
