@@ -48,8 +48,10 @@ export function createBuildProgressView(mode: OutputMode, streams: Streams = { s
     const fate = current.cached ? paint.dim('cached') : `${seconds}s`;
     clearLive();
     if (mode.json) return;
+    const room = Math.max(20, (streams.stderr.columns ?? 100) - 20);
+    const instruction = current.instruction.length > room ? `${current.instruction.slice(0, room - 1)}…` : current.instruction;
     err(mode.tty
-      ? `${paint.green('✔')} ${paint.dim(`${current.step}/${current.total}`)} ${current.instruction} ${paint.dim(`(${fate})`)}`
+      ? `${paint.green('✔')} ${paint.dim(`${current.step}/${current.total}`)} ${instruction} ${paint.dim(`(${fate})`)}`
       : `step ${current.step}/${current.total} ${current.cached ? 'cached' : `done in ${seconds}s`}: ${current.instruction}`);
   };
 
