@@ -1,4 +1,4 @@
-import type { Command } from 'commander';
+import { Option, type Command } from 'commander';
 import packageJson from '../../package.json' with { type: 'json' };
 import {
   COMPUTE_VALUES,
@@ -25,6 +25,7 @@ interface StartOptions extends CommonOptions {
   compute?: Compute;
   provider?: Provider;
   orchestrator: Orchestrator;
+  image?: string;
   apiKey?: string;
   apiKeys?: string;
   jobTimeout: number;
@@ -54,9 +55,22 @@ export function registerStartCommand(program: Command): void {
     .option('--queue-size <n>', 'calls waiting per endpoint before 503 with Retry-After', integerBetween(0, 1_000_000), 100)
     .option('--grace-period <seconds>', 'time in-flight calls get to finish on shutdown', seconds, 30)
     .option('--cancel-grace <seconds>', 'time a cancelled call gets to stop before its worker is killed', seconds, 5)
-    .option('--compute <mode>', 'dedicated (result in the response) or serverless (job envelopes); default: APIPod(compute=...)', oneOf(COMPUTE_VALUES, COMPUTE_VALUES))
-    .option('--provider <name>', 'where jobs come from: localhost (the built-in queue)', oneOf(PROVIDER_VALUES, ['localhost']))
-    .option('--orchestrator <name>', 'local (processes on this machine)', oneOf(ORCHESTRATOR_VALUES, ['local']), 'local')
+    .addOption(
+      new Option('--compute <mode>', 'dedicated (result in the response) or serverless (job envelopes); default: APIPod(compute=...)')
+        .env('APIPOD_COMPUTE')
+        .argParser(oneOf(COMPUTE_VALUES, COMPUTE_VALUES)),
+    )
+    .addOption(
+      new Option('--provider <name>', 'where jobs come from: localhost (the built-in queue)')
+        .env('APIPOD_PROVIDER')
+        .argParser(oneOf(PROVIDER_VALUES, ['localhost'])),
+    )
+    .addOption(
+      new Option('--orchestrator <name>', 'local (processes on this machine) or docker (the image from svc build)')
+        .argParser(oneOf(ORCHESTRATOR_VALUES, ORCHESTRATOR_VALUES))
+        .default('local'),
+    )
+    .option('--image <ref>', 'with --orchestrator docker: the image to run (default: the one svc build built last)')
     .option('--api-key <key>', 'require "Authorization: Bearer <key>" (default: $SERVICE_API_KEY)')
     .option('--api-keys <file>', 'JSON file of keys and the endpoints each may call')
     .option('--job-timeout <seconds>', 'longest a job may run', seconds, 3600)
@@ -68,6 +82,23 @@ export function registerStartCommand(program: Command): void {
     .action(async (target: string, _options: StartOptions, command: Command) => {
       const options = command.optsWithGlobals<StartOptions>();
       await runCommand(options, async (output) => {
+        if (options.orchestrator === 'docker') {
+          // Loaded on use, like the local server below: dockerode is not in the bundle.
+          const { runInDocker } = await import('../orchestrators/docker-run.js');
+          await runInDocker({
+            target,
+            entrypoint: options.entrypoint,
+            image: options.image,
+            host: options.host,
+            port: options.port,
+            compute: options.compute,
+            provider: options.provider,
+            extraArgs: options.workers === 1 ? [] : ['--workers', String(options.workers)],
+            stopTimeoutSeconds: options.gracePeriod + 5,
+            log: createServeLog(output.mode),
+          });
+          return;
+        }
         // Loaded on use: the server's dependencies would slow every other command's start.
         const { serveLocally } = await import('../serve/local-server.js');
         await serveLocally({

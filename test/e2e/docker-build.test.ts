@@ -1,13 +1,13 @@
 import { execFileSync, spawnSync } from 'node:child_process';
 import { appendFileSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import catalog from '../../src/build/base-images.json' with { type: 'json' };
 import { planBuild } from '../../src/build/build-plan.js';
 import { renderDockerfile } from '../../src/build/dockerfile.js';
 import type { BaseImageCatalog } from '../../src/scan/base-image.js';
 import type { Manifest } from '../../src/scan/manifest.js';
+import { startSvc } from '../support/server.js';
 import { copyProject, REPO_ROOT, runSvc, type SvcRun } from '../support/svc.js';
 
 /**
@@ -96,59 +96,22 @@ describe.skipIf(!engineAnswers && !mustRun)('svc build --image and svc start --o
   });
 
   it('runs the image with svc start --orchestrator docker: /health and /hello answer over HTTP, the key comes from the environment', async () => {
-    const { runInDocker } = await import('../../src/orchestrators/docker-run.js');
-    let stop!: () => void;
-    const stopWhen = new Promise<void>((resolve) => (stop = resolve));
-    const logs: string[] = [];
-    let containerOutput = '';
-    let onListening!: (info: { url: string; containerId: string }) => void;
-    const listening = new Promise<{ url: string; containerId: string }>((resolve) => (onListening = resolve));
-    const running = runInDocker({
-      target: project,
-      host: '127.0.0.1',
-      port: 0,
-      env: { SERVICE_API_KEY: 'e2e-key' },
-      gpus: 'auto',
-      stopTimeoutSeconds: 10,
-      stopWhen,
-      log: {
-        info: (line) => logs.push(line),
-        request: () => undefined,
-        worker: () => undefined,
-        warn: (line) => logs.push(line),
-        event: () => undefined,
-      },
-      containerOutput: new Writable({
-        write(chunk: Buffer, _encoding, done) {
-          containerOutput += chunk.toString();
-          done();
-        },
-      }),
-      onListening,
-    });
-    const { url, containerId } = await Promise.race([
-      listening,
-      running.then(() => {
-        throw new Error(`runInDocker ended before listening:\n${logs.join('\n')}\n${containerOutput}`);
-      }),
-    ]);
-
-    const health = await fetch(`${url}/health`);
+    const server = await startSvc(['--orchestrator', 'docker', '--image', IMAGE, project], { SERVICE_API_KEY: 'e2e-key' });
+    const health = await fetch(`${server.url}/health`);
     expect(health.status).toBe(200);
     expect(await health.json()).toMatchObject({ status: 'READY' });
-    const anonymous = await fetch(`${url}/hello`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+    const anonymous = await fetch(`${server.url}/hello`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
     expect(anonymous.status).toBe(401);
-    const hello = await fetch(`${url}/hello`, {
+    const hello = await fetch(`${server.url}/hello`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', authorization: 'Bearer e2e-key' },
       body: JSON.stringify({ name: 'Ada' }),
     });
     expect(await hello.json()).toEqual({ greeting: 'Hello, Ada.' });
 
-    stop();
-    await running;
-    expect(spawnSync('docker', ['container', 'inspect', containerId]).status).not.toBe(0); // stopped and removed
-    expect(logs.join('\n')).toContain('stopped');
+    expect(await server.stop()).toBe(0);
+    expect(server.logs()).toContain('stopped');
+    expect(docker('ps', '--all', '--quiet', '--filter', `ancestor=${IMAGE}`)).toBe(''); // stopped and removed
   }, 120_000);
 
   it('rebuilds after a change to service.py alone from the cache, up to the code layer', async () => {
