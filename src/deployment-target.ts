@@ -12,4 +12,8 @@ export type Compute = (typeof COMPUTE_VALUES)[number];
 export type Provider = (typeof PROVIDER_VALUES)[number];
 export type Orchestrator = (typeof ORCHESTRATOR_VALUES)[number];
 
+/** The providers `svc start` runs as; the others are refused at argument parsing and warned of in a service. */
+export const SERVED_PROVIDERS = ['localhost', 'runpod'] as const satisfies readonly Provider[];
+export type ServedProvider = (typeof SERVED_PROVIDERS)[number];
+
 export const DEFAULT_TARGET = { compute: 'dedicated', provider: 'localhost', orchestrator: 'local' } as const;

@@ -35,9 +35,12 @@ export const IMAGE_PORT = 8000;
  */
 export const RUNTIME_SYSTEM_PACKAGES = ['ca-certificates', 'tini'] as const;
 
+/** The oldest release of the provider's library with what svc uses (concurrency, streaming, test server). */
+export const RUNPOD_MINIMUM_VERSION = '1.7.7';
+
 /** The provider's client library, only for providers that need one; pip specifiers. */
 export const PROVIDER_PACKAGES: Readonly<Record<string, readonly string[]>> = {
-  runpod: ['runpod>=1.7.7'],
+  runpod: [`runpod>=${RUNPOD_MINIMUM_VERSION}`],
 };
 
 /** Environment variables `svc start` reads its defaults from, set in the image from the manifest. */

@@ -13,9 +13,11 @@ export function createServeLog(mode: OutputMode, stderr: NodeJS.WritableStream =
       const tag = call ? `worker ${worker} ${call}` : `worker ${worker}`;
       write(`${paint.cyan(`[${tag}]`)} ${stream === 'stderr' ? paint.yellow(line) : line}`);
     },
+    provider: (name, stream, line) => write(`${paint.magenta(`[${name}]`)} ${stream === 'stderr' ? paint.yellow(line) : line}`),
     warn: (message) => write(`${paint.yellow('warning:')} ${message}`),
     event: (name, fields) => {
       if (mode.json) process.stdout.write(`${JSON.stringify({ event: name, ...fields })}\n`);
     },
+    result: (value) => process.stdout.write(`${JSON.stringify(mode.json ? { event: 'result', ...value } : value)}\n`),
   };
 }

@@ -4,12 +4,14 @@ import {
   COMPUTE_VALUES,
   ORCHESTRATOR_VALUES,
   PROVIDER_VALUES,
+  SERVED_PROVIDERS,
   type Compute,
   type Orchestrator,
-  type Provider,
+  type ServedProvider,
 } from '../deployment-target.js';
 import { endpointSeconds, integerBetween, oneOf, seconds } from './option-parsers.js';
 import { runCommand, type CommonOptions } from './run-command.js';
+import { SvcError } from '../svc-error.js';
 import { createServeLog } from './serve-log.js';
 
 interface StartOptions extends CommonOptions {
@@ -23,7 +25,9 @@ interface StartOptions extends CommonOptions {
   gracePeriod: number;
   cancelGrace: number;
   compute?: Compute;
-  provider?: Provider;
+  provider?: ServedProvider;
+  testServer?: boolean;
+  testInput?: string;
   orchestrator: Orchestrator;
   image?: string;
   apiKey?: string;
@@ -61,10 +65,12 @@ export function registerStartCommand(program: Command): void {
         .argParser(oneOf(COMPUTE_VALUES, COMPUTE_VALUES)),
     )
     .addOption(
-      new Option('--provider <name>', 'where jobs come from: localhost (the built-in queue)')
+      new Option('--provider <name>', "where jobs come from: localhost (HTTP and the built-in queue) or runpod (the provider's library); default: APIPod(provider=...)")
         .env('APIPOD_PROVIDER')
-        .argParser(oneOf(PROVIDER_VALUES, ['localhost'])),
+        .argParser(oneOf(PROVIDER_VALUES, SERVED_PROVIDERS)),
     )
+    .option('--test-server', "with --provider runpod: serve the provider library's local test API (/run, /runsync, /status) on --port")
+    .option('--test-input <file>', 'with --provider runpod: run the job in this JSON file ({"input": {"path": ...}}), print its result, exit 0 or 1')
     .addOption(
       new Option('--orchestrator <name>', 'local (processes on this machine) or docker (the image from svc build)')
         .argParser(oneOf(ORCHESTRATOR_VALUES, ORCHESTRATOR_VALUES))
@@ -83,6 +89,9 @@ export function registerStartCommand(program: Command): void {
       const options = command.optsWithGlobals<StartOptions>();
       await runCommand(options, async (output) => {
         if (options.orchestrator === 'docker') {
+          if (options.testInput) {
+            throw new SvcError('usage', "--test-input needs --orchestrator local; with --orchestrator docker, a runpod image serves the provider library's test API (/run, /runsync) on --port");
+          }
           // Loaded on use, like the local server below: dockerode is not in the bundle.
           const { runInDocker } = await import('../orchestrators/docker-run.js');
           await runInDocker({
@@ -93,7 +102,7 @@ export function registerStartCommand(program: Command): void {
             port: options.port,
             compute: options.compute,
             provider: options.provider,
-            extraArgs: options.workers === 1 ? [] : ['--workers', String(options.workers)],
+            extraArgs: [...(options.workers === 1 ? [] : ['--workers', String(options.workers)]), ...(options.testServer ? ['--test-server'] : [])],
             stopTimeoutSeconds: options.gracePeriod + 5,
             log: createServeLog(output.mode),
           });
@@ -113,6 +122,8 @@ export function registerStartCommand(program: Command): void {
           gracePeriodMs: options.gracePeriod * 1000,
           cancelGraceMs: options.cancelGrace * 1000,
           compute: options.compute,
+          provider: options.provider,
+          runpodTrial: { testServer: options.testServer === true, testInputFile: options.testInput },
           apiKey: options.apiKey ?? process.env.SERVICE_API_KEY,
           apiKeysFile: options.apiKeys,
           jobs: {

@@ -1,10 +1,17 @@
-import { basename, join } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import { basename, join, resolve } from 'node:path';
 import { locateProject } from '../project-location.js';
-import { findPythonInterpreter } from '../worker/python-interpreter.js';
+import { checkRunpodLibrary } from '../providers/runpod-library.js';
+import { chooseRunpodMode, type RunpodMode } from '../providers/runpod-mode.js';
+import { runAsRunpodWorker } from '../providers/runpod-worker.js';
+import { SvcError } from '../svc-error.js';
+import { findPythonInterpreter, type PythonInterpreter } from '../worker/python-interpreter.js';
 import { WorkerPool } from '../worker/worker-pool.js';
-import { COMPUTE_VALUES, DEFAULT_TARGET, type Compute } from '../deployment-target.js';
+import { COMPUTE_VALUES, DEFAULT_TARGET, SERVED_PROVIDERS, type Compute, type Provider, type ServedProvider } from '../deployment-target.js';
 import { ApiKeys } from './api-keys.js';
 import { createGateway, type JobSettings } from './gateway.js';
+import { urlHost } from './listen-url.js';
 import type { ServeLog } from './serve-log.js';
 import { listenWhileStarting } from './startup-server.js';
 
@@ -23,6 +30,10 @@ export interface LocalServeOptions {
   version: string;
   /** From the command line; else APIPod(compute=...) in the service; else dedicated. */
   compute: Compute | undefined;
+  /** From the command line; else APIPod(provider=...) in the service; else localhost. */
+  provider: ServedProvider | undefined;
+  /** How a runpod worker is tried out here: `--test-server`, `--test-input FILE`. */
+  runpodTrial: { testServer: boolean; testInputFile: string | undefined };
   apiKey: string | undefined;
   apiKeysFile: string | undefined;
   jobs: JobSettings;
@@ -33,14 +44,17 @@ const RETRY_AFTER_SECONDS = 5;
 
 /**
  * `svc start` with the local orchestrator: Python workers on this machine behind the
- * gateway. Resolves once the server has stopped after SIGTERM or SIGINT, having let
- * in-flight calls finish within the grace period and run the lifespan shutdown.
+ * gateway, which serves HTTP (provider localhost) or takes the provider's jobs (runpod).
+ * Resolves once the server has stopped after SIGTERM or SIGINT, having let in-flight calls
+ * finish within the grace period and run the lifespan shutdown.
  */
 export async function serveLocally(options: LocalServeOptions): Promise<void> {
   const { root, entrypoint } = locateProject(options.target, options.entrypoint);
   const { log } = options;
   const keys = ApiKeys.from({ key: options.apiKey, keysFile: options.apiKeysFile });
   const python = await findPythonInterpreter({ explicit: options.python, projectDir: root, env: process.env });
+  // A provider named on the command line is checked before any model loads.
+  const early = options.provider === undefined ? null : await prepareProvider(options.provider, options, python);
   log.info(`starting ${options.workers} worker${options.workers === 1 ? '' : 's'} with ${python.path} (Python ${python.version}, from ${python.source})`);
 
   const pool = new WorkerPool({
@@ -53,9 +67,13 @@ export async function serveLocally(options: LocalServeOptions): Promise<void> {
     onLog: (line) => log.worker(line.worker, line.call, line.stream, line.line),
   });
   const stopSignal = waitForStopSignal();
-  const starting = await listenWhileStarting(options.host, options.port);
-  log.info(`listening on port ${starting.port}; /health says STARTING until every worker is ready`);
-  log.event('starting', { url: `http://${urlHost(options.host)}:${starting.port}` });
+  // The port answers STARTING while the workers load, unless nothing will listen on it.
+  const usesPort = early === null || early.runpod === null || early.runpod.kind === 'test-server';
+  const starting = usesPort ? await listenWhileStarting(options.host, options.port) : null;
+  if (starting) {
+    log.info(`listening on port ${starting.port}; /health says STARTING until every worker is ready`);
+    log.event('starting', { url: `http://${urlHost(options.host)}:${starting.port}` });
+  }
   try {
     const first = await Promise.race([pool.start().then(() => null), stopSignal]);
     if (first !== null) {
@@ -64,46 +82,102 @@ export async function serveLocally(options: LocalServeOptions): Promise<void> {
       return;
     }
   } finally {
-    await starting.close();
+    await starting?.close();
   }
 
-  const title = pool.app.title ?? basename(root);
-  const compute = options.compute ?? serviceCompute(pool.app.compute);
-  const gateway = await createGateway({
-    runner: pool,
-    title,
-    compute,
-    keys,
-    jobs: options.jobs,
-    version: options.version,
-    maxBodyBytes: options.maxBodyBytes,
-    retryAfterSeconds: RETRY_AFTER_SECONDS,
-    debug: options.debug,
-    onRequestLog: (line) => log.request(line),
-  });
-  const address = await gateway.listen({ host: options.host, port: starting.port });
-  const shown = address.replace('0.0.0.0', 'localhost');
-  log.info(`${title} is ready on ${shown} (docs: ${shown}/docs; ${compute} compute${keys.enabled ? ', API key required' : ''})`);
-  for (const endpoint of pool.endpoints) log.info(`  ${endpoint.methods.join(',')} ${endpoint.path}`);
-  log.event('listening', { url: address, endpoints: pool.endpoints.map((endpoint) => endpoint.path) });
+  try {
+    const prepared = early ?? (await prepareProvider(serviceProvider(pool.app.provider, log), options, python));
+    const title = pool.app.title ?? basename(root);
+    const compute = options.compute ?? serviceCompute(pool.app.compute);
+    const gatewayKey = prepared.runpod ? randomBytes(32).toString('base64url') : null;
+    const gateway = await createGateway({
+      runner: pool,
+      title,
+      compute,
+      // The runpod worker's gateway answers only its bridge: the provider authenticates callers.
+      keys: gatewayKey ? ApiKeys.from({ key: gatewayKey }) : keys,
+      jobs: options.jobs,
+      version: options.version,
+      maxBodyBytes: options.maxBodyBytes,
+      retryAfterSeconds: RETRY_AFTER_SECONDS,
+      debug: options.debug,
+      onRequestLog: (line) => log.request(line),
+    });
+    if (prepared.runpod && gatewayKey) {
+      if (keys.enabled) log.info('--api-key and SERVICE_API_KEY are not used with --provider runpod: the provider authenticates its callers');
+      await runAsRunpodWorker({
+        gateway,
+        gatewayKey,
+        endpoints: pool.endpoints,
+        python: python.path,
+        projectDir: root,
+        mode: prepared.runpod,
+        host: options.host,
+        port: starting?.port ?? options.port,
+        concurrency: options.workers,
+        gracePeriodMs: options.gracePeriodMs,
+        debug: options.debug,
+        stopSignal,
+        log,
+      });
+      return;
+    }
+    const address = await gateway.listen({ host: options.host, port: starting?.port ?? options.port });
+    const shown = address.replace('0.0.0.0', 'localhost');
+    log.info(`${title} is ready on ${shown} (docs: ${shown}/docs; ${compute} compute${keys.enabled ? ', API key required' : ''})`);
+    for (const endpoint of pool.endpoints) log.info(`  ${endpoint.methods.join(',')} ${endpoint.path}`);
+    log.event('listening', { url: address, endpoints: pool.endpoints.map((endpoint) => endpoint.path) });
 
-  const signal = await stopSignal;
-  log.info(`${signal}: finishing in-flight calls (up to ${options.gracePeriodMs / 1000} s), then stopping`);
-  const closing = gateway.close();
-  await pool.shutdown(options.gracePeriodMs);
-  // Every call has ended and its answer is written: keep-alive connections that clients
-  // hold open would otherwise keep the server up.
-  gateway.server.closeIdleConnections();
-  await Promise.race([closing, new Promise((resolve) => setTimeout(resolve, 1000).unref())]);
-  gateway.server.closeAllConnections();
-  await closing;
+    const signal = await stopSignal;
+    log.info(`${signal}: finishing in-flight calls (up to ${options.gracePeriodMs / 1000} s), then stopping`);
+    const closing = gateway.close();
+    await pool.shutdown(options.gracePeriodMs);
+    // Every call has ended and its answer is written: keep-alive connections that clients
+    // hold open would otherwise keep the server up.
+    gateway.server.closeIdleConnections();
+    await Promise.race([closing, new Promise((resolve) => setTimeout(resolve, 1000).unref())]);
+    gateway.server.closeAllConnections();
+    await closing;
+  } finally {
+    // Also when the provider stopped on its own or a check failed: the workers must not outlive svc.
+    await pool.shutdown(options.gracePeriodMs);
+  }
   log.info('stopped');
 }
 
-function urlHost(host: string): string {
-  if (host === '0.0.0.0' || host === '::') return 'localhost';
-  return host.includes(':') ? `[${host}]` : host;
+interface PreparedProvider {
+  /** How a runpod worker takes jobs; null for provider localhost. */
+  runpod: RunpodMode | null;
 }
+
+async function prepareProvider(provider: ServedProvider, options: LocalServeOptions, python: PythonInterpreter): Promise<PreparedProvider> {
+  const { testServer, testInputFile } = options.runpodTrial;
+  if (provider !== 'runpod') {
+    if (testServer || testInputFile) throw new SvcError('usage', `${testServer ? '--test-server' : '--test-input'} tries out a runpod worker: add --provider runpod`);
+    return { runpod: null };
+  }
+  const testInput = testInputFile === undefined ? undefined : { file: testInputFile, text: await readTestInput(testInputFile) };
+  const mode = chooseRunpodMode({ testServer, testInput, env: process.env });
+  const version = await checkRunpodLibrary(python);
+  options.log.info(`provider runpod: the provider's library (runpod ${version}) takes the jobs`);
+  return { runpod: mode };
+}
+
+async function readTestInput(file: string): Promise<string> {
+  try {
+    return await readFile(resolve(file), 'utf8');
+  } catch (error) {
+    const reason = (error as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (error as Error).message;
+    throw new SvcError('usage', `--test-input: cannot read it (${reason})`, { file });
+  }
+}
+
+function serviceProvider(declared: Provider, log: ServeLog): ServedProvider {
+  if ((SERVED_PROVIDERS as readonly string[]).includes(declared)) return declared as ServedProvider;
+  log.warn(`APIPod(provider="${declared}") is not available in this version of svc; serving with provider localhost`);
+  return DEFAULT_TARGET.provider;
+}
+
 
 function serviceCompute(declared: string): Compute {
   return (COMPUTE_VALUES as readonly string[]).includes(declared) ? (declared as Compute) : DEFAULT_TARGET.compute;

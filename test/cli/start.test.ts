@@ -1,3 +1,6 @@
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { REPO_ROOT, runSvc } from '../support/svc.js';
@@ -30,5 +33,57 @@ describe('svc start on the command line', () => {
     const run = await runSvc(['start', HELLO, '--api-keys', '/nonexistent/keys.json', '--port', '0']);
     expect(run.exitCode).toBe(2);
     expect(run.stderr).toContain('/nonexistent/keys.json');
+  });
+});
+
+describe('svc start --provider runpod on the command line', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'svc-runpod-cli-'));
+  const jobFile = (name: string, text: string) => {
+    const path = join(dir, name);
+    writeFileSync(path, text);
+    return path;
+  };
+
+  it('refuses the ways to try a runpod worker without the runpod provider', async () => {
+    const run = await runSvc(['start', HELLO, '--provider', 'localhost', '--test-server']);
+    expect(run.exitCode).toBe(2);
+    expect(run.stderr.trim()).toBe('error: --test-server tries out a runpod worker: add --provider runpod');
+  });
+
+  it('refuses both ways at once', async () => {
+    const run = await runSvc(['start', HELLO, '--provider', 'runpod', '--test-server', '--test-input', jobFile('both.json', '{"input": {}}')]);
+    expect(run.exitCode).toBe(2);
+    expect(run.stderr).toContain('--test-server and --test-input are two ways to try the worker: choose one');
+  });
+
+  it('names a test input file that is missing, is not JSON, or is not a job', async () => {
+    const missing = await runSvc(['start', HELLO, '--provider', 'runpod', '--test-input', join(dir, 'missing.json')]);
+    expect(missing.exitCode).toBe(2);
+    expect(missing.stderr).toContain(`${join(dir, 'missing.json')}: --test-input: cannot read it (no such file)`);
+
+    const broken = await runSvc(['start', HELLO, '--provider', 'runpod', '--test-input', jobFile('broken.json', '{"input": ')]);
+    expect(broken.exitCode).toBe(2);
+    expect(broken.stderr).toContain(`${join(dir, 'broken.json')}: is not valid JSON`);
+
+    const notJob = await runSvc(['start', HELLO, '--provider', 'runpod', '--test-input', jobFile('not-a-job.json', '{"path": "/hello"}')]);
+    expect(notJob.exitCode).toBe(2);
+    expect(notJob.stderr).toContain('needs "input", an object of the endpoint\'s parameters');
+    expect(notJob.stderr).not.toMatch(/\n\s+at /);
+  });
+
+  it('keeps --test-input to the local orchestrator', async () => {
+    const run = await runSvc(['start', HELLO, '--provider', 'runpod', '--orchestrator', 'docker', '--test-input', jobFile('docker.json', '{"input": {}}')]);
+    expect(run.exitCode).toBe(2);
+    expect(run.stderr).toContain('--test-input needs --orchestrator local');
+  });
+
+  it("says how to install the provider's library when the interpreter lacks it, before any worker starts", async () => {
+    const venv = join(dir, 'venv-without-runpod');
+    execFileSync('python3', ['-m', 'venv', '--without-pip', venv]);
+    const python = join(venv, 'bin', 'python');
+    const run = await runSvc(['start', HELLO, '--provider', 'runpod', '--python', python]);
+    expect(run.exitCode).toBe(1);
+    expect(run.stderr).toContain(`install it with \`${python} -m pip install 'runpod>=1.7.7'\``);
+    expect(run.stderr).not.toContain('starting 1 worker');
   });
 });

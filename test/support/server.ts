@@ -2,6 +2,7 @@ import { execa, type ResultPromise } from 'execa';
 import { SVC_BIN } from './svc.js';
 
 export interface RunningSvc {
+  /** Where it listens; empty for a provider's worker, which takes jobs instead (`taking-jobs`). */
   url: string;
   process: ResultPromise;
   /** Everything the server wrote on stderr so far. */
@@ -12,13 +13,13 @@ export interface RunningSvc {
 
 /**
  * Starts the built `svc start` on a free port and waits until it says it listens (the
- * `--json` listening event; or `starting`, before the workers are ready). Fails with the
- * server's own output if it exits first.
+ * `--json` listening event; or `starting`, before the workers are ready; or `taking-jobs`,
+ * a provider's worker). Fails with the server's own output if it exits first.
  */
 export async function startSvc(
   args: string[],
   env: Record<string, string> = {},
-  { until = 'listening' }: { until?: 'listening' | 'starting' } = {},
+  { until = 'listening' }: { until?: 'listening' | 'starting' | 'taking-jobs' } = {},
 ): Promise<RunningSvc> {
   const child = execa(process.execPath, [SVC_BIN, 'start', '--port', '0', '--host', '127.0.0.1', '--json', ...args], {
     env: { ...env },
@@ -34,7 +35,7 @@ export async function startSvc(
     child.stdout?.on('data', (chunk: Buffer) => {
       stdout += chunk.toString();
       for (const line of stdout.split('\n')) {
-        if (line.startsWith('{') && line.includes(`"${until}"`)) resolve(JSON.parse(line).url);
+        if (line.startsWith('{') && line.includes(`"${until}"`)) resolve(JSON.parse(line).url ?? '');
       }
     });
     child.on('exit', (code) => reject(new Error(`svc start exited with ${code} before listening:\n${stderr}${stdout}`)));

@@ -1,0 +1,159 @@
+"""svc's own gateway, called by a provider's worker process (python -m apipod.runpod_bridge).
+
+A call is submitted as a job (`Prefer: respond-async`) and followed over its event stream
+(GET /v1/jobs/{id}/stream), so it gets the same validation, media handling, queue,
+time-outs and workers as an HTTP client's call, with its progress and chunks as they
+happen. A chat endpoint answers with the completion itself. Uses aiohttp, which the
+provider's library depends on: this module is imported only where that library is.
+"""
+from __future__ import annotations
+
+import asyncio
+import json
+from dataclasses import dataclass
+from typing import Any, AsyncIterator, Optional, Union
+
+import aiohttp
+
+from .event_stream import EventStreamParser
+from .provider_routes import Route
+
+# A job may run for hours with nothing to say: only connecting is bounded.
+SESSION_TIMEOUT = aiohttp.ClientTimeout(total=None, connect=10)
+CANCEL_TIMEOUT = aiohttp.ClientTimeout(total=5)
+
+
+@dataclass(frozen=True)
+class Chunk:
+    value: Any
+
+
+@dataclass(frozen=True)
+class Progress:
+    progress: Optional[float]
+    message: Optional[str]
+
+
+@dataclass(frozen=True)
+class Finished:
+    result: Any
+
+
+@dataclass(frozen=True)
+class Failed:
+    message: str
+
+
+CallEvent = Union[Chunk, Progress, Finished, Failed]
+
+
+class GatewayClient:
+    def __init__(self, base_url: str, key: str) -> None:
+        self._base_url = base_url.rstrip("/")
+        self._headers = {"authorization": f"Bearer {key}"}
+
+    async def call(self, route: Route, arguments: dict) -> AsyncIterator[CallEvent]:
+        """The call's progress and chunks as they come, then one Finished or Failed.
+
+        Cancelling the task that iterates (the provider stopping the job) cancels the job.
+        """
+        async with aiohttp.ClientSession(timeout=SESSION_TIMEOUT, headers=self._headers) as session:
+            try:
+                answer = await self._submit(session, route, arguments)
+                if isinstance(answer, (Finished, Failed)):
+                    yield answer
+                    return
+                async for event in self._follow(session, answer):
+                    yield event
+            except (aiohttp.ClientError, asyncio.TimeoutError) as error:
+                yield Failed(f"svc's gateway did not answer: {str(error) or type(error).__name__}")
+
+    async def _submit(self, session: aiohttp.ClientSession, route: Route, arguments: dict) -> Union[dict, Finished, Failed]:
+        url = self._base_url + route.path
+        if route.chat:
+            # A chat endpoint answers the whole completion; provider jobs do not stream it.
+            arguments = {name: value for name, value in arguments.items() if name != "stream"}
+        if "POST" in route.methods:
+            request = session.post(url, json=arguments, headers={"prefer": "respond-async"})
+        else:
+            request = session.get(url, params=_query_of(arguments), headers={"prefer": "respond-async"})
+        async with request as response:
+            body = await _json_of(response)
+            if response.status >= 400:
+                return Failed(_error_message(body, response.status))
+            return Finished(body) if route.chat else body
+
+    async def _follow(self, session: aiohttp.ClientSession, envelope: dict) -> AsyncIterator[CallEvent]:
+        try:
+            async with session.get(envelope["stream_url"]) as response:
+                if response.status != 200:
+                    yield Failed(_error_message(await _json_of(response), response.status))
+                    return
+                async for event in _server_sent_events(response):
+                    data = json.loads(event.data)
+                    if event.event == "chunk":
+                        yield Chunk(data)
+                    elif event.event == "progress":
+                        yield Progress(data.get("progress"), data.get("message"))
+                    elif event.event == "status":
+                        yield outcome_of(data)
+                        return
+            yield Failed("svc's gateway closed the job's stream before the job ended")
+        except asyncio.CancelledError:
+            await asyncio.shield(_cancel(session, envelope))
+            raise
+
+
+def outcome_of(envelope: dict) -> Union[Finished, Failed]:
+    """A terminal job envelope as the call's outcome, its error in one line."""
+    status = envelope.get("status")
+    if status == "FINISHED":
+        return Finished(envelope.get("result"))
+    error = envelope.get("error") or {}
+    if status == "CANCELLED":
+        return Failed("the job was cancelled")
+    if error.get("type") and error.get("message"):
+        return Failed(f"{error['type']}: {error['message']}")
+    return Failed(f"the job ended {status}")
+
+
+async def _cancel(session: aiohttp.ClientSession, envelope: dict) -> None:
+    try:
+        async with session.post(envelope["cancel_job_url"], timeout=CANCEL_TIMEOUT) as response:
+            await response.read()
+    except (aiohttp.ClientError, asyncio.TimeoutError):
+        pass  # the job's own time-out still ends it
+
+
+async def _server_sent_events(response: aiohttp.ClientResponse):
+    # Lines are split here: aiohttp's own line reader refuses lines over 128 KiB, and a
+    # chunk (a base64 image, say) is one line of any size.
+    parser = EventStreamParser()
+    pending = bytearray()
+    async for data in response.content.iter_any():
+        pending.extend(data)
+        while (end := pending.find(b"\n")) >= 0:
+            line = pending[:end].decode("utf-8").rstrip("\r")
+            del pending[: end + 1]
+            event = parser.feed(line)
+            if event is not None:
+                yield event
+
+
+async def _json_of(response: aiohttp.ClientResponse) -> Any:
+    text = await response.text()
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
+
+
+def _error_message(body: Any, status: int) -> str:
+    if isinstance(body, dict) and isinstance(body.get("error"), dict) and body["error"].get("message"):
+        return body["error"]["message"]
+    return f"svc's gateway answered HTTP {status}"
+
+
+def _query_of(arguments: dict) -> dict:
+    """Parameters of a GET endpoint as its query string: text as it is, anything else as JSON."""
+    return {name: value if isinstance(value, str) else json.dumps(value) for name, value in arguments.items()}

@@ -1,0 +1,53 @@
+"""A provider job's input as a call of one of the service's endpoints.
+
+The existing toolkit's convention: {"input": {"path": "/generate", ...parameters}}. The path
+may be written with or without its leading slash; parameters left out take their defaults
+(the gateway fills them in); a service with a single endpoint may leave the path out.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+
+class JobInputError(ValueError):
+    """The job cannot be routed; the message says why, in words for the job's sender."""
+
+
+@dataclass(frozen=True)
+class Route:
+    """An endpoint as the gateway serves it."""
+    path: str
+    methods: tuple[str, ...]
+    streaming: bool
+    chat: bool
+
+    @classmethod
+    def from_json(cls, value: dict) -> "Route":
+        return cls(value["path"], tuple(value["methods"]), bool(value["streaming"]), bool(value["chat"]))
+
+
+EXAMPLE = '{"input": {"path": "/generate", "prompt": "..."}}'
+
+
+def route_job(job_input: Any, routes: Sequence[Route]) -> tuple[Route, dict]:
+    """The endpoint a job's input names, and the parameters to call it with."""
+    if not isinstance(job_input, dict):
+        raise JobInputError(f'the job\'s "input" must be an object of parameters with "path" naming the endpoint, e.g. {EXAMPLE}')
+    arguments = dict(job_input)
+    path = arguments.pop("path", None)
+    if path is None:
+        if len(routes) == 1:
+            return routes[0], arguments
+        raise JobInputError(f'the job\'s input has no "path" naming the endpoint to call; {_choices(routes)}, e.g. {EXAMPLE}')
+    if not isinstance(path, str):
+        raise JobInputError(f'"path" must be a string naming the endpoint, e.g. "/generate"; {_choices(routes)}')
+    wanted = "/" + path.strip().strip("/")
+    for route in routes:
+        if route.path == wanted:
+            return route, arguments
+    raise JobInputError(f'no endpoint at "{path}"; {_choices(routes)}')
+
+
+def _choices(routes: Sequence[Route]) -> str:
+    return "this service has " + ", ".join(route.path for route in routes)
