@@ -28,7 +28,7 @@ export function loadDockerfileTemplate(packageRoot: string = findSvcPackageRoot(
 export function renderDockerfile(plan: BuildPlan, template: string = loadDockerfileTemplate()): string {
   const command = ['node', `${RUNTIME_DIR_IN_IMAGE}/dist/svc.js`, 'start', `${APP_DIR_IN_IMAGE}/${plan.entrypoint}`,
     '--host', '0.0.0.0', '--port', String(plan.port), '--python', 'python3'];
-  const healthcheck = ['node', '-e',
+  const healthcheck = plan.provider === 'runpod' ? null : ['node', '-e',
     `fetch('http://127.0.0.1:${plan.port}/health').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))`];
   const requirementSources = ['apipod-deploy/requirements.txt', ...(plan.requirementFiles.constraints ? ['apipod-deploy/constraints.txt'] : [])];
   const text = ejs.render(

@@ -105,8 +105,9 @@ export async function runInDocker(options: DockerRunOptions): Promise<void> {
 
     const hostPort = await publishedPort(container, containerPort);
     const url = `http://${displayHost(options.host)}:${hostPort}`;
-    log.info(`running ${image} in container ${container.id.slice(0, 12)}${useGpus ? ' with all GPUs' : ''}; waiting for ${url}/health`);
-    const ready = await Promise.race([waitForHealth(url, exited), exited.then((code) => ({ exitCode: code }))]);
+    const readiness = readinessPath(options.provider ?? imageProvider(imageConfig));
+    log.info(`running ${image} in container ${container.id.slice(0, 12)}${useGpus ? ' with all GPUs' : ''}; waiting for ${url}${readiness}`);
+    const ready = await Promise.race([waitForReady(`${url}${readiness}`, exited), exited.then((code) => ({ exitCode: code }))]);
     if (typeof ready === 'object') throw exitedError(image, ready.exitCode);
     log.info(`${image} is ready on ${url} (docs: ${url}/docs)`);
     log.event('listening', { url, container: container.id, image });
@@ -147,9 +148,14 @@ function defaultImage(target: string, entrypoint: string | undefined): string {
   }
 }
 
-async function inspectImage(engine: Engine, image: string): Promise<{ Cmd?: string[] }> {
+interface ImageConfig {
+  Cmd?: string[];
+  Env?: string[];
+}
+
+async function inspectImage(engine: Engine, image: string): Promise<ImageConfig> {
   try {
-    const info = (await engine.docker.getImage(image).inspect()) as { Config?: { Cmd?: string[] } };
+    const info = (await engine.docker.getImage(image).inspect()) as { Config?: ImageConfig };
     return info.Config ?? {};
   } catch (error) {
     if ((error as { statusCode?: number }).statusCode === 404) {
@@ -166,13 +172,28 @@ async function publishedPort(container: Dockerode.Container, containerPort: stri
   return binding.HostPort;
 }
 
-/** Polls /health until the gateway reports READY (200; it answers 503 while the workers load). */
-async function waitForHealth(url: string, exited: Promise<number>): Promise<true> {
+/** The provider the image starts as, from the APIPOD_PROVIDER that `svc build` set in it. */
+function imageProvider(config: ImageConfig): string | undefined {
+  const prefix = `${PROVIDER_ENV}=`;
+  return config.Env?.find((entry) => entry.startsWith(prefix))?.slice(prefix.length);
+}
+
+/**
+ * What answers 200 once the service is ready: the gateway's /health (503 while the workers
+ * load); for a runpod worker outside the provider, the library's test API, whose docs
+ * page comes up only after the workers are ready.
+ */
+export function readinessPath(provider: string | undefined): string {
+  return provider === 'runpod' ? '/openapi.json' : '/health';
+}
+
+/** Polls the URL until it answers 200. */
+async function waitForReady(url: string, exited: Promise<number>): Promise<true> {
   let done = false;
   void exited.finally(() => (done = true));
   while (!done) {
     try {
-      const response = await fetch(`${url}/health`, { signal: AbortSignal.timeout(2_000) });
+      const response = await fetch(url, { signal: AbortSignal.timeout(2_000) });
       await response.body?.cancel();
       if (response.status === 200) return true;
     } catch {
