@@ -53,6 +53,16 @@ ln -sf /usr/bin/python3 "$rootfs/usr/local/bin/python"
 ln -sf /usr/bin/pip3 "$rootfs/usr/local/bin/pip"
 # Like the official node image: the binary at /usr/local/bin/node.
 install -m 0755 "$node_binary" "$rootfs/usr/local/bin/node"
+# Trust what this machine trusts: where egress goes through a TLS-inspecting proxy (CI here),
+# its CA is in /usr/local/share/ca-certificates, and pip in an image build (which brings
+# its own CA bundle) must be pointed at the system one.
+extra_cas=(/usr/local/share/ca-certificates/*.crt)
+pip_cert=()
+if [[ -e "${extra_cas[0]}" ]]; then
+  cp "${extra_cas[@]}" "$rootfs/usr/local/share/ca-certificates/"
+  chroot "$rootfs" update-ca-certificates >/dev/null 2>&1
+  pip_cert=(--change 'ENV PIP_CERT=/etc/ssl/certs/ca-certificates.crt')
+fi
 # Keep the image small: no apt lists, docs or caches.
 rm -rf "$rootfs"/var/lib/apt/lists/* "$rootfs"/var/cache/apt/*.bin "$rootfs"/usr/share/doc/* \
   "$rootfs"/usr/share/man/* "$rootfs"/usr/share/locale/*
@@ -61,6 +71,7 @@ image_id=$(tar -C "$rootfs" -c . | docker import \
   --platform linux/amd64 \
   --change 'ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' \
   --change 'ENV LANG=C.UTF-8' \
+  "${pip_cert[@]}" \
   --change 'CMD ["python3"]' \
   --message "svc CI stand-in: debootstrap $SUITE + python3 + node $("$node_binary" --version)" \
   - )
