@@ -7,7 +7,8 @@ import { planBuild } from '../../src/build/build-plan.js';
 import { renderDockerfile } from '../../src/build/dockerfile.js';
 import type { BaseImageCatalog } from '../../src/scan/base-image.js';
 import type { Manifest } from '../../src/scan/manifest.js';
-import { startSvc } from '../support/server.js';
+import { startRunpodStandin } from '../support/runpod-standin.js';
+import { postJson, startSvc } from '../support/server.js';
 import { copyProject, REPO_ROOT, runSvc, type SvcRun } from '../support/svc.js';
 
 /**
@@ -23,6 +24,7 @@ const engineAnswers = spawnSync('docker', ['version', '--format', '{{.Server.Ver
 const mustRun = process.env.CI !== undefined && process.env.CI !== '' && process.env.CI !== 'false';
 const IMAGE = 'svc-e2e-hello:test';
 const FAILING_IMAGE = 'svc-e2e-failing:test';
+const RUNPOD_IMAGE = 'svc-e2e-runpod:test';
 
 interface BuildEvent {
   event: string;
@@ -65,7 +67,7 @@ describe.skipIf(!engineAnswers && !mustRun)('svc build --image and svc start --o
   }, 900_000);
 
   afterAll(() => {
-    spawnSync('docker', ['image', 'rm', '--force', FAILING_IMAGE]);
+    spawnSync('docker', ['image', 'rm', '--force', FAILING_IMAGE, RUNPOD_IMAGE]);
   });
 
   it('names only base images the stand-ins provide, and builds the generated Dockerfile unchanged', () => {
@@ -130,6 +132,32 @@ describe.skipIf(!engineAnswers && !mustRun)('svc build --image and svc start --o
     expect(after[codeStep]?.cached).toBe(false);
     expect(after[codeStep]?.layer).not.toBe(before[codeStep]?.layer);
   }, 600_000);
+
+  it("builds a runpod worker image that takes the provider's jobs as it is, and serves the library's test API under svc start", async () => {
+    const worker = copyProject(join(REPO_ROOT, 'examples/hello'));
+    writeFileSync(join(worker, '.python-version'), '3.11\n');
+    const service = readFileSync(join(worker, 'service.py'), 'utf8');
+    writeFileSync(join(worker, 'service.py'), service.replace('APIPod(title="Hello")', 'APIPod(title="Hello", provider="runpod")'));
+    const build = await runSvc(['build', worker, '--image', RUNPOD_IMAGE, '--json']);
+    expect(build.exitCode, build.stderr).toBe(0);
+
+    // As the provider runs it: its RUNPOD_* variables, no port, no command of ours.
+    const provider = await startRunpodStandin({ listen: '0.0.0.0', advertise: 'provider.internal' });
+    const variables = Object.entries(provider.env).flatMap(([name, value]) => ['--env', `${name}=${value}`]);
+    const container = docker('run', '--detach', '--add-host', 'provider.internal:host-gateway', ...variables, RUNPOD_IMAGE);
+    try {
+      provider.queue({ id: 'e2e-job', input: { path: '/hello', name: 'Ada' } });
+      expect((await provider.result('e2e-job', 120_000)).body).toEqual({ output: { greeting: 'Hello, Ada.' } });
+    } finally {
+      spawnSync('docker', ['rm', '--force', container]);
+      await provider.close();
+    }
+
+    const server = await startSvc(['--orchestrator', 'docker', '--image', RUNPOD_IMAGE, worker]);
+    const answer = await postJson(`${server.url}/runsync`, { input: { path: '/add', a: 1, b: 2 } });
+    expect(answer.body).toMatchObject({ status: 'COMPLETED', output: { sum: 3 } });
+    expect(await server.stop()).toBe(0);
+  }, 900_000);
 
   it('builds a Dockerfile at the project root instead, and a failing step shows itself and the tail of its log, exit 1', async () => {
     const custom = copyProject(join(REPO_ROOT, 'examples/hello'));

@@ -43,7 +43,15 @@ const POD_ID = 'standin-pod';
 /** The provider holds a take request open while it has no job; a short hold keeps tests quick. */
 const LONG_POLL_MS = 300;
 
-export async function startRunpodStandin(): Promise<RunpodStandin> {
+export interface StandinAddress {
+  /** Where the stand-in listens (default 127.0.0.1). */
+  listen?: string;
+  /** The host name the worker reaches it by, e.g. from inside a container (default: `listen`). */
+  advertise?: string;
+}
+
+export async function startRunpodStandin(address: StandinAddress = {}): Promise<RunpodStandin> {
+  const listen = address.listen ?? '127.0.0.1';
   const waiting: ProviderJob[] = [];
   const toStop: string[] = [];
   const done: Posted[] = [];
@@ -96,8 +104,8 @@ export async function startRunpodStandin(): Promise<RunpodStandin> {
   const server: Server = createServer((request, response) => {
     handle(request, response).catch((error: Error) => response.writeHead(500).end(error.message));
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  await new Promise<void>((resolve) => server.listen(0, listen, resolve));
+  const base = `http://${address.advertise ?? listen}:${(server.address() as AddressInfo).port}`;
   const finalOf = (jobId: string) => done.find((posted) => posted.jobId === jobId && posted.body.status !== 'IN_PROGRESS');
 
   return {
