@@ -45,9 +45,10 @@ export function registerStartCommand(program: Command): void {
     .command('start')
     .summary('serve the service over HTTP (gateway + Python workers)')
     .description(
-      'Serve service.py over HTTP: one route per endpoint (also under /v1), /docs, /openapi.json\n' +
-        'and /health, with the functions running in Python worker processes. Stops gracefully on\n' +
-        'SIGTERM or Ctrl-C: in-flight calls finish within the grace period, then the lifespan shuts down.',
+      'Serve service.py over HTTP: one route per endpoint (also under /v1), /docs, /openapi.json ' +
+        'and /health, with the functions running in Python worker processes; or, with --provider runpod, ' +
+        "take the provider's jobs. Stops gracefully on SIGTERM or Ctrl-C: in-flight calls finish within " +
+        'the grace period, then the lifespan shuts down.',
     )
     .argument('[target]', 'project directory, or the service file itself', '.')
     .option('--entrypoint <file>', 'service file, relative to the project directory (default: service.py)')
