@@ -178,7 +178,6 @@ function serviceProvider(declared: Provider, log: ServeLog): ServedProvider {
   return DEFAULT_TARGET.provider;
 }
 
-
 function serviceCompute(declared: string): Compute {
   return (COMPUTE_VALUES as readonly string[]).includes(declared) ? (declared as Compute) : DEFAULT_TARGET.compute;
 }
