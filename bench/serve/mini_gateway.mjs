@@ -1,0 +1,60 @@
+// An experiment for profile_gateway.js, not a server to use: the least a gateway can do in front of
+// svc's real Python worker (`python -m apipod.worker`, same pipes and protocol as svc): Fastify,
+// one route, one worker, no validation, pool, logging or cancellation. With --pipeline N it
+// keeps up to N calls written to the worker at once (the worker already queues calls it has read),
+// so neither side sleeps between calls under load.
+// Usage: node bench/serve/mini_gateway.mjs PORT [--pipeline N]
+import { spawn } from 'node:child_process';
+import { dirname, join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const root = join(here, '..', '..');
+const { default: Fastify } = await import(join(root, 'node_modules', 'fastify', 'fastify.js'));
+const port = Number(process.argv[2]);
+const pipeline = process.argv[3] === '--pipeline' ? Number(process.argv[4]) : 1;
+
+const worker = spawn('python3', ['-m', 'apipod.worker', join(here, 'svc', 'service.py')], {
+  env: { ...process.env, PYTHONPATH: join(root, 'python'), APIPOD_COMMAND_FD: '3', APIPOD_EVENT_FD: '4', PYTHONUNBUFFERED: '1' },
+  stdio: ['ignore', 'inherit', 'inherit', 'pipe', 'pipe'],
+});
+const commands = worker.stdio[3];
+const pending = new Map();
+const waiting = [];
+let inFlight = 0;
+let next = 0;
+let ready;
+const isReady = new Promise((resolve) => (ready = resolve));
+createInterface({ input: worker.stdio[4], crlfDelay: Infinity }).on('line', (line) => {
+  const event = JSON.parse(line);
+  if (event.type === 'ready') return ready();
+  const settle = pending.get(event.call);
+  pending.delete(event.call);
+  inFlight -= 1;
+  settle(event);
+  pump();
+});
+function pump() {
+  while (inFlight < pipeline && waiting.length > 0) {
+    const { args, settle } = waiting.shift();
+    const call = `c-${++next}`;
+    pending.set(call, settle);
+    inFlight += 1;
+    commands.write(`${JSON.stringify({ type: 'call', call, endpoint: '/echo', arguments: args })}\n`);
+  }
+}
+await isReady;
+const app = Fastify({ logger: false });
+app.post('/echo', async (request, reply) => {
+  const event = await new Promise((settle) => {
+    waiting.push({ args: request.body, settle });
+    pump();
+  });
+  return reply.type('application/json; charset=utf-8').send(JSON.stringify(event.value));
+});
+await app.listen({ host: '127.0.0.1', port });
+process.on('SIGTERM', () => {
+  worker.kill();
+  process.exit(0);
+});
