@@ -1,0 +1,308 @@
+#!/usr/bin/env node
+// bench/jobs: no-op jobs through `svc start --compute serverless` and through the PyPI `apipod`
+// package's serverless localhost mode (FastAPI + its in-process JobQueue), in the same run.
+//
+//  1. Throughput: N clients in a closed loop, each submitting a no-op job and waiting until
+//     its result is visible, then the next; jobs completed per second. svc is measured twice:
+//     waiting with `Prefer: wait` (RFC 7240) and polling like apipod's clients must.
+//  2. Latency: one client, one job at a time, from the submit to the result in hand: svc with
+//     `Prefer: wait` (raw HTTP, and the package's client `run()`), and both servers polled
+//     once a second, the hosted API's default cadence; apipod also polled every 10 ms.
+//
+// Machines are shared and noisy: the servers run side by side, are measured in turn (the
+// order rotates each round), and the table shows medians over rounds with ratios taken
+// within each round.
+//
+// Usage: node bench/jobs/run.js [--duration 5] [--rounds 3] [--clients 16] [--poll-ms 10]
+//          [--samples 300] [--slow-samples 5] [--workers 1] [--stall-after 10] [--markdown]
+// A job with no result after --stall-after seconds is abandoned and counted as stalled (the
+// PyPI apipod's queue thread can die under concurrent load, leaving queued jobs unrun until
+// the next submit restarts it); throughput counts finished jobs only.
+// Needs the CLI bundle (`node scripts/bundle.js`). Uses bench/serve/.venv-apipod when it
+// holds the pinned apipod, else creates bench/jobs/.venv-apipod (pip). Writes nothing else.
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { Agent, request } from 'node:http';
+import { dirname, join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { parseArgs } from 'node:util';
+import { median, ms, percentile, printTable, push, rotate } from '../lib/numbers.js';
+import { freePort, run, stopServers } from '../lib/processes.js';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const root = join(here, '..', '..');
+const svcBin = join(root, 'bin', 'svc.js');
+const APIPOD = ['apipod==1.0.33'];
+
+const { values } = parseArgs({
+  options: {
+    duration: { type: 'string', default: '5' },
+    rounds: { type: 'string', default: '3' },
+    clients: { type: 'string', default: '16' },
+    'poll-ms': { type: 'string', default: '10' },
+    samples: { type: 'string', default: '300' },
+    'slow-samples': { type: 'string', default: '5' },
+    workers: { type: 'string', default: '1' },
+    'stall-after': { type: 'string', default: '10' },
+    markdown: { type: 'boolean', default: false },
+  },
+});
+const durationMs = Number(values.duration) * 1000;
+const rounds = Number(values.rounds);
+const clients = Number(values.clients);
+const pollMs = Number(values['poll-ms']);
+const samples = Number(values.samples);
+const slowSamples = Number(values['slow-samples']);
+const workers = Number(values.workers);
+const stallAfterMs = Number(values['stall-after']) * 1000;
+
+const agent = new Agent({ keepAlive: true, maxSockets: clients * 2 });
+const started = [];
+process.on('SIGINT', () => stopAll().then(() => process.exit(130)));
+
+try {
+  const venv = ensureVenv();
+  if (!existsSync(join(root, 'dist', 'svc.js'))) throw new Error('no CLI bundle: run `node scripts/bundle.js` first');
+  const svc = await startServer('svc', process.execPath, [svcBin, 'start', join(here, 'svc', 'service.py'), '--compute', 'serverless', '--host', '127.0.0.1',
+    '--workers', String(workers), '--queue-size', '100000', '--max-jobs', '100000'], {}, (port) => ({ args: ['--port', String(port)] }));
+  const apipod = await startServer('apipod (PyPI)', join(venv, 'bin', 'python'), [join(here, 'apipod_pypi', 'service.py')], {}, (port) => ({
+    env: { APIPOD_COMPUTE: 'serverless', APIPOD_PROVIDER: 'localhost', APIPOD_HOST: '127.0.0.1', APIPOD_PORT: String(port) },
+  }));
+  await Promise.all([waitReady(svc), waitReady(apipod)]);
+  console.log(describeMachine(venv));
+
+  const ways = {
+    'svc, Prefer: wait': (signal) => svcJob(svc, { wait: true, signal }),
+    [`svc, polled every ${pollMs} ms`]: (signal) => svcJob(svc, { pollEveryMs: pollMs, signal }),
+    [`apipod (PyPI), polled every ${pollMs} ms`]: (signal) => apipodJob(apipod, pollMs, signal),
+  };
+  // Warm-up: imports, JIT, pydantic's lazy set-up, connection pools.
+  for (const job of Object.values(ways)) await closedLoop(job, clients, 1500, () => {});
+
+  const throughput = new Map(); // way -> [jobs/s per round]
+  const stalls = new Map(); // way -> jobs abandoned
+  for (let round = 0; round < rounds; round += 1) {
+    for (const [way, job] of rotate(Object.entries(ways), round)) {
+      push(throughput, way, await closedLoop(job, clients, durationMs, () => stalls.set(way, (stalls.get(way) ?? 0) + 1)));
+    }
+  }
+
+  // The package's own client, as bundled (`import { ServiceClient } from 'svc'`).
+  const { ServiceClient } = await import(pathToFileURL(join(root, 'dist', 'client', 'index.js')).href);
+  const client = new ServiceClient({ baseUrl: `http://127.0.0.1:${svc.port}`, apiKey: null });
+  const latencies = new Map(); // way -> { times: [ms], stalled: jobs abandoned }
+  const timeEach = async (way, count, job) => {
+    if (!latencies.has(way)) latencies.set(way, { times: [], stalled: 0 });
+    const samplesOfWay = latencies.get(way);
+    for (let i = 0; i < count; i += 1) {
+      const start = performance.now();
+      if (await finishedInTime(job)) samplesOfWay.times.push(performance.now() - start);
+      else samplesOfWay.stalled += 1;
+    }
+  };
+  await timeEach('svc, Prefer: wait (HTTP)', 20, (signal) => svcJob(svc, { wait: true, signal })); // warm-up, dropped
+  latencies.clear();
+  for (let round = 0; round < rounds; round += 1) {
+    await timeEach('svc, Prefer: wait (HTTP)', Math.ceil(samples / rounds), (signal) => svcJob(svc, { wait: true, signal }));
+    await timeEach('svc, Prefer: wait (client run())', Math.ceil(samples / rounds), (signal) => client.run('/noop', {}, { signal }));
+    await timeEach(`apipod (PyPI), polled every ${pollMs} ms`, Math.ceil(samples / rounds), (signal) => apipodJob(apipod, pollMs, signal));
+  }
+  await timeEach('svc, polled every 1 s', slowSamples, (signal) => svcJob(svc, { pollEveryMs: 1000, signal }));
+  await timeEach('apipod (PyPI), polled every 1 s', slowSamples, (signal) => apipodJob(apipod, 1000, signal));
+
+  report(throughput, latencies, stalls);
+  for (const server of [svc, apipod]) {
+    const crash = server.stderr().match(/^Exception in thread[^\n]*\n(?:[\s\S]*?\n)?(\w+(?:Error|Exception)[^\n]*)/m);
+    if (crash) console.log(`${server.name}: a thread died: ${crash[1]}`);
+  }
+} finally {
+  await stopAll();
+}
+
+// --- one job, each server's way --------------------------------------------------------------
+
+/**
+ * svc: submit, and either hold the answer with `Prefer: wait` until the job ends or poll the
+ * envelope's refresh_job_url. Resolves once the result is in hand.
+ */
+async function svcJob(server, { wait = false, pollEveryMs = 0, signal }) {
+  const prefer = wait ? { prefer: 'wait=10' } : {};
+  let envelope = await send('POST', server.port, '/noop', '{}', prefer);
+  while (envelope.status !== 'FINISHED' && !signal.aborted) {
+    if (['FAILED', 'TIMEOUT', 'CANCELLED'].includes(envelope.status)) throw new Error(`svc job ended ${envelope.status}`);
+    if (!wait) await sleep(pollEveryMs);
+    envelope = await send('GET', server.port, new URL(envelope.refresh_job_url).pathname, null, prefer);
+  }
+  if (!signal.aborted && envelope.result?.ok !== true) throw new Error(`svc: unexpected result ${JSON.stringify(envelope)}`);
+}
+
+/** apipod: submit, then poll GET /status/{job_id} (its links.status) until `finished`; reading a finished job removes it. */
+async function apipodJob(server, pollEveryMs, signal) {
+  let job = await send('POST', server.port, '/noop', '', {});
+  const statusPath = job.links.status;
+  while (job.status !== 'finished' && !signal.aborted) {
+    if (['failed', 'timeout', 'not_found'].includes(job.status)) throw new Error(`apipod job ended ${job.status}: ${JSON.stringify(job)}`);
+    await sleep(pollEveryMs);
+    job = await send('GET', server.port, statusPath, null, {});
+  }
+  if (!signal.aborted && job.result?.ok !== true) throw new Error(`apipod: unexpected result ${JSON.stringify(job)}`);
+}
+
+/**
+ * `count` clients, each running jobs one after another for `ms`; jobs finished per second. A
+ * stalled job is abandoned (onStall) and its client submits the next.
+ */
+async function closedLoop(job, count, ms, onStall) {
+  const deadline = performance.now() + ms;
+  const start = performance.now();
+  let done = 0;
+  await Promise.all(
+    Array.from({ length: count }, async () => {
+      while (performance.now() < deadline) {
+        if (await finishedInTime(job)) done += 1;
+        else onStall();
+      }
+    }),
+  );
+  return done / ((performance.now() - start) / 1000);
+}
+
+/** Runs one job; false when it has no result after --stall-after (its client stops waiting). */
+async function finishedInTime(job) {
+  const abandon = new AbortController();
+  let timer;
+  const stalled = new Promise((resolve) => (timer = setTimeout(() => resolve(false), stallAfterMs)));
+  try {
+    const finished = job(abandon.signal).then(
+      () => true,
+      (error) => {
+        if (abandon.signal.aborted) return false; // failed once abandoned: already counted
+        throw error;
+      },
+    );
+    return await Promise.race([finished, stalled]);
+  } finally {
+    clearTimeout(timer);
+    abandon.abort();
+  }
+}
+
+function send(method, port, path, body, headers) {
+  return new Promise((resolve, reject) => {
+    const outgoing = request({ host: '127.0.0.1', port, path, method, agent, headers: { ...(body !== null ? { 'content-type': 'application/json' } : {}), ...headers } }, (response) => {
+      let text = '';
+      response.setEncoding('utf8');
+      response.on('data', (chunk) => (text += chunk));
+      response.on('end', () => {
+        if (response.statusCode >= 300) reject(new Error(`${method} ${path} answered ${response.statusCode}: ${text}`));
+        else resolve(JSON.parse(text));
+      });
+    });
+    outgoing.on('error', reject);
+    outgoing.end(body ?? undefined);
+  });
+}
+
+function sleep(ms) {
+  return ms > 0 ? new Promise((resolve) => setTimeout(resolve, ms)) : Promise.resolve();
+}
+
+// --- servers ---------------------------------------------------------------------------------
+
+async function startServer(name, command, args, env, withPort) {
+  const port = await freePort();
+  const extra = withPort(port);
+  const child = spawn(command, [...args, ...(extra.args ?? [])], {
+    cwd: here,
+    env: { ...process.env, ...env, ...(extra.env ?? {}) },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  let stderr = '';
+  child.stderr.on('data', (data) => (stderr = (stderr + data).slice(-4000)));
+  const server = { name, port, child, stderr: () => stderr, exited: new Promise((resolve) => child.on('exit', resolve)) };
+  started.push(server);
+  return server;
+}
+
+async function waitReady(server) {
+  const deadline = Date.now() + 60_000;
+  while (Date.now() < deadline) {
+    if (server.child.exitCode !== null) throw new Error(`${server.name} exited: ${server.stderr()}`);
+    try {
+      const response = await fetch(`http://127.0.0.1:${server.port}/health`);
+      const health = await response.json();
+      // svc says READY once its workers are up; apipod answers 200 as soon as it listens.
+      if (response.ok && (health.status === undefined || health.status === 'READY' || server.name !== 'svc')) return;
+    } catch {
+      // not listening yet
+    }
+    await sleep(200);
+  }
+  throw new Error(`${server.name} did not come up within 60 s: ${server.stderr()}`);
+}
+
+async function stopAll() {
+  await stopServers(started.splice(0));
+  agent.destroy();
+}
+
+// --- set-up ----------------------------------------------------------------------------------
+
+/** apipod in a virtualenv of its own, so it never shadows the `apipod` toolkit svc ships. */
+function ensureVenv() {
+  const wanted = APIPOD.join(' ');
+  for (const venv of [join(root, 'bench', 'serve', '.venv-apipod'), join(here, '.venv-apipod')]) {
+    const version = spawnSync(join(venv, 'bin', 'python'), ['-c', 'import importlib.metadata as m; print(m.version("apipod"))'], { encoding: 'utf8' });
+    if (version.status === 0 && `apipod==${version.stdout.trim()}` === wanted) return venv;
+  }
+  const venv = join(here, '.venv-apipod');
+  process.stderr.write(`creating ${venv} with ${wanted}\n`);
+  run('python3', ['-m', 'venv', venv]);
+  run(join(venv, 'bin', 'pip'), ['install', '--quiet', ...APIPOD]);
+  return venv;
+}
+
+function describeMachine(venv) {
+  const apipodVersion = spawnSync(join(venv, 'bin', 'python'), ['-c', 'import importlib.metadata as m; print(m.version("apipod"))'], { encoding: 'utf8' }).stdout.trim();
+  const python = spawnSync('python3', ['--version'], { encoding: 'utf8' }).stdout.trim();
+  const svcVersion = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')).version;
+  return [
+    `machine: ${spawnSync('nproc', { encoding: 'utf8' }).stdout.trim()} cores, Node ${process.version}, ${python} (svc workers)`,
+    `svc ${svcVersion}: svc start --compute serverless --workers ${workers} --queue-size 100000 --max-jobs 100000`,
+    `apipod ${apipodVersion} from PyPI: APIPOD_COMPUTE=serverless (FastAPI + JobQueue, app.start() -> uvicorn), queue_size=100000`,
+    `load: ${clients} clients in one Node process (node:http, keep-alive), ${values.duration} s per measurement, ${rounds} rounds`,
+  ].join('\n');
+}
+
+// --- numbers and tables ----------------------------------------------------------------------
+
+function report(throughput, latencies, stalls) {
+  const ways = [...throughput.keys()];
+  const base = throughput.get(ways[2]);
+  printTable(
+    ['no-op jobs, closed loop', 'jobs/s (median)', 'rounds', 'vs apipod', `stalled (> ${values['stall-after']} s)`],
+    ways.map((way) => [way, median(throughput.get(way)).toFixed(0), throughput.get(way).map((v) => v.toFixed(0)).join(' / '), ratio(throughput.get(way), base), String(stalls.get(way) ?? 0)]),
+    values,
+  );
+  console.log('');
+  printTable(
+    ['submit to result, one client', 'median', 'p90', 'samples', 'stalled'],
+    [...latencies].map(([way, { times, stalled }]) =>
+      times.length ? [way, ms(median(times)), ms(percentile(times, 0.9)), String(times.length), String(stalled)] : [way, '-', '-', '0', String(stalled)],
+    ),
+    values,
+  );
+  const waitJobs = median(throughput.get(ways[0]));
+  const apipodJobs = median(base);
+  const waitLatency = median(latencies.get('svc, Prefer: wait (HTTP)').times);
+  console.log('');
+  console.log(`jobs/s, svc with Prefer: wait / apipod: ${ratio(throughput.get(ways[0]), base)} (target at least 10x: ${waitJobs >= 10 * apipodJobs ? 'met' : 'NOT met'})`);
+  console.log(`jobs/s, svc polled / apipod polled alike: ${ratio(throughput.get(ways[1]), base)}`);
+  console.log(`median submit to result with Prefer: wait: ${ms(waitLatency)} (target under 5 ms: ${waitLatency < 5 ? 'met' : 'NOT met'})`);
+}
+
+/** The median of per-round ratios: each round's servers ran under the same load on the machine. */
+function ratio(own, base) {
+  return `${median(own.map((value, round) => value / base[round])).toFixed(1)}x`;
+}
+
