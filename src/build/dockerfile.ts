@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import ejs from 'ejs';
+import { SERVING_HEALTH_STATES } from '../serve/call-runner.js';
 import { findSvcPackageRoot } from '../worker/svc-package.js';
 import type { BuildPlan } from './build-plan.js';
 import { comment, execForm, quoteWord, shellQuote } from './dockerfile-quoting.js';
@@ -28,8 +29,9 @@ export function loadDockerfileTemplate(packageRoot: string = findSvcPackageRoot(
 export function renderDockerfile(plan: BuildPlan, template: string = loadDockerfileTemplate()): string {
   const command = ['node', `${RUNTIME_DIR_IN_IMAGE}/dist/svc.js`, 'start', `${APP_DIR_IN_IMAGE}/${plan.entrypoint}`,
     '--host', '0.0.0.0', '--port', String(plan.port), '--python', 'python3'];
+  // /health answers 200 in every state; healthy means taking calls, not STARTING or DEFUNCT.
   const healthcheck = plan.provider === 'runpod' ? null : ['node', '-e',
-    `fetch('http://127.0.0.1:${plan.port}/health').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))`];
+    `fetch('http://127.0.0.1:${plan.port}/health').then((r) => r.json()).then((h) => process.exit(${JSON.stringify(SERVING_HEALTH_STATES)}.includes(h.status) ? 0 : 1), () => process.exit(1))`];
   const requirementSources = ['apipod-deploy/requirements.txt', ...(plan.requirementFiles.constraints ? ['apipod-deploy/constraints.txt'] : [])];
   const text = ejs.render(
     template,

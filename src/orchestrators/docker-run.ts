@@ -11,6 +11,7 @@ import type { Compute, Provider } from '../deployment-target.js';
 import { locateProject } from '../project-location.js';
 import type { Manifest } from '../scan/manifest.js';
 import { DEPLOY_DIRECTORY, MANIFEST_FILE } from '../scan/manifest-file.js';
+import { SERVING_HEALTH_STATES, type HealthState } from '../serve/call-runner.js';
 import type { ServeLog } from '../serve/serve-log.js';
 import { SvcError } from '../svc-error.js';
 
@@ -105,9 +106,9 @@ export async function runInDocker(options: DockerRunOptions): Promise<void> {
 
     const hostPort = await publishedPort(container, containerPort);
     const url = `http://${displayHost(options.host)}:${hostPort}`;
-    const readiness = readinessPath(options.provider ?? imageProvider(imageConfig));
-    log.info(`running ${image} in container ${container.id.slice(0, 12)}${useGpus ? ' with all GPUs' : ''}; waiting for ${url}${readiness}`);
-    const ready = await Promise.race([waitForReady(`${url}${readiness}`, exited), exited.then((code) => ({ exitCode: code }))]);
+    const readiness = readinessCheck(options.provider ?? imageProvider(imageConfig));
+    log.info(`running ${image} in container ${container.id.slice(0, 12)}${useGpus ? ' with all GPUs' : ''}; waiting for ${url}${readiness.path}`);
+    const ready = await Promise.race([waitForReady(url, readiness, exited), exited.then((code) => ({ exitCode: code }))]);
     if (typeof ready === 'object') throw exitedError(image, ready.exitCode);
     log.info(`${image} is ready on ${url} (docs: ${url}/docs)`);
     log.event('listening', { url, container: container.id, image });
@@ -178,24 +179,34 @@ function imageProvider(config: ImageConfig): string | undefined {
   return config.Env?.find((entry) => entry.startsWith(prefix))?.slice(prefix.length);
 }
 
-/**
- * What answers 200 once the service is ready: the gateway's /health (503 while the workers
- * load); for a runpod worker outside the provider, the library's test API, whose docs
- * page comes up only after the workers are ready.
- */
-export function readinessPath(provider: string | undefined): string {
-  return provider === 'runpod' ? '/openapi.json' : '/health';
+export interface ReadinessCheck {
+  path: string;
+  isReady(response: Response): Promise<boolean>;
 }
 
-/** Polls the URL until it answers 200. */
-async function waitForReady(url: string, exited: Promise<number>): Promise<true> {
+/**
+ * How to tell the service is ready: the gateway's /health says READY or BUSY (it answers
+ * 200 with STARTING while the workers load); for a runpod worker outside the provider, the
+ * library's test API answers, whose docs page comes up only after the workers are ready.
+ */
+export function readinessCheck(provider: string | undefined): ReadinessCheck {
+  if (provider === 'runpod') return { path: '/openapi.json', isReady: async (response) => response.status === 200 };
+  return {
+    path: '/health',
+    isReady: async (response) => response.status === 200 && SERVING_HEALTH_STATES.includes(((await response.json()) as { status: HealthState }).status),
+  };
+}
+
+/** Polls until the check passes. */
+async function waitForReady(url: string, readiness: ReadinessCheck, exited: Promise<number>): Promise<true> {
   let done = false;
   void exited.finally(() => (done = true));
   while (!done) {
     try {
-      const response = await fetch(url, { signal: AbortSignal.timeout(2_000) });
-      await response.body?.cancel();
-      if (response.status === 200) return true;
+      const response = await fetch(`${url}${readiness.path}`, { signal: AbortSignal.timeout(2_000) });
+      const isReady = await readiness.isReady(response);
+      await response.body?.cancel().catch(() => {});
+      if (isReady) return true;
     } catch {
       // not listening yet
     }

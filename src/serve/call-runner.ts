@@ -3,6 +3,9 @@ import type { AppReport, EndpointReport, Value } from '../worker/protocol.js';
 
 export type HealthState = 'STARTING' | 'READY' | 'BUSY' | 'SETUP_FAILED' | 'DEFUNCT';
 
+/** The states in which the service takes calls: what "healthy" and "ready" mean to orchestrators. */
+export const SERVING_HEALTH_STATES: readonly HealthState[] = ['READY', 'BUSY'];
+
 /**
  * What the gateway needs from whatever runs calls: the worker pool locally, and any
  * stand-in a test or a provider puts in its place. Keeps HTTP free of process handling.

@@ -1,4 +1,7 @@
+import { spawn, spawnSync } from 'node:child_process';
 import { readFileSync, readdirSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import catalog from '../../src/build/base-images.json' with { type: 'json' };
@@ -33,5 +36,29 @@ describe('generated Dockerfile', () => {
     const text = renderDockerfile(planBuild(manifestOf('hello'), { ...options, baseImage: 'python:3.10-slim' }));
     expect(text).toMatch(/^FROM --platform=linux\/amd64 python:3\.10-slim$/m);
     expect(text).not.toContain('uv python install');
+  });
+
+  it('has a HEALTHCHECK that passes while /health says READY or BUSY, and fails while STARTING, DEFUNCT, or down', async () => {
+    let status = 'STARTING';
+    const server = createServer((_request, response) => response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ status })));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as AddressInfo;
+    const text = renderDockerfile({ ...planBuild(manifestOf('hello'), options), port });
+    const command = JSON.parse(/^ {2}CMD (\[.*\])$/m.exec(text.slice(text.indexOf('HEALTHCHECK')))![1]!) as string[];
+    const exitCodeWhen = (state: string) => {
+      status = state;
+      // spawn, not spawnSync: the server answering the check runs in this process.
+      const child = spawn(command[0]!, command.slice(1), { stdio: 'ignore' });
+      return new Promise<number | null>((resolve) => child.on('exit', resolve));
+    };
+    try {
+      expect(await exitCodeWhen('READY')).toBe(0);
+      expect(await exitCodeWhen('BUSY')).toBe(0);
+      expect(await exitCodeWhen('STARTING')).toBe(1);
+      expect(await exitCodeWhen('DEFUNCT')).toBe(1);
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+    }
+    expect(spawnSync(command[0]!, command.slice(1)).status).toBe(1); // nothing listening
   });
 });

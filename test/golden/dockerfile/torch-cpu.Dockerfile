@@ -55,7 +55,7 @@ ENV HOME=/home/svc \
     APIPOD_PROVIDER="localhost"
 EXPOSE 8000
 HEALTHCHECK --interval=30s --timeout=5s --start-period=300s --retries=3 \
-  CMD ["node", "-e", "fetch('http://127.0.0.1:8000/health').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
+  CMD ["node", "-e", "fetch('http://127.0.0.1:8000/health').then((r) => r.json()).then((h) => process.exit([\"READY\",\"BUSY\"].includes(h.status) ? 0 : 1), () => process.exit(1))"]
 ENTRYPOINT ["/usr/bin/tini", "--"]
 CMD ["node", "/opt/svc/dist/svc.js", "start", "/app/service.py", "--host", "0.0.0.0", "--port", "8000", "--python", "python3"]
 
