@@ -16,8 +16,8 @@ const port = Number(process.argv[2]);
 const pipeline = process.argv[3] === '--pipeline' ? Number(process.argv[4]) : 1;
 
 const worker = spawn('python3', ['-m', 'apipod.worker', join(here, 'svc', 'service.py')], {
-  env: { ...process.env, PYTHONPATH: join(root, 'python'), APIPOD_COMMAND_FD: '3', APIPOD_EVENT_FD: '4', PYTHONUNBUFFERED: '1' },
-  stdio: ['ignore', 'inherit', 'inherit', 'pipe', 'pipe'],
+  env: { ...process.env, PYTHONPATH: join(root, 'python'), APIPOD_COMMAND_FD: '3', APIPOD_EVENT_FD: '4', APIPOD_CANCEL_FD: '5', PYTHONUNBUFFERED: '1' },
+  stdio: ['ignore', 'inherit', 'inherit', 'pipe', 'pipe', 'pipe'],
 });
 const commands = worker.stdio[3];
 const pending = new Map();

@@ -77,11 +77,14 @@ def ping_pong(argv: list[str], calls: int, env: dict, ready: bool) -> tuple[floa
     """Mean microseconds per call over the pipes, and the child's CPU microseconds per call."""
     command_read, command_write = os.pipe()
     event_read, event_write = os.pipe()
+    cancel_read, cancel_write = os.pipe()  # no cancels here, but the worker wants the pipe
     child = subprocess.Popen(argv, env=env, close_fds=False, cwd=HERE,
-                             preexec_fn=lambda: (os.dup2(command_read, 3), os.dup2(event_write, 4)),
+                             preexec_fn=lambda: (os.dup2(command_read, 3), os.dup2(event_write, 4),
+                                                 os.dup2(cancel_read, 5)),
                              stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
     os.close(command_read)
     os.close(event_write)
+    os.close(cancel_read)
     events = os.fdopen(event_read, "rb")
     if ready:
         json.loads(events.readline())  # the worker's `ready`
@@ -100,6 +103,7 @@ def ping_pong(argv: list[str], calls: int, env: dict, ready: bool) -> tuple[floa
     elapsed = time.perf_counter() - started
     cpu = _cpu_seconds(child.pid) - cpu_before
     os.close(command_write)
+    os.close(cancel_write)
     child.wait(timeout=30)
     return elapsed / calls * 1e6, cpu / calls * 1e6
 
@@ -116,7 +120,7 @@ def main() -> None:
     parser.add_argument("--cprofile", action="store_true")
     options = parser.parse_args()
     env = {**os.environ, "PYTHONPATH": TOOLKIT, "APIPOD_COMMAND_FD": "3", "APIPOD_EVENT_FD": "4",
-           "PYTHONUNBUFFERED": "1"}
+           "APIPOD_CANCEL_FD": "5", "PYTHONUNBUFFERED": "1"}
     run_us = in_process(options.calls, False)
     worker_us, worker_cpu_us = ping_pong([sys.executable, "-m", "apipod.worker", SERVICE], options.calls, env, True)
     echo_us, echo_cpu_us = ping_pong([sys.executable, "-c", ECHO_CHILD], options.calls, env, False)

@@ -57,6 +57,7 @@ class CallRunner:
                 value = self._invoke(call_id, served.endpoint.function, positional, keywords)
                 outcome = protocol.result(call_id, to_json_value(value))
         except CallCancelled:
+            delete_referenced_files(command["arguments"])  # cancelled before it started: unread uploads
             outcome = protocol.cancelled(call_id)
         except BaseException as exception:  # SystemExit from user code fails the call, not the worker
             outcome = protocol.error(call_id, protocol.error_info(exception))

@@ -1,4 +1,4 @@
-"""Cancelling the running call: the command reader sends SIGINT to its own process, and the
+"""Cancelling the running call: the cancel thread sends SIGINT to its own process, and the
 handler raises CallCancelled in the main thread, inside the user's code. A signal also wakes
 `time.sleep` and blocking I/O, which nothing else could.
 """
@@ -21,6 +21,8 @@ class Cancellation:
         self._lock = threading.Lock()
         self._running_call: Optional[str] = None
         self._is_requested = False
+        # Cancels and calls come on separate pipes, so a cancel may overtake its call.
+        self._cancelled_before_start: Optional[str] = None
         self._shield_depth = 0  # main thread only: inside a protocol write
         self._is_deferred = False
 
@@ -29,8 +31,12 @@ class Cancellation:
 
     @contextlib.contextmanager
     def running(self, call_id: str) -> Iterator[None]:
-        """Marks `call_id` as the call a cancel may interrupt while the block runs."""
+        """Marks `call_id` as the call a cancel may interrupt while the block runs; raises
+        CallCancelled at once when its cancel came first."""
         with self._lock:
+            if self._cancelled_before_start == call_id:
+                self._cancelled_before_start = None
+                raise CallCancelled()
             self._running_call = call_id
             self._is_requested = False
         try:
@@ -41,9 +47,14 @@ class Cancellation:
                 self._is_requested = False
 
     def request(self, call_id: str) -> None:
-        """From the command reader thread. A cancel for a call that is not running is ignored."""
+        """From the cancel thread. A cancel for a call that is not running is kept for the
+        call that starts next (one at most: the gateway sends a worker one call at a time),
+        so a cancel that overtook its call stops it before it starts."""
         with self._lock:
-            if self._running_call != call_id or self._is_requested:
+            if self._running_call != call_id:
+                self._cancelled_before_start = call_id
+                return
+            if self._is_requested:
                 return
             self._is_requested = True
         os.kill(os.getpid(), signal.SIGINT)

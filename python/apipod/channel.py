@@ -29,13 +29,17 @@ class EventWriter:
                 remaining = remaining[os.write(self._descriptor, remaining):]
 
 
-def read_commands(descriptor: int) -> Iterator[dict]:
-    """Valid commands until EOF. A line that is not one is reported on stderr and skipped."""
+def read_commands(descriptor: int, accepted_types: tuple[str, ...]) -> Iterator[dict]:
+    """Valid commands of the pipe's types until EOF. Any other line is reported on stderr
+    and skipped."""
     with open(descriptor, "rb", closefd=False) as stream:
         for line in stream:
             if not line.strip():
                 continue
             try:
-                yield validate_command(json.loads(line))
-            except ValueError as error:  # bad JSON, bad UTF-8 or a malformed command
+                command = validate_command(json.loads(line))
+                if command["type"] not in accepted_types:
+                    raise ValueError(f"a {command['type']} command does not belong on fd {descriptor}")
+                yield command
+            except ValueError as error:  # bad JSON, bad UTF-8, a malformed or misplaced command
                 print(f"apipod worker: ignoring a command line ({error}): {line[:200]!r}", file=sys.stderr)

@@ -13,7 +13,7 @@ from typing import Any, Callable, Optional
 
 from .app import COMPUTE_CHOICES, PROVIDER_CHOICES
 
-PROTOCOL_VERSION = 1
+PROTOCOL_VERSION = 2  # 2: cancels have a pipe of their own
 SETUP_STAGES = ("import", "lifespan", "schema")
 
 
@@ -21,7 +21,11 @@ class ProtocolError(ValueError):
     pass
 
 
-# Commands (gateway -> worker)
+# Commands (gateway -> worker): calls and shutdown on the command pipe, cancels on the cancel pipe
+
+CALL_CHANNEL_TYPES = ("call", "shutdown")
+CANCEL_CHANNEL_TYPES = ("cancel",)
+
 
 def call(call_id: str, endpoint: str, arguments: dict) -> dict:
     return {"type": "call", "call": call_id, "endpoint": endpoint, "arguments": arguments}

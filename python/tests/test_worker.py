@@ -1,4 +1,4 @@
-"""The worker as the gateway sees it: a real subprocess talking over fds 3 and 4."""
+"""The worker as the gateway sees it: a real subprocess talking over fds 3, 4 and 5."""
 import os
 import tempfile
 import time
@@ -28,7 +28,7 @@ class WorkerTestCase(unittest.TestCase):
 class ReadyTest(WorkerTestCase):
     def test_the_hello_example_reports_its_endpoints_and_schemas(self):
         worker, ready = self.start_ready_worker(os.path.join(REPOSITORY, "examples", "hello", "service.py"))
-        self.assertEqual(ready["protocol"], 1)
+        self.assertEqual(ready["protocol"], 2)
         self.assertEqual(ready["app"], {"title": "Hello", "compute": "dedicated", "provider": "localhost"})
         hello, add = ready["endpoints"]
         self.assertEqual(hello["path"], "/hello")
@@ -175,9 +175,12 @@ class CallTest(WorkerTestCase):
         self.worker._commands.write(b"not json\n")
         self.worker.send({"type": "reboot"})
         self.worker.send({"type": "call", "call": "c-0"})
+        self.worker.send_on(3, protocol.cancel("c-1"))  # each pipe carries its own commands only
+        self.worker.send_on(5, protocol.call("c-9", "/echo", {"text": "lost"}))
         self.assertEqual(self.call(self.worker, "c-1", "/echo", {"text": "fine"})[-1]["value"], "fine")
         _, _, stderr = self.worker.finish()
-        self.assertEqual(stderr.count("ignoring a command line"), 3)
+        self.assertEqual(stderr.count("ignoring a command line"), 5)
+        self.assertIn("a cancel command does not belong on fd 3", stderr)
 
 
 class CancelTest(WorkerTestCase):
@@ -207,6 +210,18 @@ class CancelTest(WorkerTestCase):
     def test_except_exception_in_user_code_does_not_swallow_a_cancel(self):
         events, _ = self.cancel_after_start("/stubborn")
         self.assertEqual(events, [{"type": "cancelled", "call": "c-1"}])
+
+    def test_a_cancel_that_overtakes_its_call_stops_it_before_it_starts(self):
+        descriptor, path = tempfile.mkstemp(prefix="apipod-test-")
+        os.close(descriptor)
+        self.addCleanup(lambda: os.path.exists(path) and os.remove(path))
+        self.worker.send(protocol.cancel("c-1"))
+        time.sleep(0.3)  # the cancel pipe is read first
+        reference = {"$file": {"path": path, "file_name": "unread.bin", "content_type": None}}
+        self.worker.send(protocol.call("c-1", "/describe-file", {"file": reference}))
+        self.assertEqual(self.worker.events_until_end_of("c-1"), [{"type": "cancelled", "call": "c-1"}])
+        self.assertFalse(os.path.exists(path))  # its upload is not left behind
+        self.assertEqual(self.call(self.worker, "c-2", "/echo", {"text": "next"})[-1]["value"], "next")
 
     def test_a_cancel_for_another_call_is_ignored(self):
         self.worker.send(protocol.call("c-1", "/sleep", {"seconds": 0.5}))

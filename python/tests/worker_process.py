@@ -1,4 +1,5 @@
-"""A worker subprocess wired the way the gateway wires it: commands on fd 3, events on fd 4."""
+"""A worker subprocess wired the way the gateway wires it: commands on fd 3, events on fd 4,
+cancels on fd 5."""
 from __future__ import annotations
 
 import fcntl
@@ -25,10 +26,12 @@ class WorkerProcess:
     def __init__(self, service_file: str, environment: Optional[dict] = None):
         command_read, command_write = _pipe_above_standard_descriptors()
         event_read, event_write = _pipe_above_standard_descriptors()
+        cancel_read, cancel_write = _pipe_above_standard_descriptors()
 
         def wire_protocol_descriptors():  # runs in the child, before exec
             os.dup2(command_read, 3)
             os.dup2(event_write, 4)
+            os.dup2(cancel_read, 5)
 
         self.process = subprocess.Popen(
             [sys.executable, "-m", "apipod.worker", service_file],
@@ -38,12 +41,19 @@ class WorkerProcess:
         )
         os.close(command_read)
         os.close(event_write)
+        os.close(cancel_read)
         self._commands = os.fdopen(command_write, "wb", buffering=0)
+        self._cancels = os.fdopen(cancel_write, "wb", buffering=0)
         self._events: queue.Queue = queue.Queue()
         threading.Thread(target=self._read_events, args=(event_read,), daemon=True).start()
 
     def send(self, message: dict) -> None:
-        self._commands.write((json.dumps(message) + "\n").encode("utf-8"))
+        """On the message's pipe, as the gateway sends it: cancels on fd 5, the rest on fd 3."""
+        self.send_on(5 if message["type"] == "cancel" else 3, message)
+
+    def send_on(self, descriptor: int, message: dict) -> None:
+        pipe = self._cancels if descriptor == 5 else self._commands
+        pipe.write((json.dumps(message) + "\n").encode("utf-8"))
 
     def next_event(self, timeout: float = 20) -> dict:
         """The next event, checked against the protocol; None once the worker closed fd 4."""
@@ -59,13 +69,9 @@ class WorkerProcess:
             if event is None or (event.get("call") == call_id and event["type"] in ("result", "error", "cancelled")):
                 return events
 
-    def close_commands(self) -> None:
-        self._commands.close()
-
     def finish(self, timeout: float = 20) -> tuple[int, str, str]:
         """Closes fd 3 if still open, waits for the exit; returns (exit code, stdout, stderr)."""
-        if not self._commands.closed:
-            self._commands.close()
+        self._close_pipes()
         stdout, stderr = self.process.communicate(timeout=timeout)
         return self.process.returncode, stdout.decode(), stderr.decode()
 
@@ -73,8 +79,12 @@ class WorkerProcess:
         if self.process.poll() is None:
             self.process.kill()
         self.process.communicate()
-        if not self._commands.closed:
-            self._commands.close()
+        self._close_pipes()
+
+    def _close_pipes(self) -> None:
+        for pipe in (self._commands, self._cancels):
+            if not pipe.closed:
+                pipe.close()
 
     def _read_events(self, descriptor: int) -> None:
         with os.fdopen(descriptor, "rb") as stream:
@@ -84,7 +94,7 @@ class WorkerProcess:
 
 
 def _pipe_above_standard_descriptors() -> tuple[int, int]:
-    """A pipe whose ends are above 4, so moving them onto 3 and 4 in the child clobbers neither."""
+    """A pipe whose ends are above 5, so moving them onto 3, 4 and 5 in the child clobbers none."""
     ends = []
     for end in os.pipe():
         ends.append(fcntl.fcntl(end, fcntl.F_DUPFD_CLOEXEC, 10))

@@ -7,7 +7,7 @@
 import { COMPUTE_VALUES, PROVIDER_VALUES } from '../deployment-target.js';
 import type { Compute, Provider } from '../deployment-target.js';
 
-export const PROTOCOL_VERSION = 1;
+export const PROTOCOL_VERSION = 2;
 
 /** Plain JSON, as it travels on the pipes. */
 export type Value = null | boolean | number | string | Value[] | { [key: string]: Value };

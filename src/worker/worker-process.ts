@@ -98,6 +98,8 @@ export class WorkerProcess {
   private currentState: WorkerState = 'starting';
   private readonly child: ChildProcess;
   private readonly commands: Writable;
+  /** Cancels have a pipe of their own: the worker reads calls in its main thread, which a running call keeps busy. */
+  private readonly cancels: Writable;
   private readonly fileDir: string;
   private readonly serviceFile: string;
   private readonly cancelGraceMs: number;
@@ -130,16 +132,18 @@ export class WorkerProcess {
         PYTHONPATH: [toolkitDir, baseEnv.PYTHONPATH].filter(Boolean).join(delimiter),
         APIPOD_COMMAND_FD: '3',
         APIPOD_EVENT_FD: '4',
+        APIPOD_CANCEL_FD: '5',
         PYTHONUNBUFFERED: '1',
         APIPOD_FILE_DIR: this.fileDir,
       },
-      stdio: ['ignore', 'pipe', 'pipe', 'pipe', 'pipe'],
+      stdio: ['ignore', 'pipe', 'pipe', 'pipe', 'pipe', 'pipe'],
       // Its own process group: a Ctrl-C at the terminal reaches the gateway, which shuts
       // workers down in order, and a kill takes the user's subprocesses along.
       detached: true,
     });
     this.commands = this.child.stdio[3] as Writable;
-    this.commands.on('error', () => {}); // a dead worker's pipe: its exit is handled below
+    this.cancels = (this.child.stdio as readonly unknown[])[5] as Writable; // Node's types stop at the fifth descriptor
+    for (const pipe of [this.commands, this.cancels]) pipe.on('error', () => {}); // a dead worker's pipe: its exit is handled below
     this.readLines(this.child.stdio[4] as Readable, (line) => this.enqueue(() => this.handleEventLine(line)));
     this.readLines(this.child.stdout!, (line) => this.log('stdout', line));
     this.readLines(this.child.stderr!, (line) => {
@@ -197,6 +201,7 @@ export class WorkerProcess {
     if (!this.hasFinished) {
       this.send({ type: 'shutdown' });
       this.commands.end();
+      this.cancels.end();
     }
     const timer = setTimeout(() => this.kill('shutdown-timeout', 'the shutdown grace period ran out'), graceMs);
     const exit = await this.exited;
@@ -225,7 +230,8 @@ export class WorkerProcess {
   }
 
   private send(command: Command): void {
-    if (this.commands.writable) this.commands.write(encodeCommand(command));
+    const pipe = command.type === 'cancel' ? this.cancels : this.commands;
+    if (pipe.writable) pipe.write(encodeCommand(command));
   }
 
   private async handleEventLine(line: string): Promise<void> {
