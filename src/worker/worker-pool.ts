@@ -73,6 +73,9 @@ export class WorkerPool {
   private phase: Phase = 'created';
   private readonly slots: Slot[];
   private readonly waiting: WaitingCall[] = [];
+  /** How many of `waiting` each endpoint has: the bound is checked on every submit. */
+  private readonly waitingByEndpoint = new Map<string, number>();
+  private knownEndpoints: ReadonlySet<string> = new Set();
   private readonly restartPolicy: RestartPolicy;
   private readonly crashes: CrashHistory;
   private readonly readyWorkers = new WeakSet<WorkerProcess>();
@@ -97,6 +100,7 @@ export class WorkerPool {
     try {
       const reports = await Promise.all(workers.map((worker) => worker.ready));
       this.report = reports[0]!;
+      this.knownEndpoints = new Set(this.report.endpoints.map((endpoint) => endpoint.path));
     } catch (error) {
       if (this.phase === 'starting') this.phase = 'setup_failed';
       this.slots.forEach((slot) => slot.worker?.kill('pool-stopping', 'another worker failed to start'));
@@ -120,7 +124,7 @@ export class WorkerPool {
     const live = this.slots.flatMap((slot) => (slot.worker ? [slot.worker] : []));
     const serving = live.filter((worker) => worker.state === 'ready' || worker.state === 'busy');
     const busy = serving.filter((worker) => worker.state === 'busy').length;
-    return { state: this.healthState(live.length, serving.length, busy), workers: live.length, busy, queued: this.waiting.length };
+    return { state: this.healthState(serving.length, busy), workers: live.length, busy, queued: this.waiting.length };
   }
 
   /**
@@ -130,19 +134,20 @@ export class WorkerPool {
    * queued or running.
    */
   submit(endpoint: string, args: { [parameter: string]: Value }, options: CallOptions = {}): Promise<CallOutcome> {
-    if (this.phase !== 'running' || this.health().state === 'DEFUNCT') {
+    if (this.phase !== 'running' || this.hasNoWorkerLeft()) {
       throw new PoolClosedError(`the worker pool takes no calls: it is ${this.describeClosed()}`);
     }
-    if (!this.endpoints.some((known) => known.path === endpoint)) throw new Error(`the service has no endpoint ${endpoint}`);
+    if (!this.knownEndpoints.has(endpoint)) throw new Error(`the service has no endpoint ${endpoint}`);
     if (options.signal?.aborted) return Promise.resolve({ kind: 'cancelled' });
     const maxQueue = this.options.maxQueue ?? 100;
     const isWorkerFree = this.waiting.length === 0 && this.idleSlot() !== undefined;
-    if (!isWorkerFree && this.waiting.filter((call) => call.endpoint === endpoint).length >= maxQueue) {
+    if (!isWorkerFree && (this.waitingByEndpoint.get(endpoint) ?? 0) >= maxQueue) {
       throw new QueueFullError(endpoint, maxQueue);
     }
     return new Promise((settle) => {
       const onAbort = () => {
         this.waiting.splice(this.waiting.indexOf(call), 1);
+        this.countWaiting(endpoint, -1);
         settle({ kind: 'cancelled' });
       };
       const call: WaitingCall = {
@@ -154,6 +159,7 @@ export class WorkerPool {
       };
       options.signal?.addEventListener('abort', onAbort, { once: true });
       this.waiting.push(call);
+      this.countWaiting(endpoint, 1);
       this.dispatch();
     });
   }
@@ -171,7 +177,7 @@ export class WorkerPool {
   private async stop(graceMs: number): Promise<void> {
     this.phase = 'stopping';
     const deadline = Date.now() + graceMs;
-    for (const call of this.waiting.splice(0)) {
+    for (const call of this.takeAllWaiting()) {
       call.stopListening();
       call.settle({ kind: 'cancelled' });
     }
@@ -246,6 +252,7 @@ export class WorkerPool {
     if (this.phase !== 'running') return;
     for (let slot = this.idleSlot(); slot && this.waiting.length > 0; slot = this.idleSlot()) {
       const call = this.waiting.shift()!;
+      this.countWaiting(call.endpoint, -1);
       call.stopListening();
       this.run(slot, slot.worker!, call);
     }
@@ -262,20 +269,33 @@ export class WorkerPool {
   }
 
   private failWaitingCalls(): void {
-    for (const call of this.waiting.splice(0)) {
+    for (const call of this.takeAllWaiting()) {
       call.stopListening();
       call.settle({ kind: 'crashed', message: 'no worker is left to run the call: the service keeps crashing' });
     }
+  }
+
+  private countWaiting(endpoint: string, change: 1 | -1): void {
+    this.waitingByEndpoint.set(endpoint, (this.waitingByEndpoint.get(endpoint) ?? 0) + change);
+  }
+
+  private takeAllWaiting(): WaitingCall[] {
+    this.waitingByEndpoint.clear();
+    return this.waiting.splice(0);
+  }
+
+  /** No live worker and none being restarted. */
+  private hasNoWorkerLeft(): boolean {
+    return this.slots.every((slot) => slot.worker === null && slot.restartTimer === null);
   }
 
   private idleSlot(): Slot | undefined {
     return this.slots.find((slot) => slot.worker?.state === 'ready');
   }
 
-  private healthState(live: number, serving: number, busy: number): PoolHealthState {
+  private healthState(serving: number, busy: number): PoolHealthState {
     if (this.phase === 'setup_failed') return 'SETUP_FAILED';
-    const isRestarting = this.slots.some((slot) => slot.restartTimer !== null);
-    if (live === 0 && !isRestarting && this.phase !== 'created' && this.phase !== 'starting') return 'DEFUNCT';
+    if (this.phase !== 'created' && this.phase !== 'starting' && this.hasNoWorkerLeft()) return 'DEFUNCT';
     if (this.phase === 'created' || this.phase === 'starting' || serving === 0) return 'STARTING';
     return busy === serving ? 'BUSY' : 'READY';
   }
