@@ -54,7 +54,7 @@ export interface AppReport {
 export type SetupStage = 'import' | 'lifespan' | 'schema';
 const SETUP_STAGES: readonly SetupStage[] = ['import', 'lifespan', 'schema'];
 
-// Commands: gateway -> worker, fd 3.
+// Commands: gateway -> worker; call and shutdown on fd 3, cancel on fd 5.
 export interface CallCommand {
   type: 'call';
   call: string;
@@ -124,7 +124,7 @@ export class ProtocolError extends Error {
   override readonly name = 'ProtocolError';
 }
 
-/** One command as one line for fd 3. */
+/** One command as one line for its pipe (fd 3, or fd 5 for a cancel). */
 export function encodeCommand(command: Command): string {
   return `${JSON.stringify(command)}\n`;
 }
