@@ -179,7 +179,7 @@ function imageProvider(config: ImageConfig): string | undefined {
   return config.Env?.find((entry) => entry.startsWith(prefix))?.slice(prefix.length);
 }
 
-export interface ReadinessCheck {
+interface ReadinessCheck {
   path: string;
   isReady(response: Response): Promise<boolean>;
 }
@@ -189,7 +189,7 @@ export interface ReadinessCheck {
  * 200 with STARTING while the workers load); for a runpod worker outside the provider, the
  * library's test API answers, whose docs page comes up only after the workers are ready.
  */
-export function readinessCheck(provider: string | undefined): ReadinessCheck {
+function readinessCheck(provider: string | undefined): ReadinessCheck {
   if (provider === 'runpod') return { path: '/openapi.json', isReady: async (response) => response.status === 200 };
   return {
     path: '/health',
