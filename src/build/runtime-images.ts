@@ -37,10 +37,11 @@ export const RUNTIME_SYSTEM_PACKAGES = ['ca-certificates', 'tini'] as const;
 
 /** The oldest release of the provider's library with what svc uses (concurrency, streaming, test server). */
 export const RUNPOD_MINIMUM_VERSION = '1.7.7';
+export const RUNPOD_REQUIREMENT = `runpod>=${RUNPOD_MINIMUM_VERSION}`;
 
 /** The provider's client library, only for providers that need one; pip specifiers. */
 export const PROVIDER_PACKAGES: Readonly<Record<string, readonly string[]>> = {
-  runpod: [`runpod>=${RUNPOD_MINIMUM_VERSION}`],
+  runpod: [RUNPOD_REQUIREMENT],
 };
 
 /** Environment variables `svc start` reads its defaults from, set in the image from the manifest. */

@@ -1,10 +1,8 @@
 import { execFile } from 'node:child_process';
 import { satisfies } from '@renovatebot/pep440';
-import { RUNPOD_MINIMUM_VERSION } from '../build/runtime-images.js';
+import { RUNPOD_MINIMUM_VERSION, RUNPOD_REQUIREMENT } from '../build/runtime-images.js';
 import type { PythonInterpreter } from '../worker/python-interpreter.js';
 import { SvcError } from '../svc-error.js';
-
-const RUNPOD_REQUIREMENT = `runpod>=${RUNPOD_MINIMUM_VERSION}`;
 
 /**
  * The version of the provider's library in the workers' interpreter, read from its package
