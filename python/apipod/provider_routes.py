@@ -22,6 +22,11 @@ class Route:
     streaming: bool
     chat: bool
 
+    @property
+    def streams_chunks(self) -> bool:
+        """A generator endpoint whose chunks are the job's stream (a chat endpoint answers whole)."""
+        return self.streaming and not self.chat
+
     @classmethod
     def from_json(cls, value: dict) -> "Route":
         return cls(value["path"], tuple(value["methods"]), bool(value["streaming"]), bool(value["chat"]))

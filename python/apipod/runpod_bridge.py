@@ -119,11 +119,10 @@ def streaming_handler(client: GatewayClient, routes: list[Route], send_progress:
         except JobInputError as error:
             yield {"error": str(error)}
             return
-        streams = route.streaming and not route.chat
         async for event in _call(client, route, arguments, job, send_progress):
             if isinstance(event, Chunk):
                 yield event.value
-            elif isinstance(event, Finished) and not streams:
+            elif isinstance(event, Finished) and not route.streams_chunks:
                 yield event.result
             elif isinstance(event, Failed):
                 yield {"error": event.message}
@@ -198,7 +197,7 @@ def main() -> None:
     # Only the provider's own job endpoints receive progress; locally there is nowhere to post it.
     send_progress = runpod.serverless.progress_update if mode["kind"] == "worker" else None
     # The library's one-job path (test input) runs a handler only as a plain function.
-    streams = any(route.streaming and not route.chat for route in routes) and mode["kind"] != "test-input"
+    streams = any(route.streams_chunks for route in routes) and mode["kind"] != "test-input"
     handler = (streaming_handler if streams else plain_handler)(client, routes, send_progress)
     if mode["kind"] == "test-input":
         handler = recording_result(handler, settings["result_fd"])
