@@ -120,24 +120,24 @@ export async function serveLocally(options: LocalServeOptions): Promise<void> {
         stopSignal,
         log,
       });
-      return;
-    }
-    const address = await gateway.listen({ host: options.host, port: starting?.port ?? options.port });
-    const shown = address.replace('0.0.0.0', 'localhost');
-    log.info(`${title} is ready on ${shown} (docs: ${shown}/docs; ${compute} compute${keys.enabled ? ', API key required' : ''})`);
-    for (const endpoint of pool.endpoints) log.info(`  ${endpoint.methods.join(',')} ${endpoint.path}`);
-    log.event('listening', { url: address, endpoints: pool.endpoints.map((endpoint) => endpoint.path) });
+    } else {
+      const address = await gateway.listen({ host: options.host, port: starting?.port ?? options.port });
+      const shown = address.replace('0.0.0.0', 'localhost');
+      log.info(`${title} is ready on ${shown} (docs: ${shown}/docs; ${compute} compute${keys.enabled ? ', API key required' : ''})`);
+      for (const endpoint of pool.endpoints) log.info(`  ${endpoint.methods.join(',')} ${endpoint.path}`);
+      log.event('listening', { url: address, endpoints: pool.endpoints.map((endpoint) => endpoint.path) });
 
-    const signal = await stopSignal;
-    log.info(`${signal}: finishing in-flight calls (up to ${options.gracePeriodMs / 1000} s), then stopping`);
-    const closing = gateway.close();
-    await pool.shutdown(options.gracePeriodMs);
-    // Every call has ended and its answer is written: keep-alive connections that clients
-    // hold open would otherwise keep the server up.
-    gateway.server.closeIdleConnections();
-    await Promise.race([closing, new Promise((resolve) => setTimeout(resolve, 1000).unref())]);
-    gateway.server.closeAllConnections();
-    await closing;
+      const signal = await stopSignal;
+      log.info(`${signal}: finishing in-flight calls (up to ${options.gracePeriodMs / 1000} s), then stopping`);
+      const closing = gateway.close();
+      await pool.shutdown(options.gracePeriodMs);
+      // Every call has ended and its answer is written: keep-alive connections that clients
+      // hold open would otherwise keep the server up.
+      gateway.server.closeIdleConnections();
+      await Promise.race([closing, new Promise((resolve) => setTimeout(resolve, 1000).unref())]);
+      gateway.server.closeAllConnections();
+      await closing;
+    }
   } finally {
     // Also when the provider stopped on its own or a check failed: the workers must not outlive svc.
     await pool.shutdown(options.gracePeriodMs);

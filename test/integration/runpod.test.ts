@@ -120,8 +120,9 @@ describe('provider runpod, production path: the library takes jobs from the prov
       await expect.poll(() => worker.logs(), { timeout: 10_000 }).toMatch(/POST \/v1\/jobs\/\w+\/cancel 200/);
     });
 
-    it('stops on SIGTERM with exit code 0', async () => {
+    it('stops on SIGTERM with exit code 0, and says so', async () => {
       expect(await worker.stop()).toBe(0);
+      expect(worker.logs()).toMatch(/^svc stopped$/m);
     });
   });
 });
