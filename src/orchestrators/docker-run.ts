@@ -8,6 +8,7 @@ import { connectEngine, describeError, type Engine } from '../build/docker-engin
 import { imageTagFromTitle } from '../build/image-reference.js';
 import { COMPUTE_ENV, IMAGE_PORT, PROVIDER_ENV, SECRET_ENV_NAMES } from '../build/runtime-images.js';
 import type { Compute, Provider } from '../deployment-target.js';
+import { pollUntil } from '../poll-until.js';
 import { locateProject } from '../project-location.js';
 import type { Manifest } from '../scan/manifest.js';
 import { DEPLOY_DIRECTORY, MANIFEST_FILE } from '../scan/manifest-file.js';
@@ -197,22 +198,19 @@ function readinessCheck(provider: string | undefined): ReadinessCheck {
   };
 }
 
-/** Polls until the check passes. */
-async function waitForReady(url: string, readiness: ReadinessCheck, exited: Promise<number>): Promise<true> {
-  let done = false;
-  void exited.finally(() => (done = true));
-  while (!done) {
+/** Resolves once the check passes; never, if the container exits first. */
+function waitForReady(url: string, readiness: ReadinessCheck, exited: Promise<number>): Promise<true> {
+  const check = async () => {
     try {
       const response = await fetch(`${url}${readiness.path}`, { signal: AbortSignal.timeout(2_000) });
       const isReady = await readiness.isReady(response);
       await response.body?.cancel().catch(() => {});
-      if (isReady) return true;
+      return isReady;
     } catch {
-      // not listening yet
+      return false; // not listening yet
     }
-    await new Promise((resolve) => setTimeout(resolve, HEALTH_POLL_MS));
-  }
-  return new Promise(() => undefined); // the exit wins the race
+  };
+  return pollUntil(check, exited, HEALTH_POLL_MS);
 }
 
 function exitedError(image: string, code: number): SvcError {

@@ -1,5 +1,6 @@
 import { connect } from 'node:net';
 import type { FastifyInstance } from 'fastify';
+import { pollUntil } from '../poll-until.js';
 import { urlHost } from '../serve/listen-url.js';
 import type { ServeLog } from '../serve/serve-log.js';
 import { SvcError } from '../svc-error.js';
@@ -54,8 +55,7 @@ export async function runAsRunpodWorker(options: RunpodWorkerOptions): Promise<v
     const outcome = await Promise.race([options.stopSignal.then((signal) => ({ signal })), bridge.exited.then((exit) => ({ exit }))]);
     if ('signal' in outcome) {
       log.info(`${outcome.signal}: the provider's library stops taking jobs; running ones finish (up to ${options.gracePeriodMs / 1000} s)`);
-      await bridge.stop(options.gracePeriodMs);
-      return;
+      return; // the bridge stops below
     }
     if (mode.kind === 'test-input') return await reportTestResult(bridge, outcome.exit, log);
     throw stoppedOnItsOwn(outcome.exit);
@@ -114,21 +114,16 @@ function stoppedOnItsOwn(exit: BridgeExit): SvcError {
   return new SvcError('provider', `the provider's library ${how} (its output is above, tagged [runpod])`);
 }
 
-/** Resolves once something accepts connections on the port, or never if the bridge exits first. */
-async function waitForPort(host: string, port: number, exited: Promise<BridgeExit>): Promise<true> {
-  let done = false;
-  void exited.finally(() => (done = true));
+/** Resolves once something accepts connections on the port; never, if the bridge exits first. */
+function waitForPort(host: string, port: number, exited: Promise<BridgeExit>): Promise<true> {
   const target = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host;
-  while (!done) {
-    const open = await new Promise<boolean>((resolve) => {
+  const accepts = () =>
+    new Promise<boolean>((resolve) => {
       const socket = connect({ host: target, port }, () => {
         socket.destroy();
         resolve(true);
       });
       socket.once('error', () => resolve(false));
     });
-    if (open) return true;
-    await new Promise((resolve) => setTimeout(resolve, PORT_POLL_MS));
-  }
-  return new Promise(() => undefined); // the exit wins the race
+  return pollUntil(accepts, exited, PORT_POLL_MS);
 }
