@@ -2,13 +2,31 @@ import { Chalk } from 'chalk';
 import type { ServeLog } from '../serve/serve-log.js';
 import type { OutputMode } from './output.js';
 
-/** `svc start`'s log: one line per event on stderr, coloured on a terminal; stdout is left to --json. */
+/**
+ * `svc start`'s log: one line per event on stderr, coloured on a terminal; stdout is left to --json.
+ * Request lines are written once per turn of the event loop: under load one write carries
+ * many of them, where a write per request cost the gateway a system call each. Any other
+ * line writes the pending ones first, so the log keeps its order.
+ */
 export function createServeLog(mode: OutputMode, stderr: NodeJS.WritableStream = process.stderr): ServeLog {
   const paint = new Chalk({ level: mode.color ? 1 : 0 });
-  const write = (line: string) => stderr.write(`${line}\n`);
+  let pendingRequests = '';
+  const flushRequests = () => {
+    if (pendingRequests === '') return;
+    stderr.write(pendingRequests);
+    pendingRequests = '';
+  };
+  process.once('exit', flushRequests);
+  const write = (line: string) => {
+    flushRequests();
+    stderr.write(`${line}\n`);
+  };
   return {
     info: (message) => write(`${paint.bold('svc')} ${message}`),
-    request: (line) => write(paint.dim(line)),
+    request: (line) => {
+      if (pendingRequests === '') setImmediate(flushRequests);
+      pendingRequests += `${paint.dim(line)}\n`;
+    },
     worker: (worker, call, stream, line) => {
       const tag = call ? `worker ${worker} ${call}` : `worker ${worker}`;
       write(`${paint.cyan(`[${tag}]`)} ${stream === 'stderr' ? paint.yellow(line) : line}`);

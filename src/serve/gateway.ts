@@ -64,8 +64,9 @@ export async function createGateway(options: GatewayOptions): Promise<FastifyIns
 
   if (options.onRequestLog) {
     const log = options.onRequestLog;
-    app.addHook('onResponse', async (request, reply) => {
+    app.addHook('onResponse', (request, reply, done) => {
       log(`${request.method} ${request.url} ${reply.statusCode} ${Math.round(reply.elapsedTime)}ms`);
+      done();
     });
   }
 

@@ -1,7 +1,7 @@
 import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { postJson, startSvc, type RunningSvc } from '../support/server.js';
 import { REPO_ROOT, runSvc } from '../support/svc.js';
 
@@ -78,6 +78,18 @@ describe('svc start serving examples/hello', () => {
     expect(document.info.title).toBe('Hello');
     expect(Object.keys(document.paths).sort()).toEqual(['/add', '/hello']);
     expect(document.paths['/add'].post.requestBody.content['application/json'].schema.required).toEqual(['a', 'b']);
+  });
+
+  it('logs one line per request: method, path, status and time', async () => {
+    const names = Array.from({ length: 20 }, (_, index) => `log-${index}`);
+    await Promise.all(names.map((name) => postJson(`${server.url}/hello`, { name })));
+    await postJson(`${server.url}/add`, { a: 'one' });
+    await vi.waitFor(() => expect(server.logs()).toMatch(/^POST \/add 422 \d+ms$/m));
+    const lines = server.logs().split('\n');
+    const helloLines = lines.filter((line) => /^POST \/hello 200 \d+ms$/.test(line));
+    expect(helloLines.length).toBeGreaterThanOrEqual(names.length);
+    // Lines written together under load still come whole and in order: the 422 came last.
+    expect(lines.findLastIndex((line) => line.startsWith('POST /hello '))).toBeLessThan(lines.findLastIndex((line) => line.startsWith('POST /add 422')));
   });
 
   it('reports READY on /health once the workers are up', async () => {
@@ -168,6 +180,10 @@ describe('svc start serving endpoints that misbehave', () => {
     const exitCode = await server.stop();
     expect((await inFlight).body).toEqual({ slept: 1 });
     expect(exitCode).toBe(0);
+    // The drained call's log line is written before the server says it stopped.
+    const lines = server.logs().split('\n');
+    expect(lines.findIndex((line) => /^POST \/sleep 200 \d+ms$/.test(line))).toBeLessThan(lines.findIndex((line) => line.endsWith('stopped')));
+    expect(lines.findIndex((line) => line.endsWith('stopped'))).toBeGreaterThan(-1);
     expect(existsSync(marker) && readFileSync(marker, 'utf8')).toBe('lifespan shutdown ran');
   });
 });
