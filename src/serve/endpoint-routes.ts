@@ -1,8 +1,10 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest, HTTPMethods } from 'fastify';
+import type { CancelSignal } from '../worker/cancel-signal.js';
 import type { EndpointReport, ErrorInfo } from '../worker/protocol.js';
 import { PoolClosedError, QueueFullError } from '../worker/worker-pool.js';
 import type { CallOutcome } from '../worker/worker-process.js';
 import type { GatewayOptions } from './gateway.js';
+import { cancelledWhenClientLeaves } from './client-disconnect.js';
 import { HttpError } from './http-error.js';
 import { compileValidators, type Arguments } from './input-validation.js';
 import { envelopeOf, type JobRoutesOptions } from './jobs/job-routes.js';
@@ -78,7 +80,7 @@ function submitJob(request: FastifyRequest, options: EndpointRoutesOptions, endp
   return job;
 }
 
-async function submitCall(options: GatewayOptions, endpoint: EndpointReport, args: Arguments, signal: AbortSignal): Promise<CallOutcome> {
+async function submitCall(options: GatewayOptions, endpoint: EndpointReport, args: Arguments, signal: CancelSignal): Promise<CallOutcome> {
   try {
     return await options.runner.submit(endpoint.path, args, { signal });
   } catch (error) {
@@ -87,7 +89,7 @@ async function submitCall(options: GatewayOptions, endpoint: EndpointReport, arg
 }
 
 /** The pool's refusals as the 503s clients know how to retry; anything else is svc's own fault. */
-function submitFailure(error: unknown, endpoint: EndpointReport, options: GatewayOptions): unknown {
+export function submitFailure(error: unknown, endpoint: EndpointReport, options: Pick<GatewayOptions, 'retryAfterSeconds'>): unknown {
   if (error instanceof QueueFullError) {
     return new HttpError(503, 'queue_full', 'queue_full', `the queue of ${endpoint.path} is full; retry later`, {
       headers: { 'retry-after': String(options.retryAfterSeconds) },
@@ -99,15 +101,6 @@ function submitFailure(error: unknown, endpoint: EndpointReport, options: Gatewa
     });
   }
   return error;
-}
-
-/** A client that disconnects before its answer cancels its call, queued or running. */
-function cancelledWhenClientLeaves(reply: FastifyReply): AbortSignal {
-  const controller = new AbortController();
-  reply.raw.on('close', () => {
-    if (!reply.raw.writableEnded) controller.abort();
-  });
-  return controller.signal;
 }
 
 function sendOutcome(reply: FastifyReply, outcome: CallOutcome, debug: boolean): FastifyReply {

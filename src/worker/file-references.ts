@@ -56,6 +56,19 @@ export async function inlineFileReferences(
   return value;
 }
 
+/**
+ * Whether a value holds any `$file` key. Most results do not, and skip the asynchronous
+ * walk of inlining, which costs a promise per value.
+ */
+export function mayHoldFileReferences(value: Value): boolean {
+  if (Array.isArray(value)) return value.some(mayHoldFileReferences);
+  if (!isObject(value)) return false;
+  for (const key in value) {
+    if (key === '$file' || mayHoldFileReferences(value[key] as Value)) return true;
+  }
+  return false;
+}
+
 /** The reference a value stands for, when it is an object whose `$file` is an object (as the Python side reads it). */
 function asFileReference(value: Value): FileReference['$file'] | null {
   if (!isObject(value) || !isObject(value.$file)) return null;

@@ -4,7 +4,8 @@ import { tmpdir } from 'node:os';
 import { delimiter, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import type { Readable, Writable } from 'node:stream';
-import { FileReferenceError, inlineFileReferences } from './file-references.js';
+import type { CancelSignal } from './cancel-signal.js';
+import { FileReferenceError, inlineFileReferences, mayHoldFileReferences } from './file-references.js';
 import { ProtocolError, encodeCommand, parseEvent } from './protocol.js';
 import type { CallEvent, Command, ErrorInfo, MediaValue, ReadyEvent, Value } from './protocol.js';
 import { toolkitPythonDir } from './svc-package.js';
@@ -26,7 +27,7 @@ export interface CallOptions {
   onProgress?: (progress: number | null, message: string | null) => void;
   onChunk?: (value: Value) => void;
   /** Aborting cancels the call; a worker that does not stop within the grace period is killed. */
-  signal?: AbortSignal;
+  signal?: CancelSignal;
 }
 
 export interface LogLine {
@@ -271,10 +272,10 @@ export class WorkerProcess {
         call.options.onProgress?.(event.progress, event.message);
         return;
       case 'chunk':
-        call.options.onChunk?.(await inlineFileReferences(event.value, this.fileDir, call.inlinedFiles));
+        call.options.onChunk?.(await this.inlineFiles(call, event.value));
         return;
       case 'result':
-        call.finish({ kind: 'result', value: await inlineFileReferences(event.value, this.fileDir, call.inlinedFiles) });
+        call.finish({ kind: 'result', value: await this.inlineFiles(call, event.value) });
         return;
       case 'error':
         call.finish({ kind: 'error', error: event.error });
@@ -283,6 +284,10 @@ export class WorkerProcess {
         call.finish({ kind: 'cancelled' });
         return;
     }
+  }
+
+  private inlineFiles(call: RunningCall, value: Value): Value | Promise<Value> {
+    return mayHoldFileReferences(value) ? inlineFileReferences(value, this.fileDir, call.inlinedFiles) : value;
   }
 
   private async finish(exit: Pick<WorkerExit, 'code' | 'signal'>, spawnFailure: string | null): Promise<void> {

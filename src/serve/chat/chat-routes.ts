@@ -1,11 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { CancelSignal } from '../../worker/cancel-signal.js';
 import type { EndpointReport, Value } from '../../worker/protocol.js';
 import type { CallOutcome } from '../../worker/worker-process.js';
-import { PoolClosedError, QueueFullError } from '../../worker/worker-pool.js';
 import type { CallRunner } from '../call-runner.js';
-import { endpointFailure } from '../endpoint-routes.js';
+import { cancelledWhenClientLeaves } from '../client-disconnect.js';
+import { endpointFailure, submitFailure } from '../endpoint-routes.js';
 import { HttpError } from '../http-error.js';
 import { completionFrom, type CompletionContext } from './chat-completion.js';
 import { ChatRequestReader, type ChatRequestBody } from './chat-request.js';
@@ -105,7 +106,7 @@ async function streamCompletion(
   args: { [parameter: string]: Value },
   body: ChatRequestBody,
   context: CompletionContext,
-  signal: AbortSignal,
+  signal: CancelSignal,
   options: ChatRoutesOptions,
 ): Promise<FastifyReply> {
   const feed = new ChunkFeed();
@@ -138,22 +139,12 @@ function startCall(
   options: ChatRoutesOptions,
   endpoint: EndpointReport,
   args: { [parameter: string]: Value },
-  callOptions: { signal: AbortSignal; onChunk?: (value: Value) => void },
+  callOptions: { signal: CancelSignal; onChunk?: (value: Value) => void },
 ): Promise<CallOutcome> {
   try {
     return options.runner.submit(endpoint.path, args, callOptions);
   } catch (error) {
-    if (error instanceof QueueFullError) {
-      throw new HttpError(503, 'queue_full', 'queue_full', `the queue of ${endpoint.path} is full; retry later`, {
-        headers: { 'retry-after': String(options.retryAfterSeconds) },
-      });
-    }
-    if (error instanceof PoolClosedError) {
-      throw new HttpError(503, 'unavailable', 'not_accepting_calls', `the service is not taking calls: ${error.message}`, {
-        headers: { 'retry-after': String(options.retryAfterSeconds) },
-      });
-    }
-    throw error;
+    throw submitFailure(error, endpoint, options);
   }
 }
 
@@ -169,15 +160,6 @@ function failureOf(outcome: Exclude<CallOutcome, { kind: 'result' }>, debug: boo
     case 'cancelled':
       return new HttpError(503, 'unavailable', 'cancelled', 'the call was cancelled before it finished');
   }
-}
-
-/** A client that disconnects before its answer (or during its stream) cancels the call. */
-function cancelledWhenClientLeaves(reply: FastifyReply): AbortSignal {
-  const controller = new AbortController();
-  reply.raw.on('close', () => {
-    if (!reply.raw.writableEnded) controller.abort();
-  });
-  return controller.signal;
 }
 
 function withV1(urls: readonly string[]): string[] {
