@@ -42,6 +42,10 @@ class Service:
     lifespan: Lifespan
 
 
+# How long the worker polls for its next call before it sleeps on the pipe (channel._read_lines).
+DEFAULT_COMMAND_POLL_US = 500
+
+
 def main(arguments: list[str]) -> int:
     if len(arguments) != 1:
         print("usage: python -m apipod.worker SERVICE_FILE", file=sys.stderr)
@@ -58,6 +62,12 @@ def main(arguments: list[str]) -> int:
             print(f"apipod worker: file descriptor {descriptor} is not open; svc starts workers with "
                   "commands on fd 3, events on fd 4 and cancels on fd 5", file=sys.stderr)
             return 2
+
+    poll_microseconds = os.environ.get("APIPOD_COMMAND_POLL_US", str(DEFAULT_COMMAND_POLL_US))
+    if not poll_microseconds.isdigit():
+        print(f"apipod worker: APIPOD_COMMAND_POLL_US must be a whole number of microseconds, "
+              f"not {poll_microseconds!r}", file=sys.stderr)
+        return 2
 
     cancellation = Cancellation()
     cancellation.install()
@@ -79,7 +89,7 @@ def main(arguments: list[str]) -> int:
     threading.Thread(target=receive_cancels, args=(cancel_descriptor, cancellation),
                      name="apipod-cancels", daemon=True).start()
     runner = CallRunner(service.endpoints, events, cancellation, loop)
-    for command in read_commands(command_descriptor, protocol.CALL_CHANNEL_TYPES):
+    for command in read_commands(command_descriptor, protocol.CALL_CHANNEL_TYPES, int(poll_microseconds) / 1e6):
         if command["type"] == "shutdown":  # start nothing more
             break
         runner.run(command)

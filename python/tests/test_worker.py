@@ -183,6 +183,23 @@ class CallTest(WorkerTestCase):
         self.assertIn("a cancel command does not belong on fd 3", stderr)
 
 
+class CommandPollTest(WorkerTestCase):
+    def test_calls_answer_whether_the_worker_polls_for_them_or_sleeps(self):
+        for poll in ("0", "500", "100000"):
+            with self.subTest(APIPOD_COMMAND_POLL_US=poll):
+                worker, _ = self.start_ready_worker(service_path("calls.py"), {"APIPOD_COMMAND_POLL_US": poll})
+                for n in range(3):
+                    self.assertEqual(self.call(worker, f"c-{n}", "/echo", {"text": str(n)})[-1]["value"], str(n))
+                    time.sleep(0.01)
+                self.assertEqual(worker.finish()[0], 0)
+
+    def test_a_poll_time_that_is_not_a_number_is_refused(self):
+        worker = self.start_worker(service_path("calls.py"), {"APIPOD_COMMAND_POLL_US": "soon"})
+        code, _, stderr = worker.finish()
+        self.assertEqual(code, 2)
+        self.assertIn("APIPOD_COMMAND_POLL_US must be a whole number of microseconds, not 'soon'", stderr)
+
+
 class CancelTest(WorkerTestCase):
     def setUp(self):
         self.worker, _ = self.start_ready_worker(service_path("calls.py"))

@@ -1,0 +1,53 @@
+"""The command pipe's reader, with and without polling before it sleeps."""
+import os
+import threading
+import time
+import unittest
+
+from apipod.channel import read_commands
+from apipod import protocol
+
+
+class ReadCommandsTest(unittest.TestCase):
+    def read_all(self, chunks: list[bytes], poll_seconds: float, pause: float = 0.0) -> list[dict]:
+        """Commands read while another thread writes `chunks`, `pause` apart, then closes the pipe."""
+        read_end, write_end = os.pipe()
+        self.addCleanup(os.close, read_end)
+
+        def write():
+            for chunk in chunks:
+                os.write(write_end, chunk)
+                time.sleep(pause)
+            os.close(write_end)
+
+        writer = threading.Thread(target=write)
+        writer.start()
+        commands = list(read_commands(read_end, protocol.CALL_CHANNEL_TYPES, poll_seconds))
+        writer.join()
+        return commands
+
+    def test_lines_split_across_writes_are_read_whole_in_order(self):
+        line_1 = b'{"type":"call","call":"c-1","endpoint":"/a","arguments":{"text":"\xc3\xa9"}}\n'
+        line_2 = b'{"type":"shutdown"}\n'
+        chunks = [line_1[:10], line_1[10:40], line_1[40:] + line_2[:5], line_2[5:]]
+        for poll_seconds in (0.0, 0.0005):
+            with self.subTest(poll_seconds=poll_seconds):
+                commands = self.read_all(chunks, poll_seconds)
+                self.assertEqual([command["type"] for command in commands], ["call", "shutdown"])
+                self.assertEqual(commands[0]["arguments"], {"text": "é"})
+
+    def test_a_writer_slower_than_the_poll_is_waited_for(self):
+        # Each write comes after the poll has given up, so the reader sleeps on the pipe each time.
+        chunks = [b'{"type":"call","call":"c-%d","endpoint":"/a","arguments":{}}\n' % n for n in range(3)]
+        commands = self.read_all(chunks, poll_seconds=0.0001, pause=0.05)
+        self.assertEqual([command["call"] for command in commands], ["c-0", "c-1", "c-2"])
+
+    def test_a_last_line_without_its_newline_is_still_read(self):
+        for poll_seconds in (0.0, 0.0005):
+            with self.subTest(poll_seconds=poll_seconds):
+                commands = self.read_all([b'{"type":"shutdown"}'], poll_seconds)
+                self.assertEqual(commands, [{"type": "shutdown"}])
+
+
+if __name__ == "__main__":
+    unittest.main()
