@@ -8,7 +8,7 @@
 // Usage: node bench/serve/profile_gateway.js [--duration 5] [--concurrency 16] [--top 30] [--ablate]
 // Needs what run.js needs. Writes the .cpuprofile under bench/serve/profiles/ (gitignored).
 import { spawn, spawnSync } from 'node:child_process';
-import { closeSync, mkdirSync, openSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { closeSync, cpSync, mkdirSync, openSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -53,14 +53,17 @@ if (values.ablate) {
     ],
   };
   for (const [name, patches] of Object.entries(ablations)) {
-    let bundle = readFileSync(join(root, 'dist', 'svc.js'), 'utf8');
-    for (const [from, to] of patches) {
-      if (!bundle.includes(from)) throw new Error(`ablation ${name}: the bundle no longer has ${from}`);
-      bundle = bundle.replace(from, to);
-    }
+    // The whole bundle (svc.js and the chunks it imports), patched in whichever file holds each string.
     const dir = join(profiles, name.replace(/[^\w]+/g, '-'));
-    mkdirSync(dir, { recursive: true });
-    writeFileSync(join(dir, 'svc.js'), bundle); // still finds svc's package.json and python/ by walking up
+    cpSync(join(root, 'dist', 'svc.js'), join(dir, 'svc.js'));
+    cpSync(join(root, 'dist', 'chunks'), join(dir, 'chunks'), { recursive: true });
+    const files = [join(dir, 'svc.js'), ...readdirSync(join(dir, 'chunks')).map((file) => join(dir, 'chunks', file))];
+    for (const [from, to] of patches) {
+      const file = files.find((path) => readFileSync(path, 'utf8').includes(from));
+      if (!file) throw new Error(`ablation ${name}: the bundle no longer has ${from}`);
+      writeFileSync(file, readFileSync(file, 'utf8').replace(from, to));
+    }
+    // The copy still finds svc's package.json and python/ by walking up.
     rows.push(await measure(name, process.execPath, (port) => [join(dir, 'svc.js'), 'start', join(here, 'svc'), '--host', '127.0.0.1', '--port', String(port), '--workers', '1'], here));
   }
 }

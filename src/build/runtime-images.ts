@@ -17,7 +17,7 @@ export const UV_IMAGE = 'ghcr.io/astral-sh/uv:0.8.14';
 /** Every image is built for this platform; an arm64 engine emulates it. */
 export const IMAGE_PLATFORM = 'linux/amd64';
 
-/** svc's runtime inside the image: package.json, dist/svc.js, python/apipod. */
+/** svc's runtime inside the image: package.json, the bundle (dist/svc.js, dist/chunks/), python/apipod. */
 export const RUNTIME_DIR_IN_IMAGE = '/opt/svc';
 /** The project's files inside the image. */
 export const APP_DIR_IN_IMAGE = '/app';

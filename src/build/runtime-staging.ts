@@ -17,7 +17,7 @@ export interface StagingInput {
   root: string;
   dockerfile: string;
   requirementFiles: RequirementFiles;
-  /** svc's own package: dist/svc.js and python/apipod are copied from it. */
+  /** svc's own package: the bundle (dist/svc.js, dist/chunks/) and python/apipod are copied from it. */
   svcPackageRoot: string;
   svcVersion: string;
 }
@@ -25,7 +25,7 @@ export interface StagingInput {
 /**
  * Writes what `docker build -f apipod-deploy/Dockerfile .` needs beside the project's files:
  * the Dockerfile, the requirement files, and svc's runtime (a package.json naming it "svc",
- * so the runtime finds its python/ directory, the bundled dist/svc.js, python/apipod).
+ * so the runtime finds its python/ directory, the bundle dist/svc.js with its chunks, python/apipod).
  * Files whose bytes are unchanged are left alone and stale ones removed, so the staged
  * tree is exactly what the plan says.
  */
@@ -43,13 +43,9 @@ export function stageBuildFiles(input: StagingInput): void {
     else wanted.set(path, text);
   }
 
-  const bundle = join(input.svcPackageRoot, 'dist', 'svc.js');
-  if (!existsSync(bundle)) {
-    throw new SvcError('not-found', `svc's bundle ${bundle} is missing; run \`npm run build\` in ${input.svcPackageRoot}`);
-  }
   const runtime = new Map<string, string | Buffer>();
   runtime.set('package.json', `${JSON.stringify({ name: 'svc', version: input.svcVersion, private: true, type: 'module' }, null, 2)}\n`);
-  runtime.set('dist/svc.js', readFileSync(bundle));
+  for (const file of listBundle(input.svcPackageRoot)) runtime.set(file, readFileSync(join(input.svcPackageRoot, file)));
   const toolkit = join(input.svcPackageRoot, 'python', 'apipod');
   for (const file of listToolkit(toolkit)) runtime.set(`python/apipod/${file}`, readFileSync(join(toolkit, file)));
   for (const [path, content] of runtime) wanted.set(`${STAGED_RUNTIME_DIR}/${path}`, content);
@@ -62,6 +58,19 @@ export function stageBuildFiles(input: StagingInput): void {
     const reason = error instanceof Error && 'code' in error ? String(error.code) : String(error);
     throw new SvcError('io', `cannot write the build files (${reason})`, { file: join(root, DEPLOY_DIRECTORY) });
   }
+}
+
+/**
+ * The bundled CLI, package-relative: dist/svc.js and every chunk it loads commands from
+ * (scripts/bundle.js empties dist/chunks/ before each build, so all of them are this build's).
+ */
+function listBundle(packageRoot: string): string[] {
+  const entry = join(packageRoot, 'dist', 'svc.js');
+  const chunks = join(packageRoot, 'dist', 'chunks');
+  if (!existsSync(entry) || !existsSync(chunks)) {
+    throw new SvcError('not-found', `svc's bundle (dist/svc.js and dist/chunks/) is missing in ${packageRoot}; run \`npm run build\` there`);
+  }
+  return ['dist/svc.js', ...readdirSync(chunks).map((file) => `dist/chunks/${file}`)];
 }
 
 function listToolkit(directory: string, prefix = ''): string[] {

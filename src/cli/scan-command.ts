@@ -1,5 +1,4 @@
 import type { Command } from 'commander';
-import { scanProject } from '../scan/scan-project.js';
 import { writeManifest } from '../scan/manifest-file.js';
 import { runCommand, type CommonOptions } from './run-command.js';
 import { summariseScan } from './scan-summary.js';
@@ -21,6 +20,8 @@ export function registerScanCommand(program: Command): void {
     .action(async (dir: string, options: ScanOptions, command: Command) => {
       const all = command.optsWithGlobals<ScanOptions>();
       await runCommand(all, async (output) => {
+        // Loaded on use (a chunk of its own): `svc --help`, `--version` and the other commands never parse the scanner.
+        const { scanProject } = await import('../scan/scan-project.js');
         const scan = await scanProject(dir, { entrypoint: options.entrypoint });
         const manifestPath = await writeManifest(scan.root, scan.manifest);
         output.result(summariseScan(scan, manifestPath), {

@@ -15,7 +15,7 @@ let loading: Promise<PythonParser> | undefined;
 /**
  * Loads the tree-sitter runtime and the Python grammar (both WebAssembly) once per process.
  * The files are resolved from node_modules, so this works from `src/` under vitest and from
- * the bundled `dist/svc.js`, where both packages stay external.
+ * the bundle in `dist/`, where both packages stay external.
  */
 export function loadPythonParser(): Promise<PythonParser> {
   loading ??= createPythonParser().catch((error: unknown) => {

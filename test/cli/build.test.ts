@@ -1,4 +1,4 @@
-import { existsSync, readFileSync, utimesSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { copyProject, REPO_ROOT, runSvc } from '../support/svc.js';
@@ -18,6 +18,8 @@ describe('svc build (files only, no engine)', () => {
     expect(dockerfile).toMatch(/^FROM --platform=linux\/amd64 python:3\.10-slim-bookworm$/m);
     expect(JSON.parse(readFileSync(join(project, 'apipod-deploy/svc/package.json'), 'utf8'))).toMatchObject({ name: 'svc' });
     expect(existsSync(join(project, 'apipod-deploy/svc/dist/svc.js'))).toBe(true);
+    // The bundle's entry loads each command's code from its chunks: all of them go into the image.
+    expect(readdirSync(join(project, 'apipod-deploy/svc/dist/chunks')).sort()).toEqual(readdirSync(join(REPO_ROOT, 'dist/chunks')).sort());
     expect(existsSync(join(project, 'apipod-deploy/svc/python/apipod/worker.py'))).toBe(true);
     const dockerignore = readFileSync(join(project, '.dockerignore'), 'utf8');
     for (const entry of ['.env', '.git', '.venv', 'node_modules', '**/__pycache__']) expect(dockerignore.split('\n')).toContain(entry);
