@@ -56,11 +56,15 @@ function walk(
   } catch {
     return; // unreadable directory: nothing in it can reach the image either
   }
-  if (relative !== '' && entries.some((entry) => entry.name === VIRTUALENV_MARKER)) return;
+  let hasGitignore = false;
+  for (const entry of entries) {
+    if (entry.name === VIRTUALENV_MARKER && relative !== '') return;
+    if (entry.name === '.gitignore' && entry.isFile()) hasGitignore = true;
+  }
 
   let ruleSets = inherited;
-  if (entries.some((entry) => entry.name === '.gitignore' && entry.isFile())) {
-    const text = readTextIfPresent(join(absolute, '.gitignore'));
+  if (hasGitignore) {
+    const text = readTextIfPresent(`${absolute}/.gitignore`);
     if (text !== null) {
       ruleSets = [...inherited, gitignoreRules(relative, text)];
       ignoreFiles.push(relative === '' ? '.gitignore' : `${relative}/.gitignore`);
@@ -71,16 +75,15 @@ function walk(
     const isDirectory = entry.isDirectory();
     if (!isDirectory && !wanted(entry.name)) continue;
     const path = relative === '' ? entry.name : `${relative}/${entry.name}`;
-    const entryAbsolute = join(absolute, entry.name);
     if (isDirectory) {
       if (ALWAYS_IGNORED_DIRECTORIES.has(entry.name)) continue;
       if (ruleSets.length > 0 && isIgnored(ruleSets, path, true)) continue;
-      walk(entryAbsolute, path, ruleSets, files, ignoreFiles, wanted);
+      walk(`${absolute}/${entry.name}`, path, ruleSets, files, ignoreFiles, wanted);
       continue;
     }
     if (!entry.isFile() && !entry.isSymbolicLink()) continue;
     if (ruleSets.length > 0 && isIgnored(ruleSets, path, false)) continue;
-    const stats = statIfPresent(entryAbsolute);
+    const stats = statIfPresent(`${absolute}/${entry.name}`);
     if (stats === null || !stats.isFile()) continue; // dangling link, or a link to a directory
     files.push({ path, size: stats.size });
   }
