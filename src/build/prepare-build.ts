@@ -30,6 +30,8 @@ export interface PreparedBuild {
   wroteDockerignore: boolean;
   /** Warnings from the scan, when this build ran one. */
   scanWarnings: string[];
+  /** svc's runtime staged under apipod-deploy/svc/, project-relative: the generated Dockerfile copies every one. */
+  stagedRuntime: string[];
 }
 
 export const PROJECT_DOCKERFILE = 'Dockerfile';
@@ -58,7 +60,7 @@ export async function prepareBuild(target: string, options: PrepareOptions): Pro
   }
 
   const plan = planBuild(manifest, { svcVersion: options.svcVersion, catalog: catalog as BaseImageCatalog, baseImage: options.baseImage });
-  stageBuildFiles({
+  const stagedRuntime = stageBuildFiles({
     root,
     dockerfile: renderDockerfile(plan),
     requirementFiles: plan.requirementFiles,
@@ -75,6 +77,7 @@ export async function prepareBuild(target: string, options: PrepareOptions): Pro
     usesProjectDockerfile,
     wroteDockerignore,
     scanWarnings,
+    stagedRuntime,
   };
 }
 

@@ -27,9 +27,9 @@ export interface StagingInput {
  * the Dockerfile, the requirement files, and svc's runtime (a package.json naming it "svc",
  * so the runtime finds its python/ directory, the bundle dist/svc.js with its chunks, python/apipod).
  * Files whose bytes are unchanged are left alone and stale ones removed, so the staged
- * tree is exactly what the plan says.
+ * tree is exactly what the plan says. Returns the staged runtime's paths, project-relative.
  */
-export function stageBuildFiles(input: StagingInput): void {
+export function stageBuildFiles(input: StagingInput): string[] {
   const { root } = input;
   const wanted = new Map<string, string | Buffer>();
   wanted.set(STAGED_FILES.dockerfile, input.dockerfile);
@@ -58,6 +58,7 @@ export function stageBuildFiles(input: StagingInput): void {
     const reason = error instanceof Error && 'code' in error ? String(error.code) : String(error);
     throw new SvcError('io', `cannot write the build files (${reason})`, { file: join(root, DEPLOY_DIRECTORY) });
   }
+  return [...runtime.keys()].map((path) => `${STAGED_RUNTIME_DIR}/${path}`);
 }
 
 /**

@@ -73,7 +73,7 @@ async function buildWithEngine(dir: string, options: BuildOptions, output: Outpu
   const tag = typeof options.image === 'string' ? tags.withDefaultTag(options.image) : tags.imageTagFromTitle(prepared.manifest.title);
   const files = context.listBuildContext(prepared.root, prepared.dockerfile);
   if (!prepared.usesProjectDockerfile) {
-    context.checkStagedFilesIncluded(files, ['apipod-deploy/svc/dist/svc.js', 'apipod-deploy/svc/package.json']);
+    context.checkStagedFilesIncluded(files, prepared.stagedRuntime);
   }
   for (const secret of files.secretsLeftOut) {
     view.note(`warning: ${secret} left out of the build context (add it to .dockerignore, or a plain \`docker build\` sends it)`);

@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url';
 
 /**
  * svc's own package root: the nearest directory above this module whose package.json is
- * named "svc". Found by walking up because this code runs both bundled (dist/svc.js) and
+ * named "svc". Found by walking up because this code runs both bundled (dist/svc.js or a chunk in dist/chunks/) and
  * from source (src/worker/ under vitest).
  */
 export function findSvcPackageRoot(fromUrl: string = import.meta.url): string {

@@ -173,6 +173,15 @@ describe.skipIf(!engineAnswers && !mustRun)('svc build --image and svc start --o
     expect(run.stderr).toMatch(/^ {2}about to fail$/m);
     expect(run.stderr.trim().split('\n').at(-1)).toMatch(/^error: step 2\/2 \(RUN .*\) failed: The command .* returned a non-zero code: 3$/);
   }, 300_000);
+
+  it('refuses, before building, a .dockerignore that leaves out part of the staged runtime, naming the file', async () => {
+    const project = copyProject(join(REPO_ROOT, 'examples/hello'));
+    writeFileSync(join(project, '.dockerignore'), '.env\napipod-deploy/svc/dist/chunks/\n');
+    const run = await runSvc(['build', project, '--image', FAILING_IMAGE]);
+    expect(run.exitCode).toBe(1);
+    expect(run.stderr).toMatch(/\.dockerignore.*leaves out apipod-deploy\/svc\/dist\/chunks\/[\w-]+\.js, which the generated Dockerfile copies/);
+    expect(run.stderr).not.toMatch(/^step /m);
+  }, 120_000);
 });
 
 function readVersion(): string {
