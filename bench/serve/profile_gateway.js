@@ -47,7 +47,7 @@ if (values.ablate) {
   // Copies of the bundle with one part switched off (never src/ itself): what each part costs.
   const ablations = {
     'svc, no request log': [['if (options.onRequestLog) {', 'if (false) {']],
-    'svc, no log, no abort signal': [
+    'svc, no log, no cancel-on-disconnect': [
       ['if (options.onRequestLog) {', 'if (false) {'],
       ['const outcome = await submitCall(options, endpoint, args, cancelledWhenClientLeaves(reply));', 'const outcome = await submitCall(options, endpoint, args, void 0);'],
     ],
