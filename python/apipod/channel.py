@@ -13,6 +13,8 @@ from typing import Callable, ContextManager, Iterator
 
 from .protocol import validate_command
 
+_READ_SIZE = 1 << 16  # bytes per read of a command pipe
+
 
 class EventWriter:
     """Thread-safe: progress may come from any of the user's threads while the main thread
@@ -69,9 +71,6 @@ def _read_lines(descriptor: int, poll_seconds: float) -> Iterator[bytes]:
                 yield pending
             return
         pending += chunk
-
-
-_READ_SIZE = 1 << 16
 
 
 def _read_polling(descriptor: int, poll_seconds: float) -> bytes:

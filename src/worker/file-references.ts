@@ -17,12 +17,19 @@ export class FileReferenceError extends Error {
  * Only files inside `fileDir` (APIPOD_FILE_DIR) are followed: a value is user data, and an
  * endpoint that echoes its input must not let a client read or delete any file the gateway
  * can reach.
+ *
+ * A value without any `$file` key, as most results are, comes back as it is, without the
+ * asynchronous walk, which costs a promise per value.
  */
 export async function inlineFileReferences(
   value: Value,
   fileDir: string,
   alreadyRead: Map<string, MediaValue> = new Map(),
 ): Promise<Value> {
+  return mayHoldFileReferences(value) ? inlineAll(value, fileDir, alreadyRead) : value;
+}
+
+async function inlineAll(value: Value, fileDir: string, alreadyRead: Map<string, MediaValue>): Promise<Value> {
   const reference = asFileReference(value);
   if (reference) {
     const known = alreadyRead.get(reference.path);
@@ -43,24 +50,21 @@ export async function inlineFileReferences(
   // One reference at a time, so a file named twice is read once.
   if (Array.isArray(value)) {
     const items: Value[] = [];
-    for (const item of value) items.push(await inlineFileReferences(item, fileDir, alreadyRead));
+    for (const item of value) items.push(await inlineAll(item, fileDir, alreadyRead));
     return items;
   }
   if (isObject(value)) {
     const entries: [string, Value][] = [];
     for (const [key, item] of Object.entries(value)) {
-      entries.push([key, await inlineFileReferences(item, fileDir, alreadyRead)]);
+      entries.push([key, await inlineAll(item, fileDir, alreadyRead)]);
     }
     return Object.fromEntries(entries);
   }
   return value;
 }
 
-/**
- * Whether a value holds any `$file` key. Most results do not, and skip the asynchronous
- * walk of inlining, which costs a promise per value.
- */
-export function mayHoldFileReferences(value: Value): boolean {
+/** Whether a value holds any `$file` key anywhere. */
+function mayHoldFileReferences(value: Value): boolean {
   if (Array.isArray(value)) return value.some(mayHoldFileReferences);
   if (!isObject(value)) return false;
   for (const key in value) {

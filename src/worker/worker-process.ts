@@ -5,7 +5,7 @@ import { delimiter, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import type { Readable, Writable } from 'node:stream';
 import type { CancelSignal } from './cancel-signal.js';
-import { FileReferenceError, inlineFileReferences, mayHoldFileReferences } from './file-references.js';
+import { FileReferenceError, inlineFileReferences } from './file-references.js';
 import { ProtocolError, encodeCommand, parseEvent } from './protocol.js';
 import type { CallEvent, Command, ErrorInfo, MediaValue, ReadyEvent, Value } from './protocol.js';
 import { toolkitPythonDir } from './svc-package.js';
@@ -272,10 +272,10 @@ export class WorkerProcess {
         call.options.onProgress?.(event.progress, event.message);
         return;
       case 'chunk':
-        call.options.onChunk?.(await this.inlineFiles(call, event.value));
+        call.options.onChunk?.(await inlineFileReferences(event.value, this.fileDir, call.inlinedFiles));
         return;
       case 'result':
-        call.finish({ kind: 'result', value: await this.inlineFiles(call, event.value) });
+        call.finish({ kind: 'result', value: await inlineFileReferences(event.value, this.fileDir, call.inlinedFiles) });
         return;
       case 'error':
         call.finish({ kind: 'error', error: event.error });
@@ -284,10 +284,6 @@ export class WorkerProcess {
         call.finish({ kind: 'cancelled' });
         return;
     }
-  }
-
-  private inlineFiles(call: RunningCall, value: Value): Value | Promise<Value> {
-    return mayHoldFileReferences(value) ? inlineFileReferences(value, this.fileDir, call.inlinedFiles) : value;
   }
 
   private async finish(exit: Pick<WorkerExit, 'code' | 'signal'>, spawnFailure: string | null): Promise<void> {
