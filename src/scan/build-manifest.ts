@@ -12,6 +12,7 @@ import { MANIFEST_SCHEMA_VERSION, type Manifest, type ManifestRequirement } from
 import { evaluateMarker, linuxImageEnvironment, type MarkerEnvironment } from './markers.js';
 import { findModelFiles } from './model-files.js';
 import type { ProjectListing } from './project-files.js';
+import { projectTextReader, type ReadBytes } from './project-text.js';
 import { readPyproject } from './pyproject.js';
 import type { PythonParser } from './python-parser.js';
 import { choosePythonVersion } from './python-version.js';
@@ -22,8 +23,8 @@ import { readServiceFile, type AppDeclaration, type ServiceFile } from './servic
 export interface ProjectSnapshot {
   directoryName: string;
   entrypoint: string;
-  /** Project-relative POSIX path to text, or null when the file is missing. */
-  readText: (path: string) => string | null;
+  /** Project-relative POSIX path to the file's bytes, or null when it is missing. */
+  readBytes: ReadBytes;
   hasEnvFile: boolean;
   listing: ProjectListing;
 }
@@ -32,8 +33,9 @@ const REQUIREMENTS_FILE = 'requirements.txt';
 const PYPROJECT_FILE = 'pyproject.toml';
 
 export function buildManifest(snapshot: ProjectSnapshot, parser: PythonParser, catalog: BaseImageCatalog): Manifest {
-  const { readText, entrypoint } = snapshot;
+  const { entrypoint } = snapshot;
   const diagnostics: Diagnostic[] = [];
+  const readText = projectTextReader(snapshot.readBytes, { pythonSource: entrypoint, toml: PYPROJECT_FILE }, diagnostics);
 
   const pyprojectText = readText(PYPROJECT_FILE);
   const pyproject = pyprojectText === null ? null : readPyproject(pyprojectText, PYPROJECT_FILE);

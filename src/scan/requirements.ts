@@ -2,6 +2,7 @@ import { posix } from 'node:path';
 import type { Diagnostic } from './diagnostic.js';
 import { evaluateMarker, type MarkerEnvironment } from './markers.js';
 import { normaliseName, parseRequirement, type Requirement } from './pep508.js';
+import type { ReadText } from './project-text.js';
 
 /** A requirement with the file and line that declare it, and its `--hash` options. */
 export interface LocatedRequirement extends Requirement {
@@ -25,7 +26,6 @@ export interface RequirementSet {
   diagnostics: Diagnostic[];
 }
 
-type ReadText = (path: string) => string | null;
 
 interface Location {
   file: string;

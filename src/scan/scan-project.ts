@@ -33,9 +33,9 @@ export async function scanProject(target: string, request: ScanRequest = {}): Pr
 }
 
 function readSnapshot(root: string, entrypoint: string): ProjectSnapshot {
-  const readText = (path: string): string | null => {
+  const readBytes = (path: string): Uint8Array | null => {
     try {
-      return readFileSync(resolve(root, path), 'utf8');
+      return readFileSync(resolve(root, path));
     } catch {
       return null;
     }
@@ -43,7 +43,7 @@ function readSnapshot(root: string, entrypoint: string): ProjectSnapshot {
   return {
     directoryName: basename(root),
     entrypoint,
-    readText,
+    readBytes,
     hasEnvFile: existsSync(resolve(root, '.env')),
     listing: listProjectFiles(root, mightBeModelFile),
   };

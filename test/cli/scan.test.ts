@@ -71,6 +71,26 @@ describe('svc scan', () => {
     expect(run.stderr).not.toMatch(ANSI);
   });
 
+  it('reads requirements and .python-version saved by Windows PowerShell (UTF-16, byte-order marks) as pip and uv do', async () => {
+    const project = copyProject(join(EXAMPLES, 'hello'));
+    const utf16le = (text: string) => Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from(text, 'utf16le')]);
+    writeFileSync(join(project, 'requirements.txt'), utf16le('-r base.txt\r\ntorch==2.4.1\r\n'));
+    writeFileSync(join(project, 'base.txt'), Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from('numpy>=1.26\r\n')]));
+    writeFileSync(join(project, '.python-version'), utf16le('3.11\r\n'));
+    const run = await runSvc(['scan', project, '--json']);
+    expect(run.stderr).toBe('');
+    const { manifest } = JSON.parse(run.stdout);
+    expect(manifest.dependencies.requirements.map((requirement: { name: string }) => requirement.name)).toEqual(['numpy', 'torch']);
+    expect(manifest.frameworks.pytorch.version).toBe('2.4.1');
+    expect([manifest.python_version, manifest.python_version_source]).toEqual(['3.11', '.python-version']);
+
+    writeFileSync(join(project, 'service.py'), utf16le(readFileSync(join(EXAMPLES, 'hello/service.py'), 'utf8')));
+    const utf16Source = await runSvc(['scan', project]);
+    expect(utf16Source.exitCode).toBe(0);
+    expect(utf16Source.stderr).toContain('warning: service.py: saved as UTF-16 LE with a byte-order mark: Python reads source files as UTF-8');
+    expect(utf16Source.stdout).toContain('endpoints: POST /hello; POST /add');
+  });
+
   it('fails with one line and exit 1 when the directory does not exist', async () => {
     const run = await runSvc(['scan', '/nonexistent/project']);
     expect(run.exitCode).toBe(1);
