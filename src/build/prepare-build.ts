@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import catalog from './base-images.json' with { type: 'json' };
 import { locateProject } from '../project-location.js';
 import type { BaseImageCatalog } from '../scan/base-image.js';
-import type { Manifest } from '../scan/manifest.js';
+import { MANIFEST_SCHEMA_VERSION, type Manifest } from '../scan/manifest.js';
 import { DEPLOY_DIRECTORY, MANIFEST_FILE, writeManifest } from '../scan/manifest-file.js';
 import { findSvcPackageRoot } from '../worker/svc-package.js';
 import { planBuild, type BuildPlan } from './build-plan.js';
@@ -90,7 +90,7 @@ function readManifest(path: string): Manifest | null {
   }
   try {
     const manifest = JSON.parse(text) as Manifest;
-    return typeof manifest === 'object' && manifest !== null && manifest.schema_version === 1 ? manifest : null;
+    return typeof manifest === 'object' && manifest !== null && manifest.schema_version === MANIFEST_SCHEMA_VERSION ? manifest : null;
   } catch {
     return null; // written by svc: a damaged one is simply scanned again
   }

@@ -27,6 +27,9 @@ const SPECIFIER = /^(?:(?:~=|===|==|!=|<=|>=|<|>)\s*[A-Za-z0-9_.*+!-]+\s*)(?:,\s
 const MARKER = /^[A-Za-z0-9_.'"<>=!~ (),+*/:@-]+$/;
 const URL = /^[^\s\\#'"]+(?:#[^\s\\'"]*)?$/;
 const REMOTE_URL = /^[A-Za-z][A-Za-z0-9+.-]*:\/\//;
+const HASH = /^[a-z0-9]+:[0-9a-fA-F]+$/;
+/** pip's whole-install options a requirements file may carry, with a value where they take one. */
+const PIP_OPTION = /^--(?:no-index|pre|prefer-binary|require-hashes|(?:trusted-host|only-binary|no-binary|use-feature) [A-Za-z0-9:._,+[\]-]+)$/;
 
 export function renderRequirementFiles(dependencies: ManifestDependencies): RequirementFiles {
   const remote: string[] = [];
@@ -37,10 +40,12 @@ export function renderRequirementFiles(dependencies: ManifestDependencies): Requ
     (isLocal(requirement) ? local : remote).push(line);
   }
   const constraints = dependencies.constraints.map(requirementLine);
+  const pipOptions = dependencies.pip_options.map((option) => check(option, PIP_OPTION, 'dependencies.pip_options', 'is not a pip option svc passes on'));
   const options = [
     ...(dependencies.index_url ? [`--index-url ${checkUrl(dependencies.index_url, 'index_url')}`] : []),
     ...dependencies.extra_index_urls.map((url) => `--extra-index-url ${checkUrl(url, 'extra_index_urls')}`),
     ...dependencies.find_links.map((url) => `--find-links ${checkUrl(url, 'find_links')}`),
+    ...pipOptions,
     ...(constraints.length ? [`-c ${CONSTRAINTS_FILE}`] : []),
   ];
   const header = '# Written by svc build from apipod-deploy/apipod.json; edit requirements.txt or pyproject.toml instead.';
@@ -48,26 +53,35 @@ export function renderRequirementFiles(dependencies: ManifestDependencies): Requ
   return {
     requirements: remote.length ? file([...options, ...remote]) : null,
     constraints: constraints.length ? file(constraints) : null,
-    local: local.length ? file([...options.filter((option) => !option.startsWith('-c')), ...local]) : null,
+    // Paths have no hashes to check, and constraints were applied with the remote requirements.
+    local: local.length
+      ? file([...options.filter((option) => option !== '--require-hashes' && !option.startsWith('-c ')), ...local])
+      : null,
     omittedApipod: dependencies.apipod_requirement,
   };
 }
 
-/** One requirement as pip reads it: `-e URL`, `name[extras] @ URL ; marker`, `./path`, or `name[extras]specifier ; marker`. */
+/**
+ * One requirement as pip reads it: `-e PATH[extras]`, `./path[extras] ; marker`, a bare URL
+ * when pip learns the name only by building it, `name[extras] @ URL ; marker`, or
+ * `name[extras]specifier ; marker`; then its `--hash` options.
+ */
 export function requirementLine(requirement: ManifestRequirement): string {
   const field = `dependencies: ${requirement.source}`;
-  const name = check(requirement.name, NAME, field, 'is not a package name');
   const extras = requirement.extras.map((extra) => check(extra, NAME, field, 'is not an extra name'));
-  const withExtras = extras.length ? `${name}[${extras.join(',')}]` : name;
+  const extrasSuffix = extras.length ? `[${extras.join(',')}]` : '';
   const marker = requirement.marker === null ? '' : ` ; ${check(requirement.marker, MARKER, field, 'is not an environment marker')}`;
-  if (requirement.url !== null) {
-    const url = checkUrl(requirement.url, field);
-    if (requirement.editable) return `-e ${url}`;
-    if (isLocal(requirement)) return url;
-    return `${withExtras} @ ${url}${marker}`;
+  const hashes = requirement.hashes.map((hash) => ` --hash=${check(hash, HASH, field, 'is not ALGORITHM:HEXDIGEST')}`).join('');
+  const url = requirement.url === null ? null : checkUrl(requirement.url, field);
+  if (url !== null) {
+    if (requirement.editable) return `-e ${url}${isLocal(requirement) ? extrasSuffix : ''}`;
+    if (isLocal(requirement)) return `${url}${extrasSuffix}${marker}${hashes}`;
+    if (requirement.name === '') return `${url}${marker}${hashes}`;
   }
+  const withExtras = `${check(requirement.name, NAME, field, 'is not a package name')}${extrasSuffix}`;
+  if (url !== null) return `${withExtras} @ ${url}${marker}${hashes}`;
   const specifier = requirement.specifier === '' ? '' : check(requirement.specifier, SPECIFIER, field, 'is not a version specifier');
-  return `${withExtras}${specifier}${marker}`;
+  return `${withExtras}${specifier}${marker}${hashes}`;
 }
 
 /** A path into the project (`./pkg`, `file:...`): it exists in the image only once the code is copied. */

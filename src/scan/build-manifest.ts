@@ -119,6 +119,7 @@ export function buildManifest(snapshot: ProjectSnapshot, parser: PythonParser, c
       index_url: requirementSet.indexUrl,
       extra_index_urls: requirementSet.extraIndexUrls,
       find_links: requirementSet.findLinks,
+      pip_options: requirementSet.pipOptions,
       apipod_requirement: apipod ? `${apipod.source.file}:${apipod.source.line}` : null,
     },
     model_file_sizes: Object.fromEntries(modelFiles.map((file) => [file.path, file.size])),
@@ -129,7 +130,7 @@ export function buildManifest(snapshot: ProjectSnapshot, parser: PythonParser, c
 
 function emptyRequirementSet(): RequirementSet {
   return {
-    requirements: [], skipped: [], constraints: [], indexUrl: null, extraIndexUrls: [], findLinks: [], files: [], diagnostics: [],
+    requirements: [], skipped: [], constraints: [], indexUrl: null, extraIndexUrls: [], findLinks: [], pipOptions: [], files: [], diagnostics: [],
   };
 }
 
@@ -218,6 +219,7 @@ function toManifestRequirement(requirement: LocatedRequirement): ManifestRequire
     marker: requirement.marker,
     url: requirement.url,
     editable: requirement.editable,
+    hashes: requirement.hashes,
     source: `${requirement.source.file}:${requirement.source.line}`,
   };
 }

@@ -8,7 +8,7 @@ import type { ParameterDeclaration, StaticValue } from './service-file.js';
  * keeps the existing toolkit's fields with their names and meanings; the rest is svc's.
  * Bump the schema version when a field changes meaning or goes away.
  */
-export const MANIFEST_SCHEMA_VERSION = 1;
+export const MANIFEST_SCHEMA_VERSION = 2;
 
 export interface Manifest {
   entrypoint: string;
@@ -70,6 +70,8 @@ export interface ManifestRequirement {
   marker: string | null;
   url: string | null;
   editable: boolean;
+  /** `--hash` values (`sha256:...`) pip checks the download against. */
+  hashes: string[];
   source: string;
 }
 
@@ -81,6 +83,8 @@ export interface ManifestDependencies {
   index_url: string | null;
   extra_index_urls: string[];
   find_links: string[];
+  /** pip's other whole-install options from the requirements files, one line each: `--pre`, `--trusted-host HOST`. */
+  pip_options: string[];
   /** Where the project requires `apipod` (file:line): svc's runtime provides it, so the image leaves it out. */
   apipod_requirement: string | null;
 }

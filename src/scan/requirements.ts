@@ -21,6 +21,8 @@ export interface RequirementSet {
   indexUrl: string | null;
   extraIndexUrls: string[];
   findLinks: string[];
+  /** pip's other options that apply to the whole install, as lines (`--pre`, `--trusted-host HOST`), in file order. */
+  pipOptions: string[];
   /** Every file read, project-relative, in the order first read. */
   files: string[];
   diagnostics: Diagnostic[];
@@ -37,7 +39,8 @@ interface LogicalLine {
   line: number;
 }
 
-// pip's options that take a value, split into those svc records and those it leaves to pip.
+// The options pip accepts in a requirements file
+// (https://pip.pypa.io/en/stable/reference/requirements-file-format/#supported-options).
 const INCLUDE_OPTIONS = new Map([
   ['-r', 'requirement'], ['--requirement', 'requirement'],
   ['-c', 'constraint'], ['--constraint', 'constraint'],
@@ -47,12 +50,19 @@ const INDEX_OPTIONS = new Map([
   ['--extra-index-url', 'extra-index'],
   ['-f', 'find-links'], ['--find-links', 'find-links'],
 ]);
-const IGNORED_VALUE_OPTIONS = new Set(['--trusted-host', '--only-binary', '--no-binary', '--use-feature', '--progress-bar']);
-const IGNORED_FLAGS = new Set(['--no-index', '--pre', '--prefer-binary', '--require-hashes', '--no-deps']);
-const PER_REQUIREMENT_OPTIONS = new Set(['--hash', '--config-settings', '--global-option', '--install-option']);
+const GLOBAL_VALUE_OPTIONS = new Set(['--trusted-host', '--only-binary', '--no-binary', '--use-feature']);
+const GLOBAL_FLAGS = new Set(['--no-index', '--pre', '--prefer-binary', '--require-hashes']);
+const PER_REQUIREMENT_OPTIONS = new Set(['--hash', '--config-settings', '--global-option']);
+/** Short options whose value may follow without a space, as optparse allows (`-rdev.txt`, `-e.`). */
+const SHORT_OPTIONS_WITH_VALUE = new Set(['-r', '-c', '-e', '-i', '-f']);
 const URL_SCHEME = /^[A-Za-z][A-Za-z0-9+.-]*:\/\//;
 const VCS_SCHEME = /^(git|hg|svn|bzr)\+/;
-const WHEEL_OR_SDIST = /\/([A-Za-z0-9_.]+?)-\d[^/]*\.(?:whl|tar\.gz|zip)$/;
+const WHEEL_OR_SDIST = /(?:^|\/)([A-Za-z0-9_.]+?)-\d[^/]*\.(?:whl|tar\.gz|zip)$/;
+const ARCHIVE = /\.(?:whl|zip|tar\.gz|tgz|tar\.bz2|tbz|tar\.xz|txz|tar)$/;
+const TRAILING_EXTRAS = /(?<=.)\[([^\]]+)\]$/;
+/** No spaces, quotes or version operators: `pkg;extra=="a/b"` is a requirement with a marker, not a path. */
+const PATH_CHARACTERS = /^[^\s;<>=!~,'"]+$/;
+const PEP508_URL_FORM = /^[A-Za-z0-9][A-Za-z0-9._-]*\s*(?:\[[^\]]*\])?\s*@/;
 
 /**
  * Reads a pip requirements file the way pip does (pip's requirements file format): comments,
@@ -62,8 +72,10 @@ const WHEEL_OR_SDIST = /\/([A-Za-z0-9_.]+?)-\d[^/]*\.(?:whl|tar\.gz|zip)$/;
  */
 export function readRequirements(entry: string, readText: ReadText, environment: MarkerEnvironment): RequirementSet {
   const set: RequirementSet = {
-    requirements: [], skipped: [], constraints: [], indexUrl: null, extraIndexUrls: [], findLinks: [], files: [], diagnostics: [],
+    requirements: [], skipped: [], constraints: [], indexUrl: null, extraIndexUrls: [], findLinks: [], pipOptions: [], files: [], diagnostics: [],
   };
+  // pip reads a file again when it is included both ways (-r and -c), so record each way.
+  const readAs = new Set<string>();
   readFile(entry, 'requirement', [], null);
   return set;
 
@@ -72,13 +84,14 @@ export function readRequirements(entry: string, readText: ReadText, environment:
       set.diagnostics.push({ ...(from ?? { file }), message: `${file} includes itself through ${[...including, file].join(' -> ')}; not read again` });
       return;
     }
-    if (set.files.includes(file)) return;
+    if (readAs.has(`${kind}:${file}`)) return;
     const text = readText(file);
     if (text === null) {
       if (from) set.diagnostics.push({ ...from, message: `${file} not found` });
       return;
     }
-    set.files.push(file);
+    readAs.add(`${kind}:${file}`);
+    pushUnique(set.files, file);
     for (const logical of logicalLines(text)) {
       readLine(file, kind, logical, [...including, file]);
     }
@@ -95,9 +108,9 @@ export function readRequirements(entry: string, readText: ReadText, environment:
       const target = inlineValue ?? rest[0];
       if (!target) return report(`${option} needs a file name`);
       if (URL_SCHEME.test(target)) return report(`${option} ${target}: remote requirement files are not read; list the requirements here`);
-      const resolved = posix.normalize(posix.join(posix.dirname(file), target));
-      const childKind = includeKind === 'constraint' || kind === 'constraint' ? 'constraint' : 'requirement';
-      return readFile(resolved, childKind, including, at);
+      const resolved = posix.isAbsolute(target) ? target : posix.normalize(posix.join(posix.dirname(file), target));
+      // pip: `-r` installs what it names even from inside a constraints file; `-c` only constrains.
+      return readFile(resolved, includeKind === 'constraint' ? 'constraint' : 'requirement', including, at);
     }
     const indexKind = INDEX_OPTIONS.get(option);
     if (indexKind) {
@@ -108,7 +121,12 @@ export function readRequirements(entry: string, readText: ReadText, environment:
       else pushUnique(set.findLinks, url);
       return;
     }
-    if (IGNORED_VALUE_OPTIONS.has(option) || IGNORED_FLAGS.has(option)) return;
+    if (GLOBAL_FLAGS.has(option)) return pushUnique(set.pipOptions, option);
+    if (GLOBAL_VALUE_OPTIONS.has(option)) {
+      const value = inlineValue ?? rest[0];
+      if (!value) return report(`${option} needs a value`);
+      return pushUnique(set.pipOptions, `${option} ${value}`);
+    }
 
     const editable = option === '-e' || option === '--editable';
     const words = editable ? [inlineValue ?? rest.shift() ?? '', ...rest] : [first, ...rest];
@@ -117,9 +135,12 @@ export function readRequirements(entry: string, readText: ReadText, environment:
 
     const split = splitRequirementOptions(words);
     if ('error' in split) return report(split.error);
+    for (const option of split.unsupported) report(`${option} is not passed on to the image's pip; the requirement is installed without it`);
     const parsed = parseRequirementText(split.requirement, editable);
     if ('error' in parsed) return report(parsed.error);
     const located: LocatedRequirement = { ...parsed.requirement, source: at, hashes: split.hashes };
+    const outside = pathOutsideProject(located);
+    if (outside !== null) report(`${outside} is outside the project, so the image will not have it; require the package by name and version instead`);
 
     if (kind === 'constraint') return void set.constraints.push(located);
     if (located.marker === null) return void set.requirements.push(located);
@@ -129,7 +150,11 @@ export function readRequirements(entry: string, readText: ReadText, environment:
   }
 }
 
-/** Joins `\` continuations and drops comments; keeps the line number a logical line starts on. */
+/**
+ * Joins `\` continuations and drops comments, as pip's `join_lines` does: a comment line is
+ * never continued (`# C:\temp\` does not swallow the next line) and ends a continuation.
+ * Keeps the line number a logical line starts on.
+ */
 function logicalLines(text: string): LogicalLine[] {
   const physical = text.replace(/^\uFEFF/, '').split(/\r?\n/);
   const lines: LogicalLine[] = [];
@@ -138,9 +163,10 @@ function logicalLines(text: string): LogicalLine[] {
   for (let index = 0; index < physical.length; index++) {
     const raw = physical[index] as string;
     if (joined === '') start = index + 1;
-    const continued = raw.endsWith('\\') && index < physical.length - 1;
-    joined += continued ? raw.slice(0, -1) : raw;
-    if (continued) continue;
+    const isComment = /^\s*#/.test(raw);
+    const continues = !isComment && raw.endsWith('\\');
+    joined += isComment ? ` ${raw}` : continues ? raw.slice(0, -1) : raw;
+    if (continues && index < physical.length - 1) continue;
     const uncommented = stripComment(joined).trim();
     if (uncommented !== '') lines.push({ text: uncommented, line: start });
     joined = '';
@@ -157,18 +183,27 @@ function splitWords(text: string): string[] {
   return text.split(/\s+/).filter((word) => word !== '');
 }
 
-/** `--index-url=URL` -> [`--index-url`, `URL`]; `-rfile` stays whole (pip needs a space there too). */
+/** `--index-url=URL` -> [`--index-url`, `URL`]; `-rdev.txt` -> [`-r`, `dev.txt`], as optparse reads them. */
 function splitOption(word: string): [string, string | undefined] {
-  if (!word.startsWith('--')) return [word, undefined];
+  if (!word.startsWith('--')) {
+    const short = word.slice(0, 2);
+    return word.length > 2 && SHORT_OPTIONS_WITH_VALUE.has(short) ? [short, word.slice(2)] : [word, undefined];
+  }
   const equals = word.indexOf('=');
   return equals < 0 ? [word, undefined] : [word.slice(0, equals), word.slice(equals + 1)];
 }
 
-/** Separates per-requirement options (`--hash=...`) from the requirement text before them. */
-function splitRequirementOptions(words: string[]): { requirement: string; hashes: string[] } | { error: string } {
+/**
+ * Separates per-requirement options from the requirement text before them: `--hash` values,
+ * and the options svc does not carry into the image (`--config-settings`, `--global-option`).
+ */
+function splitRequirementOptions(
+  words: string[],
+): { requirement: string; hashes: string[]; unsupported: string[] } | { error: string } {
   const firstOption = words.findIndex((word) => PER_REQUIREMENT_OPTIONS.has(splitOption(word)[0]));
-  if (firstOption < 0) return { requirement: words.join(' '), hashes: [] };
+  if (firstOption < 0) return { requirement: words.join(' '), hashes: [], unsupported: [] };
   const hashes: string[] = [];
+  const unsupported: string[] = [];
   for (let index = firstOption; index < words.length; index++) {
     const [option, inline] = splitOption(words[index] as string);
     if (!PER_REQUIREMENT_OPTIONS.has(option)) return { error: `unexpected '${words[index]}' after the requirement's options` };
@@ -177,14 +212,17 @@ function splitRequirementOptions(words: string[]): { requirement: string; hashes
     if (option === '--hash') {
       if (!/^[a-z0-9]+:[0-9a-fA-F]+$/.test(value)) return { error: `--hash ${value}: expected ALGORITHM:HEXDIGEST` };
       hashes.push(value);
+    } else {
+      pushUnique(unsupported, option);
     }
   }
-  return { requirement: words.slice(0, firstOption).join(' '), hashes };
+  return { requirement: words.slice(0, firstOption).join(' '), hashes, unsupported };
 }
 
 /**
  * A requirement line: PEP 508 (`name[extra]>=1 ; marker`, `name @ url`), or pip's forms
- * PEP 508 lacks: a bare URL or VCS URL (`git+https://...#egg=name`) and a local path.
+ * PEP 508 lacks: a bare URL or VCS URL (`git+https://...#egg=name`) and a local path or
+ * archive, with extras (`.[gpu]`).
  */
 function parseRequirementText(text: string, editable: boolean): { requirement: Requirement } | { error: string } {
   const [target = '', marker = null] = splitMarker(text);
@@ -195,8 +233,15 @@ function parseRequirementText(text: string, editable: boolean): { requirement: R
   return parsed;
 }
 
+/**
+ * pip's test (`parse_req_from_line`): a URL, or what looks like a path (a `/`, a leading `.`)
+ * or names an archive, unless it is PEP 508's `name @ URL`.
+ */
 function isLocation(text: string): boolean {
-  return URL_SCHEME.test(text) || VCS_SCHEME.test(text) || /^(\.{1,2}(\/|$)|\/|file:)/.test(text);
+  if (URL_SCHEME.test(text) || VCS_SCHEME.test(text) || text.startsWith('file:')) return true;
+  const path = text.replace(TRAILING_EXTRAS, '');
+  if (PEP508_URL_FORM.test(text) || !PATH_CHARACTERS.test(path)) return false;
+  return path.includes('/') || path.startsWith('.') || ARCHIVE.test(path);
 }
 
 /** pip allows `URL ; marker` only with a space before the `;`, since URLs may contain one. */
@@ -206,9 +251,25 @@ function splitMarker(text: string): [string, string | null] {
   return [text.slice(0, at).trim(), text.slice(at).replace(/^\s*;/, '').trim() || null];
 }
 
-function locationRequirement(location: string, marker: string | null, editable: boolean): Requirement {
+function locationRequirement(target: string, marker: string | null, editable: boolean): Requirement {
+  // pip strips extras from a path (`_strip_extras`); a URL carries them in `#egg=name[extra]`.
+  const extrasText = URL_SCHEME.test(target) || VCS_SCHEME.test(target) ? undefined : TRAILING_EXTRAS.exec(target)?.[1];
+  const location = extrasText === undefined ? target : target.replace(TRAILING_EXTRAS, '');
+  const extras = extrasText?.split(',').map((extra) => extra.trim()).filter((extra) => extra !== '') ?? [];
   const name = nameFromLocation(location);
-  return { name, key: name ? normaliseName(name) : '', extras: [], specifier: '', marker, url: location, editable };
+  return { name, key: name ? normaliseName(name) : '', extras, specifier: '', marker, url: location, editable };
+}
+
+/**
+ * A path requirement that leads out of the project (absolute, `file:///...`, `../`), or null.
+ * pip reads such paths from its working directory, which in the image is the project root.
+ */
+function pathOutsideProject(requirement: Requirement): string | null {
+  const { url } = requirement;
+  if (url === null || (URL_SCHEME.test(url) && !url.startsWith('file:')) || VCS_SCHEME.test(url)) return null;
+  const path = url.replace(/^file:(\/\/[^/]*)?/, '');
+  if (posix.isAbsolute(path)) return url;
+  return posix.normalize(path).startsWith('../') ? url : null;
 }
 
 /** The name pip would know before building: `#egg=name`, or a wheel/sdist file name. */

@@ -33,7 +33,7 @@ function manifest(change: (manifest: Manifest) => void = () => undefined): Manif
 }
 
 function requirement(fields: Partial<ManifestRequirement>): ManifestRequirement {
-  return { name: 'numpy', specifier: '', extras: [], marker: null, url: null, editable: false, source: 'requirements.txt:1', ...fields };
+  return { name: 'numpy', specifier: '', extras: [], marker: null, url: null, editable: false, hashes: [], source: 'requirements.txt:1', ...fields };
 }
 
 /** The Dockerfile's logical lines (continuations joined), as the engine's parser sees them. */
@@ -142,6 +142,7 @@ describe('hostile requirements never become pip options', () => {
       index_url: null,
       extra_index_urls: [],
       find_links: [],
+      pip_options: [],
       apipod_requirement: null,
       ...extra,
     });
@@ -163,6 +164,40 @@ describe('hostile requirements never become pip options', () => {
     }
     expectRefused(() => files([], { index_url: 'https://x.invalid\n--trusted-host x.invalid' }), /index_url/);
     expectRefused(() => files([], { extra_index_urls: ['https://x.invalid -r y'] }), /extra_index_urls/);
+    for (const option of ['--trusted-host x\n-r /etc/passwd', '--pre --index-url http://x.invalid', '--no-deps', '--only-binary', '-e .']) {
+      expectRefused(() => files([], { pip_options: [option] }), /pip_options/);
+    }
+    expectRefused(() => files([requirement({ hashes: ['sha256:00 --index-url http://x.invalid'] })]), /dependencies/);
+  });
+
+  it('carries pip options and hashes into the image, and installs what pip knows only by URL or path', () => {
+    const hash = `sha256:${'ab'.repeat(32)}`;
+    const written = files(
+      [
+        requirement({ name: 'requests', specifier: '==2.31.0', hashes: [hash] }),
+        requirement({ name: '', url: 'git+https://github.com/org/repo.git@v1' }),
+        requirement({ name: '', url: '.', extras: ['gpu'], editable: true }),
+        requirement({ name: 'x', url: 'wheels/x-1.0-py3-none-any.whl', marker: 'python_version >= "3.10"' }),
+      ],
+      { pip_options: ['--trusted-host pypi.internal:8080', '--pre', '--only-binary :all:', '--require-hashes'] },
+    );
+    expect(written.requirements?.split('\n').slice(1)).toEqual([
+      '--trusted-host pypi.internal:8080',
+      '--pre',
+      '--only-binary :all:',
+      '--require-hashes',
+      `requests==2.31.0 --hash=${hash}`,
+      'git+https://github.com/org/repo.git@v1',
+      '',
+    ]);
+    expect(written.local?.split('\n').slice(1)).toEqual([
+      '--trusted-host pypi.internal:8080',
+      '--pre',
+      '--only-binary :all:',
+      '-e .[gpu]',
+      'wheels/x-1.0-py3-none-any.whl ; python_version >= "3.10"',
+      '',
+    ]);
   });
 
   it('writes ordinary requirements one a line, leaves apipod out, and puts local paths after the code', () => {

@@ -115,4 +115,81 @@ describe('reading requirements.txt', () => {
     const set = read({ 'requirements.txt': 'torch --hash=abc\n' });
     expect(set.diagnostics.map(formatDiagnostic)).toEqual(['requirements.txt:1: --hash abc: expected ALGORITHM:HEXDIGEST']);
   });
+
+  it('never continues a comment line, as pip does not: a Windows path ending in \ swallows nothing', () => {
+    const set = read({ 'requirements.txt': '# models live in C:\\temp\\\nrequests==2.31.0\nnumpy \\\n  # a comment ends the continuation\npillow\n' });
+    expect(names(set.requirements)).toEqual(['requests', 'numpy', 'pillow']);
+    expect(set.diagnostics).toEqual([]);
+  });
+
+  it('installs what -r names even inside a constraints file, and reads a file included both ways twice', () => {
+    const nested = read({
+      'requirements.txt': '-c constraints.txt\nflask\n',
+      'constraints.txt': 'numpy==1.26.4\n-r more.txt\n',
+      'more.txt': 'scipy==1.13.0\n',
+    });
+    expect(names(nested.requirements)).toEqual(['scipy', 'flask']);
+    expect(names(nested.constraints)).toEqual(['numpy']);
+    const bothWays = read({ 'requirements.txt': '-c pins.txt\n-r pins.txt\n', 'pins.txt': 'numpy==1.26.4\nscipy==1.13.0\n' });
+    expect(names(bothWays.requirements)).toEqual(['numpy', 'scipy']);
+    expect(names(bothWays.constraints)).toEqual(['numpy', 'scipy']);
+    expect(bothWays.files).toEqual(['requirements.txt', 'pins.txt']);
+  });
+
+  it('reads option values written against the option, and absolute include paths as written', () => {
+    const set = read({ 'requirements.txt': '-rdev.txt\n-r /srv/shared/base.txt\n-e.\n', 'dev.txt': 'pytest\n', '/srv/shared/base.txt': 'numpy\n' });
+    expect(set.requirements).toMatchObject([{ name: 'pytest' }, { name: 'numpy' }, { name: '', url: '.', editable: true }]);
+    expect(set.files).toEqual(['requirements.txt', 'dev.txt', '/srv/shared/base.txt']);
+  });
+
+  it('reads paths and archives the way pip tells them from names, extras included', () => {
+    const set = read({
+      'requirements.txt': ['.[dev]', '-e .[gpu,cli]', 'libs/pkg', 'wheels/x_pkg-1.0-py3-none-any.whl', 'tool-2.0.tar.gz', 'git+https://github.com/org/repo.git@v1', 'docs;extra=="a/b"'].join('\n'),
+    });
+    expect(set.requirements).toMatchObject([
+      { name: '', url: '.', extras: ['dev'], editable: false },
+      { name: '', url: '.', extras: ['gpu', 'cli'], editable: true },
+      { name: '', url: 'libs/pkg' },
+      { name: 'x_pkg', key: 'x-pkg', url: 'wheels/x_pkg-1.0-py3-none-any.whl' },
+      { name: 'tool', url: 'tool-2.0.tar.gz' },
+      { name: '', url: 'git+https://github.com/org/repo.git@v1' },
+    ]);
+    expect(set.skipped).toMatchObject([{ name: 'docs', url: null, marker: 'extra=="a/b"' }]);
+    expect(set.diagnostics).toEqual([]);
+  });
+
+  it('keeps the whole-install options and hashes pip would act on, and says which per-requirement options it drops', () => {
+    const hash = `sha256:${'0f'.repeat(32)}`;
+    const set = read({
+      'requirements.txt': [
+        '--trusted-host pypi.internal:8080',
+        '--pre',
+        '--only-binary=:all:',
+        '--no-binary lxml',
+        '--require-hashes',
+        '--pre',
+        `requests==2.31.0 --hash=${hash}`,
+        'mypkg --config-settings=--build-option=--foo',
+        '--no-deps',
+      ].join('\n'),
+    });
+    expect(set.pipOptions).toEqual(['--trusted-host pypi.internal:8080', '--pre', '--only-binary :all:', '--no-binary lxml', '--require-hashes']);
+    expect(set.requirements).toMatchObject([{ name: 'requests', hashes: [hash] }, { name: 'mypkg', hashes: [] }]);
+    expect(set.diagnostics.map(formatDiagnostic)).toEqual([
+      "requirements.txt:8: --config-settings is not passed on to the image's pip; the requirement is installed without it",
+      'requirements.txt:9: unknown option --no-deps',
+    ]);
+  });
+
+  it('warns about paths outside the project, which the image will not have', () => {
+    const set = read({
+      'requirements.txt': 'brotli @ file:///croot/brotli-split_1714483155106/work\n-e /home/me/src/lib\n../sibling\n./inside\n',
+    });
+    expect(names(set.requirements)).toEqual(['brotli', '', '', '']);
+    expect(set.diagnostics.map(formatDiagnostic)).toEqual([
+      'requirements.txt:1: file:///croot/brotli-split_1714483155106/work is outside the project, so the image will not have it; require the package by name and version instead',
+      'requirements.txt:2: /home/me/src/lib is outside the project, so the image will not have it; require the package by name and version instead',
+      'requirements.txt:3: ../sibling is outside the project, so the image will not have it; require the package by name and version instead',
+    ]);
+  });
 });
