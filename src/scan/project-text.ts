@@ -13,7 +13,7 @@ export interface StrictTextFiles {
 /**
  * Reads each project file once, decoded as pip would decode it (a byte-order mark names the
  * encoding), and warns where the file's own reader will disagree: bytes that are not valid
- * in their encoding, Python source that is not UTF-8, TOML with a byte-order mark. The text
+ * in their encoding, Python source in UTF-16 or UTF-32, TOML with a byte-order mark. The text
  * is still read, so a scan reports what it can.
  */
 export function projectTextReader(readBytes: ReadBytes, strict: StrictTextFiles, diagnostics: Diagnostic[]): ReadText {
@@ -40,10 +40,10 @@ export function projectTextReader(readBytes: ReadBytes, strict: StrictTextFiles,
   }
 
   function strictReaderRefusal(path: string, decoded: DecodedText): string | null {
-    if (path === strict.pythonSource && decoded.encoding !== 'utf-8') {
+    if (path === strict.pythonSource && decoded.byteOrderMark && decoded.encoding !== 'utf-8') {
       return `saved as ${describeEncoding(decoded)}: Python reads source files as UTF-8 and will not import this one; save it as UTF-8`;
     }
-    if (path === strict.toml && decoded.byteOrderMark) {
+    if (path === strict.toml && (decoded.byteOrderMark || decoded.encoding !== 'utf-8')) {
       return `saved as ${describeEncoding(decoded)}: TOML must be UTF-8 with no byte-order mark, and Python's tomllib rejects this file; save it as UTF-8`;
     }
     return null;

@@ -1,16 +1,18 @@
 /**
  * Decodes a project's text files the way pip reads requirement files (pip's `auto_decode`)
- * and uv reads `.python-version`: a byte-order mark names the encoding, otherwise UTF-8.
+ * and uv reads `.python-version`: a byte-order mark names the encoding, else a PEP 263
+ * coding comment in the first two lines (`# -*- coding: latin-1 -*-`), else UTF-8.
  * Windows PowerShell 5.1 writes UTF-16 LE with a mark for `>` (`pip freeze > requirements.txt`)
  * and UTF-8 with a mark for `Set-Content -Encoding UTF8`; read as plain UTF-8 either gives
  * nonsense in place of every requirement.
  */
-export type TextEncoding = 'utf-8' | 'utf-16le' | 'utf-16be' | 'utf-32le' | 'utf-32be';
+type MarkedEncoding = 'utf-8' | 'utf-16le' | 'utf-16be' | 'utf-32le' | 'utf-32be';
 
 export interface DecodedText {
   /** The text, without its byte-order mark. */
   text: string;
-  encoding: TextEncoding;
+  /** The WHATWG name of the encoding used: `utf-8`, `utf-16le`, `windows-1252`, ... */
+  encoding: string;
   /** Whether the bytes began with a byte-order mark. */
   byteOrderMark: boolean;
   /** 1-based line of the first bytes that are not valid in `encoding` (read as U+FFFD), or null. */
@@ -18,7 +20,7 @@ export interface DecodedText {
 }
 
 // Longest first: the UTF-32 LE mark begins with the UTF-16 LE one.
-const BYTE_ORDER_MARKS: ReadonlyArray<readonly [TextEncoding, readonly number[]]> = [
+const BYTE_ORDER_MARKS: ReadonlyArray<readonly [MarkedEncoding, readonly number[]]> = [
   ['utf-32le', [0xff, 0xfe, 0x00, 0x00]],
   ['utf-32be', [0x00, 0x00, 0xfe, 0xff]],
   ['utf-8', [0xef, 0xbb, 0xbf]],
@@ -26,12 +28,31 @@ const BYTE_ORDER_MARKS: ReadonlyArray<readonly [TextEncoding, readonly number[]]
   ['utf-16be', [0xfe, 0xff]],
 ];
 
+// Python's own pattern (PEP 263), on each of the first two lines.
+const CODING_COMMENT = /^[ \t\f]*#.*?coding[:=][ \t]*([-\w.]+)/;
+
 export function decodeText(bytes: Uint8Array): DecodedText {
   const marked = BYTE_ORDER_MARKS.find(([, mark]) => mark.every((byte, index) => bytes[index] === byte));
-  const [encoding, mark] = marked ?? ['utf-8', []];
+  const [encoding, mark] = marked ?? [declaredEncoding(bytes) ?? 'utf-8', []];
   const body = bytes.subarray(mark.length);
   const text = encoding.startsWith('utf-32') ? decodeUtf32(body, encoding === 'utf-32le') : new TextDecoder(encoding, { ignoreBOM: true }).decode(body);
   return { text, encoding, byteOrderMark: marked !== undefined, firstInvalidLine: firstInvalidLine(body, encoding, text) };
+}
+
+/** The encoding a coding comment names, when the platform knows it under that name or Python's spelling of it. */
+function declaredEncoding(bytes: Uint8Array): string | null {
+  const head = new TextDecoder('latin1').decode(bytes.subarray(0, 400)).split('\n', 2);
+  const name = head.map((line) => CODING_COMMENT.exec(line)?.[1]).find((found) => found !== undefined);
+  if (name === undefined) return null;
+  const spellings = [name, name.replace(/_/g, '-'), name.replace(/[-_]/g, '')];
+  for (const spelling of spellings) {
+    try {
+      return new TextDecoder(spelling).encoding;
+    } catch {
+      // not a WHATWG label: try Python's other spellings of it
+    }
+  }
+  return null;
 }
 
 /** A name for messages: "UTF-16 LE with a byte-order mark". */
@@ -58,7 +79,7 @@ function decodeUtf32(bytes: Uint8Array, littleEndian: boolean): string {
  * substitutes from U+FFFD written in the file. (One written above the first bad bytes
  * would be named instead of them; the file still gets its warning.)
  */
-function firstInvalidLine(body: Uint8Array, encoding: TextEncoding, text: string): number | null {
+function firstInvalidLine(body: Uint8Array, encoding: string, text: string): number | null {
   if (!text.includes('\ufffd')) return null;
   if (!encoding.startsWith('utf-32') && decodesStrictly(body, encoding)) return null;
   let line = 1;
@@ -69,7 +90,7 @@ function firstInvalidLine(body: Uint8Array, encoding: TextEncoding, text: string
   return null;
 }
 
-function decodesStrictly(body: Uint8Array, encoding: TextEncoding): boolean {
+function decodesStrictly(body: Uint8Array, encoding: string): boolean {
   try {
     new TextDecoder(encoding, { fatal: true, ignoreBOM: true }).decode(body);
     return true;

@@ -43,6 +43,18 @@ describe('decoding project text files as pip does', () => {
     expect(decoded.text).toBe('torch\n# caf\ufffd\nnumpy\n');
   });
 
+  it('honours a coding comment in the first two lines, in Python\'s spellings, as Python and pip do', () => {
+    const latin1 = (text: string) => Uint8Array.from(text, (character) => character.charCodeAt(0));
+    expect(decodeText(latin1('#!/usr/bin/env python\n# -*- coding: latin-1 -*-\nTITLE = "caf\u00e9"\n'))).toMatchObject({
+      text: '#!/usr/bin/env python\n# -*- coding: latin-1 -*-\nTITLE = "caf\u00e9"\n',
+      encoding: 'windows-1252',
+      firstInvalidLine: null,
+    });
+    expect(decodeText(latin1('# vim: set fileencoding=iso_8859_15 :\nx = "\u00e9"\n')).encoding).toBe('iso-8859-15');
+    expect(decodeText(latin1('\n\n# coding: latin-1\nx = "\u00e9"\n'))).toMatchObject({ encoding: 'utf-8', firstInvalidLine: 4 });
+    expect(decodeText(utf8('# coding: no-such-codec\nx = 1\n')).encoding).toBe('utf-8');
+  });
+
   it('does not take a U+FFFD written in the file for bad bytes', () => {
     expect(decodeText(utf8('# \ufffd is the replacement character\ntorch\n')).firstInvalidLine).toBeNull();
   });
