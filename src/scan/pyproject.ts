@@ -30,7 +30,11 @@ export function readPyproject(text: string, file = 'pyproject.toml'): Pyproject 
 
   const project = asTable(data.project);
   if (project) {
-    if (typeof project['requires-python'] === 'string') result.requiresPython = project['requires-python'];
+    const requiresPython = project['requires-python'];
+    if (typeof requiresPython === 'string') result.requiresPython = requiresPython;
+    else if (requiresPython !== undefined) {
+      result.diagnostics.push({ file, line: lines.findKey('requires-python', 'project'), field: 'project.requires-python', message: 'must be a string, such as ">=3.10"; ignored' });
+    }
     const dependencies = project.dependencies;
     if (dependencies !== undefined && !Array.isArray(dependencies)) {
       result.diagnostics.push({ file, field: 'project.dependencies', message: 'must be a list of strings' });
@@ -57,12 +61,28 @@ export function readPyproject(text: string, file = 'pyproject.toml'): Pyproject 
       if (typeof spec === 'string') result.poetryPython = spec;
       continue;
     }
-    const converted = poetryDependency(name, spec);
-    if ('error' in converted) {
-      result.diagnostics.push({ file, line, field: `tool.poetry.dependencies.${name}`, message: converted.error });
-      continue;
+    const field = `tool.poetry.dependencies.${name}`;
+    // A list is Poetry's multiple-constraint form: one declaration per Python or platform.
+    for (const declaration of Array.isArray(spec) ? spec : [spec]) {
+      const converted = poetryDependency(name, declaration);
+      if ('error' in converted) {
+        result.diagnostics.push({ file, line, field, message: converted.error });
+        continue;
+      }
+      if (converted.requirement) result.requirements.push(locate(converted.requirement, file, line));
+      if (converted.source) {
+        result.diagnostics.push({ file, line, field, message: `source '${converted.source}' is not read by svc; the image installs ${name} from PyPI or the index options in requirements.txt` });
+      }
     }
-    if (converted.requirement) result.requirements.push(locate(converted.requirement, file, line));
+  }
+
+  for (const name of Object.keys(asTable(asTable(asTable(data.tool)?.uv)?.sources) ?? {})) {
+    result.diagnostics.push({
+      file,
+      line: lines.findKey(name, 'tool.uv.sources'),
+      field: `tool.uv.sources.${name}`,
+      message: `uv's sources are not read by svc; the image installs ${name} from PyPI or the index options in requirements.txt`,
+    });
   }
   return result;
 }
@@ -72,13 +92,17 @@ function locate(requirement: Requirement, file: string, line: number | undefined
 }
 
 /**
- * One Poetry dependency as a PEP 508 requirement. Optional dependencies are installed only
- * with an extra, so they are left out (requirement null). A constraint with `||`
- * alternatives has no single PEP 440 form and keeps no specifier.
+ * One Poetry dependency declaration as a PEP 508 requirement. Optional dependencies are
+ * installed only with an extra, so they are left out (requirement null). A constraint with
+ * `||` alternatives has no single PEP 440 form and keeps no specifier. `source` names a
+ * package source svc does not read.
  */
-function poetryDependency(name: string, spec: unknown): { requirement: Requirement | null } | { error: string } {
-  const declaration = Array.isArray(spec) ? asTable(spec[0]) : typeof spec === 'string' ? { version: spec } : asTable(spec);
-  if (!declaration) return { error: 'expected a version string or a table' };
+function poetryDependency(
+  name: string,
+  spec: unknown,
+): { requirement: Requirement | null; source?: string } | { error: string } {
+  const declaration = typeof spec === 'string' ? { version: spec } : asTable(spec);
+  if (!declaration) return { error: 'expected a version string, a table, or a list of tables' };
   if (declaration.optional === true) return { requirement: null };
   let specifier = '';
   if (typeof declaration.version === 'string') {
@@ -96,7 +120,7 @@ function poetryDependency(name: string, spec: unknown): { requirement: Requireme
     );
     markers.push(`(${clauses.map((clause) => `(${clause})`).join(' or ')})`);
   }
-  const url = ['git', 'url', 'path'].map((field) => declaration[field]).find((value) => typeof value === 'string');
+  const url = ['url', 'path'].map((field) => declaration[field]).find((value) => typeof value === 'string');
   const extras = Array.isArray(declaration.extras) ? declaration.extras.filter((e) => typeof e === 'string') : [];
   return {
     requirement: {
@@ -105,10 +129,18 @@ function poetryDependency(name: string, spec: unknown): { requirement: Requireme
       extras: extras.map((extra) => normaliseName(extra)).sort(),
       specifier,
       marker: markers.length ? markers.join(' and ') : null,
-      url: typeof declaration.git === 'string' ? `git+${declaration.git}` : ((url as string | undefined) ?? null),
+      url: typeof declaration.git === 'string' ? gitUrl(declaration.git, declaration) : ((url as string | undefined) ?? null),
       editable: declaration.develop === true,
     },
+    ...(typeof declaration.source === 'string' ? { source: declaration.source } : {}),
   };
+}
+
+/** pip's VCS URL for a Poetry git dependency: the revision after `@`, the subdirectory in the fragment. */
+function gitUrl(repository: string, declaration: Table): string {
+  const revision = ['rev', 'tag', 'branch'].map((field) => declaration[field]).find((value) => typeof value === 'string');
+  const subdirectory = typeof declaration.subdirectory === 'string' ? `#subdirectory=${declaration.subdirectory}` : '';
+  return `git+${repository}${revision === undefined ? '' : `@${revision as string}`}${subdirectory}`;
 }
 
 function pythonVersionClause(clause: string): string {

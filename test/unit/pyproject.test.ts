@@ -23,15 +23,38 @@ describe('reading pyproject.toml', () => {
     const pyproject = readPyproject(fixture('poetry.toml'));
     expect(pyproject.poetryPython).toBe('^3.11');
     const byKey = Object.fromEntries(pyproject.requirements.map((r) => [r.key, r]));
-    expect(Object.keys(byKey)).toEqual(['torch', 'openai-whisper', 'faster-whisper', 'tomli', 'mlx', 'mylib']);
+    expect(pyproject.requirements.map((r) => r.key)).toEqual(['torch', 'openai-whisper', 'faster-whisper', 'tomli', 'mlx', 'mylib', 'scipy', 'scipy', 'vision']);
     expect(byKey.torch).toMatchObject({ specifier: '>=2.3.0,<3', source: { file: 'pyproject.toml', line: 7 } });
     expect(byKey['openai-whisper']?.specifier).toBe('==20231117');
     expect(byKey['faster-whisper']).toMatchObject({ specifier: '>=1.0', extras: ['cuda'] });
     expect(byKey.tomli?.marker).toBe('((python_full_version < "3.11"))');
     expect(byKey.mlx?.marker).toBe("(sys_platform == 'darwin')");
-    expect(byKey.mylib?.url).toBe('git+https://github.com/example/mylib.git');
+    expect(byKey.mylib?.url).toBe('git+https://github.com/example/mylib.git@v1.2');
+    expect(byKey.vision?.url).toBe('git+https://github.com/example/mono.git@main#subdirectory=packages/vision');
+    expect(pyproject.requirements.filter((r) => r.key === 'scipy').map((r) => [r.specifier, r.marker, r.source.line])).toEqual([
+      ['<1.12', '((python_full_version < "3.10"))', 15],
+      ['>=1.12,<2', '((python_full_version >= "3.10"))', 15],
+    ]);
     expect(pyproject.diagnostics).toEqual([
-      { file: 'pyproject.toml', line: 14, field: 'tool.poetry.dependencies.broken', message: 'expected a version string or a table' },
+      {
+        file: 'pyproject.toml',
+        line: 7,
+        field: 'tool.poetry.dependencies.torch',
+        message: "source 'pytorch' is not read by svc; the image installs torch from PyPI or the index options in requirements.txt",
+      },
+      { file: 'pyproject.toml', line: 14, field: 'tool.poetry.dependencies.broken', message: 'expected a version string, a table, or a list of tables' },
+    ]);
+  });
+
+  it("says which of uv's sources and which malformed requires-python it does not follow", () => {
+    const pyproject = readPyproject(
+      '[project]\nname = "x"\nrequires-python = 3.11\ndependencies = ["torch==2.4.1", "mylib"]\n\n[tool.uv.sources]\ntorch = { index = "pytorch-cpu" }\nmylib = { git = "https://github.com/org/mylib", tag = "v2" }\n',
+    );
+    expect(pyproject.requiresPython).toBeNull();
+    expect(pyproject.diagnostics.map((d) => [d.line, d.field, d.message.split(';')[0]])).toEqual([
+      [3, 'project.requires-python', 'must be a string, such as ">=3.10"'],
+      [7, 'tool.uv.sources.torch', "uv's sources are not read by svc"],
+      [8, 'tool.uv.sources.mylib', "uv's sources are not read by svc"],
     ]);
   });
 
