@@ -27,7 +27,9 @@ class EventWriter:
 
     def send(self, message: dict) -> None:
         line = json.dumps(message, ensure_ascii=False, allow_nan=False, separators=(",", ":")) + "\n"
-        remaining = memoryview(line.encode("utf-8"))
+        # A lone surrogate ("\ud800" is valid JSON input) has no UTF-8 form, and can only sit
+        # inside a JSON string, where backslashreplace's `\ud800` is exactly JSON's escape.
+        remaining = memoryview(line.encode("utf-8", "backslashreplace"))
         with self._shield(), self._lock:
             while remaining:
                 remaining = remaining[os.write(self._descriptor, remaining):]

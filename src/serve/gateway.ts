@@ -12,6 +12,7 @@ import { HttpError } from './http-error.js';
 import { JobRunner } from './jobs/job-runner.js';
 import { registerJobRoutes } from './jobs/job-routes.js';
 import { JobStore } from './jobs/job-store.js';
+import { registerBodyParsers, unsupportedMediaType } from './request-bodies.js';
 
 export interface GatewayOptions {
   runner: CallRunner;
@@ -52,9 +53,8 @@ export interface JobSettings {
  */
 export async function createGateway(options: GatewayOptions): Promise<FastifyInstance> {
   const app = Fastify({ bodyLimit: options.maxBodyBytes, logger: false, return503OnClosing: true });
-  acceptJsonBodies(app);
+  registerBodyParsers(app);
   await app.register(multipart, { limits: { fileSize: options.maxBodyBytes, fieldSize: options.maxBodyBytes } });
-  app.addContentTypeParser('*', (_request, _payload, done) => done(null, undefined));
 
   app.setErrorHandler((error: FastifyError | HttpError, _request, reply) => {
     const httpError = error instanceof HttpError ? error : fromFastifyError(error);
@@ -92,23 +92,6 @@ export async function createGateway(options: GatewayOptions): Promise<FastifyIns
   return app;
 }
 
-/**
- * JSON bodies parsed here rather than by Fastify's default, so an empty body reaches the
- * route (which knows whether arguments are required) and malformed JSON is a clear 400.
- */
-function acceptJsonBodies(app: FastifyInstance): void {
-  app.removeContentTypeParser('application/json');
-  app.addContentTypeParser(/^application\/([\w.+-]+\+)?json$/, { parseAs: 'string' }, (_request, body, done) => {
-    const text = String(body);
-    if (text.trim() === '') return done(null, undefined);
-    try {
-      done(null, JSON.parse(text));
-    } catch (error) {
-      done(new HttpError(400, 'invalid_request', 'invalid_json', `the body is not valid JSON: ${(error as Error).message}`), undefined);
-    }
-  });
-}
-
 function fromFastifyError(error: FastifyError): HttpError {
   switch (error.code) {
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
@@ -117,7 +100,7 @@ function fromFastifyError(error: FastifyError): HttpError {
     case 'FST_PARTS_LIMIT':
       return new HttpError(413, 'payload_too_large', 'body_too_large', 'the request body is larger than this server accepts');
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
-      return new HttpError(415, 'unsupported_media_type', 'unsupported_content_type', 'send application/json or multipart/form-data');
+      return unsupportedMediaType('this Content-Type');
     case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
     case 'FST_INVALID_MULTIPART_CONTENT_TYPE':
       return new HttpError(400, 'invalid_request', 'invalid_body', error.message);

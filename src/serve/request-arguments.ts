@@ -9,6 +9,7 @@ import type { EndpointReport, Value } from '../worker/protocol.js';
 import { HttpError } from './http-error.js';
 import type { Arguments, InputValidator } from './input-validation.js';
 import { isMediaSchema } from './openapi.js';
+import { FormFields } from './request-bodies.js';
 
 export interface ReadArguments {
   arguments: Arguments;
@@ -19,9 +20,9 @@ export interface ReadArguments {
 const UPLOAD_DIR = join(tmpdir(), 'svc-uploads');
 
 /**
- * The call's arguments from the request: the JSON body, the query string for GET, or a
- * multipart form whose file parts are media parameters. Validated against the endpoint's
- * schema; a 4xx HttpError says what is wrong.
+ * The call's arguments from the request: the JSON body, the query string for GET, a
+ * URL-encoded form, or a multipart form whose file parts are media parameters. Validated
+ * against the endpoint's schema; a 4xx HttpError says what is wrong.
  */
 export async function readArguments(
   request: FastifyRequest,
@@ -33,6 +34,7 @@ export async function readArguments(
   }
   if (request.isMultipart()) return readMultipart(request, endpoint, validators.text);
   const body = request.body;
+  if (body instanceof FormFields) return { arguments: validators.text({ ...body.fields }), stagedFiles: [] };
   if (body === undefined || body === null) {
     // An empty body is the call with no arguments: fine for an endpoint without required
     // parameters, and a 422 naming the missing ones otherwise.

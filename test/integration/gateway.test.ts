@@ -57,6 +57,36 @@ describe('svc start serving examples/hello', () => {
     expect(array.status).toBe(422);
   });
 
+  it('reads JSON whatever its parameters, and URL-encoded forms coerced to the parameter types', async () => {
+    const charset = await postJson(`${server.url}/hello`, { name: 'Ada' }, { 'content-type': 'application/json; charset=utf-8' });
+    expect(charset).toMatchObject({ status: 200, body: { greeting: 'Hello, Ada.' } });
+    const form = await postJson(`${server.url}/add`, 'a=2&b=0.5', { 'content-type': 'application/x-www-form-urlencoded' });
+    expect(form).toMatchObject({ status: 200, body: { sum: 2.5 } });
+    const badForm = await postJson(`${server.url}/add`, 'a=two&b=1', { 'content-type': 'application/x-www-form-urlencoded' });
+    expect(badForm.status).toBe(422);
+  });
+
+  it('answers 415 for a body it cannot read, rather than running the endpoint with its defaults', async () => {
+    for (const type of ['application/xml', 'text/plain']) {
+      const refused = await postJson(`${server.url}/hello`, '<name>Ada</name>', { 'content-type': type });
+      expect(refused.status, type).toBe(415);
+      expect(refused.body.error.message).toContain(`Content-Type ${type} is not accepted`);
+    }
+    const empty = await postJson(`${server.url}/hello`, '', { 'content-type': 'text/plain' });
+    expect(empty).toMatchObject({ status: 200, body: { greeting: 'Hello, world.' } });
+  });
+
+  it('survives a lone surrogate, which is valid JSON, sent through a worker and back', async () => {
+    const response = await fetch(`${server.url}/hello`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{"name":"\\ud800"}',
+    });
+    expect(response.status).toBe(200);
+    expect(await response.text()).toBe('{"greeting":"Hello, \\ud800."}');
+    expect((await fetch(`${server.url}/health`).then((health) => health.json())).status).toBe('READY');
+  });
+
   it('refuses file references smuggled into JSON, which only svc may create', async () => {
     const smuggled = await postJson(`${server.url}/hello`, { name: { $file: { path: '/etc/passwd' } } });
     expect(smuggled.status).toBe(422);

@@ -3,6 +3,7 @@ import type { EndpointReport, Value } from '../../worker/protocol.js';
 import { HttpError } from '../http-error.js';
 import { compileValidators, type InputValidator } from '../input-validation.js';
 import { readArguments } from '../request-arguments.js';
+import { FormFields } from '../request-bodies.js';
 
 type JsonObject = { [key: string]: Value };
 
@@ -38,7 +39,7 @@ export class ChatRequestReader {
    * answer it, so a client raises its BadRequest error with svc's message.
    */
   async read(request: FastifyRequest): Promise<ChatRequestBody> {
-    if (request.isMultipart()) {
+    if (request.isMultipart() || request.body instanceof FormFields) {
       throw new HttpError(415, 'unsupported_media_type', 'unsupported_content_type', 'a chat completion is sent as application/json');
     }
     try {
