@@ -13,6 +13,8 @@ import { endpointSeconds, integerBetween, oneOf, seconds } from './option-parser
 import { runCommand, type CommonOptions } from './run-command.js';
 import { SvcError } from '../svc-error.js';
 import { createServeLog } from './serve-log.js';
+import { containerServeArgs } from './container-serve-args.js';
+import { API_KEYS_ENV, ApiKeys, readKeysFile } from '../serve/api-keys.js';
 
 interface StartOptions extends CommonOptions {
   entrypoint?: string;
@@ -95,6 +97,7 @@ export function registerStartCommand(program: Command): void {
           }
           // Loaded on use, like the local server below: dockerode is not in the bundle.
           const { runInDocker } = await import('../orchestrators/docker-run.js');
+          const extraArgs = containerServeArgs(options, (option) => command.getOptionValueSource(option) === 'cli');
           await runInDocker({
             target,
             entrypoint: options.entrypoint,
@@ -103,7 +106,8 @@ export function registerStartCommand(program: Command): void {
             port: options.port,
             compute: options.compute,
             provider: options.provider,
-            extraArgs: [...(options.workers === 1 ? [] : ['--workers', String(options.workers)]), ...(options.testServer ? ['--test-server'] : [])],
+            extraArgs,
+            env: containerSecrets(options),
             stopTimeoutSeconds: options.gracePeriod + 5,
             log: createServeLog(output.mode),
           });
@@ -127,6 +131,7 @@ export function registerStartCommand(program: Command): void {
           runpodTrial: { testServer: options.testServer === true, testInputFile: options.testInput },
           apiKey: options.apiKey ?? process.env.SERVICE_API_KEY,
           apiKeysFile: options.apiKeys,
+          apiKeysJson: process.env[API_KEYS_ENV],
           jobs: {
             ttlMs: options.jobTtl * 1000,
             maxRetained: options.maxJobs,
@@ -141,4 +146,19 @@ export function registerStartCommand(program: Command): void {
         });
       });
     });
+}
+
+/**
+ * The secrets the container gets through its environment, never its command line: the
+ * caller's, then `--api-key` and the `--api-keys` file's text, checked here so that a bad
+ * file is named before any container starts.
+ */
+function containerSecrets(options: StartOptions): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...process.env };
+  if (options.apiKey !== undefined) env.SERVICE_API_KEY = options.apiKey;
+  if (options.apiKeys !== undefined) {
+    ApiKeys.from({ keysFile: options.apiKeys });
+    env[API_KEYS_ENV] = readKeysFile(options.apiKeys);
+  }
+  return env;
 }

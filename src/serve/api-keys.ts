@@ -12,9 +12,12 @@ export interface ApiKey {
 
 export type KeyCheck = { kind: 'valid'; key: ApiKey } | { kind: 'unknown' };
 
+/** A keys file's JSON in the environment, for where no file can go: a container. */
+export const API_KEYS_ENV = 'SVC_API_KEYS';
+
 /**
  * The keys a server accepts: `SERVICE_API_KEY` / `--api-key` (every endpoint), and a keys
- * file mapping keys to the endpoints they may call:
+ * file (`--api-keys`, or its text in `SVC_API_KEYS`) mapping keys to the endpoints they may call:
  *
  *   {"keys": [{"name": "ci", "key": "...", "endpoints": ["/hello"]}, {"key": "...", "endpoints": "*"}]}
  */
@@ -25,10 +28,11 @@ export class ApiKeys {
     return new ApiKeys([]);
   }
 
-  static from(options: { key?: string | undefined; keysFile?: string | undefined }): ApiKeys {
+  static from(options: { key?: string | undefined; keysFile?: string | undefined; keysJson?: string | undefined }): ApiKeys {
     const keys: ApiKey[] = [];
     if (options.key !== undefined && options.key !== '') keys.push(makeKey(options.key, 'service-key', null));
-    if (options.keysFile !== undefined) keys.push(...readKeysFile(options.keysFile));
+    if (options.keysFile !== undefined) keys.push(...parseKeys(readKeysFile(options.keysFile), { file: options.keysFile }));
+    if (options.keysJson !== undefined && options.keysJson !== '') keys.push(...parseKeys(options.keysJson, { file: `$${API_KEYS_ENV}` }));
     return new ApiKeys(keys);
   }
 
@@ -56,13 +60,22 @@ function makeKey(key: string, name: string, endpoints: ReadonlySet<string> | nul
   return { id: `${name}:${digest.subarray(0, 4).toString('hex')}`, digest, endpoints };
 }
 
-function readKeysFile(file: string): ApiKey[] {
+/** The keys file's text; a file that cannot be read is a usage error naming it. */
+export function readKeysFile(file: string): string {
+  try {
+    return readFileSync(file, 'utf8');
+  } catch {
+    throw new SvcError('usage', 'the keys file cannot be read', { file });
+  }
+}
+
+/** The keys in a keys file's text; `file` names where the text came from in errors. */
+function parseKeys(text: string, { file }: { file: string }): ApiKey[] {
   let data: unknown;
   try {
-    data = JSON.parse(readFileSync(file, 'utf8'));
+    data = JSON.parse(text);
   } catch (error) {
-    const reason = error instanceof SyntaxError ? `not valid JSON: ${error.message}` : 'cannot be read';
-    throw new SvcError('usage', `the keys file ${reason}`, { file });
+    throw new SvcError('usage', `the keys file is not valid JSON: ${(error as Error).message}`, { file });
   }
   const entries = (data as { keys?: unknown } | null)?.keys;
   if (!Array.isArray(entries)) throw new SvcError('usage', 'expected {"keys": [...]}', { file, field: 'keys' });

@@ -36,6 +36,8 @@ export interface LocalServeOptions {
   runpodTrial: { testServer: boolean; testInputFile: string | undefined };
   apiKey: string | undefined;
   apiKeysFile: string | undefined;
+  /** A keys file's text from the environment ($SVC_API_KEYS), as a container gets it. */
+  apiKeysJson: string | undefined;
   jobs: JobSettings;
   log: ServeLog;
 }
@@ -51,7 +53,7 @@ const RETRY_AFTER_SECONDS = 5;
 export async function serveLocally(options: LocalServeOptions): Promise<void> {
   const { root, entrypoint } = locateProject(options.target, options.entrypoint);
   const { log } = options;
-  const keys = ApiKeys.from({ key: options.apiKey, keysFile: options.apiKeysFile });
+  const keys = ApiKeys.from({ key: options.apiKey, keysFile: options.apiKeysFile, keysJson: options.apiKeysJson });
   const python = await findPythonInterpreter({ explicit: options.python, projectDir: root, env: process.env });
   // A provider named on the command line is checked before any model loads.
   const early = options.provider === undefined ? null : await prepareProvider(options.provider, options, python);

@@ -1,5 +1,6 @@
 import { execFileSync, spawnSync } from 'node:child_process';
-import { appendFileSync, readFileSync, writeFileSync } from 'node:fs';
+import { appendFileSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import catalog from '../../src/build/base-images.json' with { type: 'json' };
@@ -114,6 +115,23 @@ describe.skipIf(!engineAnswers && !mustRun)('svc build --image and svc start --o
     expect(await server.stop()).toBe(0);
     expect(server.logs()).toContain('stopped');
     expect(docker('ps', '--all', '--quiet', '--filter', `ancestor=${IMAGE}`)).toBe(''); // stopped and removed
+  }, 120_000);
+
+  it('applies the serving options and the keys file inside the container, as svc start does locally', async () => {
+    const keysFile = join(mkdtempSync(join(tmpdir(), 'svc-keys-')), 'keys.json');
+    writeFileSync(keysFile, JSON.stringify({ keys: [{ name: 'ci', key: 'hello-only-key', endpoints: ['/hello'] }] }));
+    const server = await startSvc(['--orchestrator', 'docker', '--image', IMAGE, '--api-keys', keysFile, '--max-body-size', '1', project]);
+    const call = (path: string, key: string, body: string) =>
+      fetch(`${server.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` }, body });
+    expect((await call('/hello', 'hello-only-key', '{"name":"Ada"}')).status).toBe(200);
+    expect((await call('/add', 'hello-only-key', '{"a":1,"b":2}')).status).toBe(403);
+    expect((await call('/hello', 'some-other-key', '{}')).status).toBe(401);
+    expect((await call('/hello', 'hello-only-key', JSON.stringify({ name: 'x'.repeat(2 * 1024 * 1024) }))).status).toBe(413);
+    expect(await server.stop()).toBe(0);
+
+    const refused = await runSvc(['start', '--orchestrator', 'docker', '--image', IMAGE, '--python', '/usr/bin/python3', project]);
+    expect(refused.exitCode).toBe(2);
+    expect(refused.stderr).toContain("--python has no effect with --orchestrator docker");
   }, 120_000);
 
   it('rebuilds after a change to service.py alone from the cache, up to the code layer', async () => {

@@ -84,7 +84,7 @@ describe('svc start serving examples/hello', () => {
     });
     expect(response.status).toBe(200);
     expect(await response.text()).toBe('{"greeting":"Hello, \\ud800."}');
-    expect((await fetch(`${server.url}/health`).then((health) => health.json())).status).toBe('READY');
+    expect(((await (await fetch(`${server.url}/health`)).json()) as { status: string }).status).toBe('READY');
   });
 
   it('refuses file references smuggled into JSON, which only svc may create', async () => {
