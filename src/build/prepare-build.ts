@@ -28,8 +28,8 @@ export interface PreparedBuild {
   dockerfile: string;
   usesProjectDockerfile: boolean;
   wroteDockerignore: boolean;
-  /** Warnings from the scan, when this build ran one. */
-  scanWarnings: string[];
+  /** The manifest's warnings, repeated on every build, whether it scanned or not. */
+  warnings: string[];
   /** svc's runtime staged under apipod-deploy/svc/, project-relative: the generated Dockerfile copies every one. */
   stagedRuntime: string[];
 }
@@ -48,14 +48,12 @@ export async function prepareBuild(target: string, options: PrepareOptions): Pro
   let manifest = readManifest(manifestPath);
   let scannedBecause =
     manifest === null ? 'no manifest yet' : manifest.entrypoint !== entrypoint ? `the entrypoint is now ${entrypoint}` : manifestStaleness(root, manifestPath);
-  let scanWarnings: string[] = [];
   if (scannedBecause !== null || manifest === null) {
     // Loaded on use: the scanner brings the Python grammar, which a current manifest does not need.
     const { scanProject } = await import('../scan/scan-project.js');
     const scan = await scanProject(root, { entrypoint });
     await writeManifest(root, scan.manifest);
     manifest = scan.manifest;
-    scanWarnings = scan.manifest.warnings;
     scannedBecause ??= 'no manifest yet';
   }
 
@@ -76,7 +74,7 @@ export async function prepareBuild(target: string, options: PrepareOptions): Pro
     dockerfile: usesProjectDockerfile ? PROJECT_DOCKERFILE : STAGED_FILES.dockerfile,
     usesProjectDockerfile,
     wroteDockerignore,
-    scanWarnings,
+    warnings: manifest.warnings,
     stagedRuntime,
   };
 }

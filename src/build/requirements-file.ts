@@ -32,6 +32,7 @@ const HASH = /^[a-z0-9]+:[0-9a-fA-F]+$/;
 const PIP_OPTION = /^--(?:no-index|pre|prefer-binary|require-hashes|(?:trusted-host|only-binary|no-binary|use-feature) [A-Za-z0-9:._,+[\]-]+)$/;
 
 export function renderRequirementFiles(dependencies: ManifestDependencies): RequirementFiles {
+  refuseUnreadableLines(dependencies.unreadable);
   const remote: string[] = [];
   const local: string[] = [];
   for (const requirement of dependencies.requirements) {
@@ -82,6 +83,13 @@ export function requirementLine(requirement: ManifestRequirement): string {
   if (url !== null) return `${withExtras} @ ${url}${marker}${hashes}`;
   const specifier = requirement.specifier === '' ? '' : check(requirement.specifier, SPECIFIER, field, 'is not a version specifier');
   return `${withExtras}${specifier}${marker}${hashes}`;
+}
+
+/** A line pip cannot read fails pip's install too: building without it would leave a package out unnoticed. */
+function refuseUnreadableLines([first, ...more]: readonly string[]): void {
+  if (first === undefined) return;
+  const others = more.length === 0 ? '' : ` (and ${more.length} more unreadable line${more.length === 1 ? '' : 's'}: svc scan lists them)`;
+  throw new SvcError('invalid-project', `${first}${others}; pip cannot read this line either, so the image would lack it: fix it and build again`);
 }
 
 /** A path into the project (`./pkg`, `file:...`): it exists in the image only once the code is copied. */

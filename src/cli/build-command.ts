@@ -119,7 +119,7 @@ async function prepare(dir: string, options: BuildOptions): Promise<PreparedBuil
 
 function reportPreparation(prepared: PreparedBuild, view: BuildProgressView): void {
   if (prepared.scannedBecause) view.note(`scanned the project first (${prepared.scannedBecause})`);
-  for (const warning of prepared.scanWarnings) view.note(`warning: ${warning}`);
+  for (const warning of prepared.warnings) view.note(`warning: ${warning}`);
   if (prepared.wroteDockerignore) view.note('wrote .dockerignore (the project had none)');
   if (prepared.usesProjectDockerfile) {
     view.note('the project has its own Dockerfile: building that one instead of apipod-deploy/Dockerfile');
@@ -152,7 +152,7 @@ function machineResult(prepared: PreparedBuild, build: Record<string, unknown> |
     uses_project_dockerfile: prepared.usesProjectDockerfile,
     wrote_dockerignore: prepared.wroteDockerignore,
     scanned_because: prepared.scannedBecause,
-    warnings: prepared.scanWarnings,
+    warnings: prepared.warnings,
     plan: {
       base_image: prepared.plan.base.image,
       python: prepared.plan.python,

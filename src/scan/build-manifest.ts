@@ -120,6 +120,7 @@ export function buildManifest(snapshot: ProjectSnapshot, parser: PythonParser, c
       extra_index_urls: requirementSet.extraIndexUrls,
       find_links: requirementSet.findLinks,
       pip_options: requirementSet.pipOptions,
+      unreadable: requirementSet.unreadable.map(formatDiagnostic),
       apipod_requirement: apipod ? `${apipod.source.file}:${apipod.source.line}` : null,
     },
     model_file_sizes: Object.fromEntries(modelFiles.map((file) => [file.path, file.size])),
@@ -130,7 +131,7 @@ export function buildManifest(snapshot: ProjectSnapshot, parser: PythonParser, c
 
 function emptyRequirementSet(): RequirementSet {
   return {
-    requirements: [], skipped: [], constraints: [], indexUrl: null, extraIndexUrls: [], findLinks: [], pipOptions: [], files: [], diagnostics: [],
+    requirements: [], skipped: [], constraints: [], indexUrl: null, extraIndexUrls: [], findLinks: [], pipOptions: [], files: [], diagnostics: [], unreadable: [],
   };
 }
 

@@ -85,6 +85,8 @@ export interface ManifestDependencies {
   find_links: string[];
   /** pip's other whole-install options from the requirements files, one line each: `--pre`, `--trusted-host HOST`. */
   pip_options: string[];
+  /** Requirement lines that could not be read, as `file:line: why`: `svc build` refuses to build without them. */
+  unreadable: string[];
   /** Where the project requires `apipod` (file:line): svc's runtime provides it, so the image leaves it out. */
   apipod_requirement: string | null;
 }

@@ -26,6 +26,8 @@ export interface RequirementSet {
   /** Every file read, project-relative, in the order first read. */
   files: string[];
   diagnostics: Diagnostic[];
+  /** The diagnostics for lines dropped because they could not be read (pip could not either). */
+  unreadable: Diagnostic[];
 }
 
 
@@ -72,12 +74,17 @@ const PEP508_URL_FORM = /^[A-Za-z0-9][A-Za-z0-9._-]*\s*(?:\[[^\]]*\])?\s*@/;
  */
 export function readRequirements(entry: string, readText: ReadText, environment: MarkerEnvironment): RequirementSet {
   const set: RequirementSet = {
-    requirements: [], skipped: [], constraints: [], indexUrl: null, extraIndexUrls: [], findLinks: [], pipOptions: [], files: [], diagnostics: [],
+    requirements: [], skipped: [], constraints: [], indexUrl: null, extraIndexUrls: [], findLinks: [], pipOptions: [], files: [], diagnostics: [], unreadable: [],
   };
   // pip reads a file again when it is included both ways (-r and -c), so record each way.
   const readAs = new Set<string>();
   readFile(entry, 'requirement', [], null);
   return set;
+
+  function drop(diagnostic: Diagnostic): void {
+    set.diagnostics.push(diagnostic);
+    set.unreadable.push(diagnostic);
+  }
 
   function readFile(file: string, kind: 'requirement' | 'constraint', including: string[], from: Location | null): void {
     if (including.includes(file)) {
@@ -87,7 +94,7 @@ export function readRequirements(entry: string, readText: ReadText, environment:
     if (readAs.has(`${kind}:${file}`)) return;
     const text = readText(file);
     if (text === null) {
-      if (from) set.diagnostics.push({ ...from, message: `${file} not found` });
+      if (from) drop({ ...from, message: `${file} not found` });
       return;
     }
     readAs.add(`${kind}:${file}`);
@@ -100,14 +107,15 @@ export function readRequirements(entry: string, readText: ReadText, environment:
   function readLine(file: string, kind: 'requirement' | 'constraint', { text, line }: LogicalLine, including: string[]): void {
     const at = { file, line };
     const report = (message: string): void => void set.diagnostics.push({ ...at, message });
+    const skip = (message: string): void => drop({ ...at, message });
     const [first = '', ...rest] = splitWords(text);
     const [option, inlineValue] = splitOption(first);
 
     const includeKind = INCLUDE_OPTIONS.get(option);
     if (includeKind) {
       const target = inlineValue ?? rest[0];
-      if (!target) return report(`${option} needs a file name`);
-      if (URL_SCHEME.test(target)) return report(`${option} ${target}: remote requirement files are not read; list the requirements here`);
+      if (!target) return skip(`${option} needs a file name`);
+      if (URL_SCHEME.test(target)) return skip(`${option} ${target}: remote requirement files are not read; list the requirements here`);
       const resolved = posix.isAbsolute(target) ? target : posix.normalize(posix.join(posix.dirname(file), target));
       // pip: `-r` installs what it names even from inside a constraints file; `-c` only constrains.
       return readFile(resolved, includeKind === 'constraint' ? 'constraint' : 'requirement', including, at);
@@ -115,7 +123,7 @@ export function readRequirements(entry: string, readText: ReadText, environment:
     const indexKind = INDEX_OPTIONS.get(option);
     if (indexKind) {
       const url = inlineValue ?? rest[0];
-      if (!url) return report(`${option} needs a URL`);
+      if (!url) return skip(`${option} needs a URL`);
       if (indexKind === 'index') set.indexUrl = url;
       else if (indexKind === 'extra-index') pushUnique(set.extraIndexUrls, url);
       else pushUnique(set.findLinks, url);
@@ -124,20 +132,20 @@ export function readRequirements(entry: string, readText: ReadText, environment:
     if (GLOBAL_FLAGS.has(option)) return pushUnique(set.pipOptions, option);
     if (GLOBAL_VALUE_OPTIONS.has(option)) {
       const value = inlineValue ?? rest[0];
-      if (!value) return report(`${option} needs a value`);
+      if (!value) return skip(`${option} needs a value`);
       return pushUnique(set.pipOptions, `${option} ${value}`);
     }
 
     const editable = option === '-e' || option === '--editable';
     const words = editable ? [inlineValue ?? rest.shift() ?? '', ...rest] : [first, ...rest];
-    if (editable && words[0] === '') return report(`${option} needs a path or URL`);
-    if (!editable && option.startsWith('-')) return report(`unknown option ${option}`);
+    if (editable && words[0] === '') return skip(`${option} needs a path or URL`);
+    if (!editable && option.startsWith('-')) return skip(`unknown option ${option}`);
 
     const split = splitRequirementOptions(words);
-    if ('error' in split) return report(split.error);
+    if ('error' in split) return skip(split.error);
     for (const option of split.unsupported) report(`${option} is not passed on to the image's pip; the requirement is installed without it`);
     const parsed = parseRequirementText(split.requirement, editable);
-    if ('error' in parsed) return report(parsed.error);
+    if ('error' in parsed) return skip(parsed.error);
     const located: LocatedRequirement = { ...parsed.requirement, source: at, hashes: split.hashes };
     const outside = pathOutsideProject(located);
     if (outside !== null) report(`${outside} is outside the project, so the image will not have it; require the package by name and version instead`);
@@ -145,7 +153,7 @@ export function readRequirements(entry: string, readText: ReadText, environment:
     if (kind === 'constraint') return void set.constraints.push(located);
     if (located.marker === null) return void set.requirements.push(located);
     const verdict = evaluateMarker(located.marker, environment);
-    if ('error' in verdict) return report(`marker '${located.marker}': ${verdict.error}`);
+    if ('error' in verdict) return skip(`marker '${located.marker}': ${verdict.error}`);
     (verdict.value ? set.requirements : set.skipped).push(located);
   }
 }

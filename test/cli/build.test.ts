@@ -39,8 +39,15 @@ describe('svc build (files only, no engine)', () => {
     expect(third.stderr).toContain('scanned the project first (service.py changed since the last scan)');
   });
 
-  it('writes the filtered requirements and says that apipod was left out', async () => {
+  it('refuses a requirement line pip cannot read; once it is fixed, writes the filtered requirements and says that apipod was left out', async () => {
     const project = copyProject(join(PROJECTS, 'messy-requirements'));
+    const refused = await runSvc(['build', project]);
+    expect(refused.exitCode).toBe(1);
+    expect(refused.stderr.trim().split('\n').at(-1)).toBe(
+      "error: requirements.txt:2: 'not a valid == line!': unexpected 'a valid == line!' after the requirement; pip cannot read this line either, so the image would lack it: fix it and build again",
+    );
+    const requirementsFile = join(project, 'requirements.txt');
+    writeFileSync(requirementsFile, readFileSync(requirementsFile, 'utf8').replace('not a valid == line!', '# fixed'));
     const run = await runSvc(['build', project, '--json']);
     expect(run.exitCode, run.stderr).toBe(0);
     const requirements = readFileSync(join(project, 'apipod-deploy/requirements.txt'), 'utf8');
@@ -50,6 +57,9 @@ describe('svc build (files only, no engine)', () => {
     expect(answer.plan.notes).toContain(
       "requirements.txt:5: apipod left out of the image's requirements; svc's runtime provides the toolkit",
     );
+    const again = await runSvc(['build', project]);
+    expect(again.stderr).not.toContain('scanned the project first');
+    expect(again.stderr).toContain('warning: .env: never copied into the image'); // the manifest's warnings, every build
   });
 
   it('says when a Dockerfile at the project root replaces the generated one', async () => {

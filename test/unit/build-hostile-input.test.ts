@@ -143,6 +143,7 @@ describe('hostile requirements never become pip options', () => {
       extra_index_urls: [],
       find_links: [],
       pip_options: [],
+      unreadable: [],
       apipod_requirement: null,
       ...extra,
     });

@@ -27,6 +27,12 @@ function manifestOf(name: string): Manifest {
 describe('generated Dockerfile', () => {
   for (const file of readdirSync(SCAN_GOLDEN).filter((name) => name.endsWith('.json'))) {
     const name = file.replace(/\.json$/, '');
+    if (manifestOf(name).dependencies.unreadable.length > 0) {
+      it(`is refused for ${name}, whose requirements hold a line pip cannot read`, () => {
+        expect(() => planBuild(manifestOf(name), options)).toThrow(/^requirements\.txt:2: .*pip cannot read this line either/);
+      });
+      continue;
+    }
     it(`is the reviewed one for ${name}`, () => {
       expectGolden(renderDockerfile(planBuild(manifestOf(name), options)), join(DOCKERFILE_GOLDEN, `${name}.Dockerfile`));
     });
