@@ -11,7 +11,7 @@ import { registerHealthRoute } from './health-route.js';
 import { HttpError } from './http-error.js';
 import { JobRunner } from './jobs/job-runner.js';
 import { registerJobRoutes } from './jobs/job-routes.js';
-import { JobStore } from './jobs/job-store.js';
+import type { JobStore } from './jobs/job-store.js';
 import { registerBodyParsers, unsupportedMediaType } from './request-bodies.js';
 
 export interface GatewayOptions {
@@ -30,11 +30,13 @@ export interface GatewayOptions {
   compute: Compute;
   keys: ApiKeys;
   jobs: JobSettings;
+  /** Where jobs live; the server that owns the gateway reads it when stopping. */
+  jobStore: JobStore;
   onRequestLog?: (line: string) => void;
 }
 
 export interface JobSettings {
-  /** How long an ended job stays readable. */
+  /** How long an ended job stays readable (the job store's retention). */
   ttlMs: number;
   maxRetained: number;
   defaultTimeoutMs: number;
@@ -70,7 +72,7 @@ export async function createGateway(options: GatewayOptions): Promise<FastifyIns
     });
   }
 
-  const store = new JobStore({ ttlMs: options.jobs.ttlMs, maxRetained: options.jobs.maxRetained });
+  const store = options.jobStore;
   const jobRunner = new JobRunner(store, options.runner, {
     timeoutsMs: options.jobs.timeoutsMs,
     defaultTimeoutMs: options.jobs.defaultTimeoutMs,

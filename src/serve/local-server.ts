@@ -11,6 +11,7 @@ import { WorkerPool } from '../worker/worker-pool.js';
 import { COMPUTE_VALUES, DEFAULT_TARGET, SERVED_PROVIDERS, type Compute, type Provider, type ServedProvider } from '../deployment-target.js';
 import { ApiKeys } from './api-keys.js';
 import { createGateway, type JobSettings } from './gateway.js';
+import { JobStore } from './jobs/job-store.js';
 import { urlHost } from './listen-url.js';
 import type { ServeLog } from './serve-log.js';
 import { listenWhileStarting } from './startup-server.js';
@@ -92,7 +93,9 @@ export async function serveLocally(options: LocalServeOptions): Promise<void> {
     const title = pool.app.title ?? basename(root);
     const compute = options.compute ?? serviceCompute(pool.app.compute);
     const gatewayKey = prepared.runpod ? randomBytes(32).toString('base64url') : null;
+    const jobStore = new JobStore({ ttlMs: options.jobs.ttlMs, maxRetained: options.jobs.maxRetained });
     const gateway = await createGateway({
+      jobStore,
       runner: pool,
       title,
       compute,
@@ -131,8 +134,15 @@ export async function serveLocally(options: LocalServeOptions): Promise<void> {
 
       const signal = await stopSignal;
       log.info(`${signal}: finishing in-flight calls (up to ${options.gracePeriodMs / 1000} s), then stopping`);
-      const closing = gateway.close();
+      // Still listening while calls finish: new calls get 503 with Retry-After from the
+      // stopping pool, and clients can still poll, stream or cancel their jobs.
+      const deadline = Date.now() + options.gracePeriodMs;
       await pool.shutdown(options.gracePeriodMs);
+      if (jobStore.unreadCount > 0) {
+        log.info(`waiting up to ${Math.ceil((deadline - Date.now()) / 1000)} s for clients to read ${jobStore.unreadCount} ended job(s)`);
+        await jobStore.whenEndedJobsRead(deadline - Date.now());
+      }
+      const closing = gateway.close();
       // Every call has ended and its answer is written: keep-alive connections that clients
       // hold open would otherwise keep the server up.
       gateway.server.closeIdleConnections();

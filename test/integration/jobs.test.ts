@@ -254,7 +254,23 @@ describe('SIGTERM with jobs waiting', () => {
     const queuedEnd = await watcher;
     expect(queuedEnd.status).toBe('FAILED');
     expect(queuedEnd.error?.message).toContain('the server stopped before this job could run');
+    expect((await waitForStatus(running.refresh_job_url, ['FINISHED'])).result).toEqual({ steps: 2 });
     expect(await stopping).toBe(0);
     expect(server.logs()).toMatch(/POST \/steps 200/);
+  });
+
+  it('keeps serving job reads while it drains, refuses new jobs with 503, and waits for the last result to be read', async () => {
+    const server = await startSvc([JOBS, '--grace-period', '20']);
+    const running: Envelope = (await postJson(`${server.url}/steps`, { count: 3, pause: 0.4 })).body;
+    await waitForStatus(running.refresh_job_url, ['PROCESSING']);
+    const stopping = server.stop();
+    await expect.poll(() => server.logs(), { timeout: 5_000, interval: 20 }).toContain('SIGTERM: finishing in-flight calls');
+    const refused = await postJson(`${server.url}/order`, { tag: 'too late' });
+    expect(refused.status).toBe(503);
+    expect(refused.headers.get('retry-after')).not.toBeNull();
+    await expect.poll(() => server.logs(), { timeout: 10_000, interval: 20 }).toContain('for clients to read 1 ended job');
+    const finished = await getJson(running.refresh_job_url);
+    expect(finished.body).toMatchObject({ status: 'FINISHED', result: { steps: 3 } });
+    expect(await stopping).toBe(0);
   });
 });

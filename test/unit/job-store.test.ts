@@ -20,6 +20,33 @@ describe('the job store', () => {
     expect(store.get(job.id, null)).toBeUndefined();
   });
 
+  it('counts the ended jobs no client has seen end, for a stopping server to wait on', async () => {
+    const { store } = storeWithClock(60_000, 100);
+    const polled = store.create('/run', null);
+    const watched = store.create('/run', null);
+    const stopWatching = store.watch(watched, () => undefined);
+    for (const job of [polled, watched]) {
+      store.move(job, 'PROCESSING');
+      store.move(job, 'FINISHED', { result: 1 });
+    }
+    stopWatching();
+    expect(store.unreadCount).toBe(1); // the watcher (Prefer: wait, a stream) was told
+    const allRead = store.whenEndedJobsRead(10_000);
+    expect(store.get(polled.id, 'someone else')).toBeUndefined();
+    expect(store.unreadCount).toBe(1);
+    store.get(polled.id, null);
+    await allRead;
+    expect(store.unreadCount).toBe(0);
+
+    const abandoned = store.create('/run', null);
+    store.move(abandoned, 'PROCESSING');
+    store.move(abandoned, 'FAILED', { error: null });
+    const started = Date.now();
+    await store.whenEndedJobsRead(50);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(45);
+    expect(store.unreadCount).toBe(1);
+  });
+
   it('stays bounded under a flood of jobs, dropping the oldest ended ones first', () => {
     const { store } = storeWithClock(3_600_000, 1_000);
     const ids: string[] = [];

@@ -10,6 +10,9 @@ export interface RetentionPolicy {
   maxRetained: number;
 }
 
+/** Not a job id (those are hex): the event for "no ended job is left unread". */
+const ALL_READ = 'all-read';
+
 export type JobChanges = Partial<Pick<Job, 'progress' | 'message' | 'result' | 'error'>>;
 
 /**
@@ -21,6 +24,8 @@ export type JobChanges = Partial<Pick<Job, 'progress' | 'message' | 'result' | '
 export class JobStore {
   private readonly jobs = new Map<string, Job>();
   private readonly ended = new Set<string>();
+  /** Ended jobs whose outcome no client has seen yet; a stopping server waits for them to be read. */
+  private readonly unread = new Set<string>();
   private readonly events = new EventEmitter();
 
   constructor(
@@ -55,7 +60,9 @@ export class JobStore {
   get(id: string, owner: string | null): Job | undefined {
     this.expire();
     const job = this.jobs.get(id);
-    return job && job.owner === owner ? job : undefined;
+    if (!job || job.owner !== owner) return undefined;
+    if (isTerminal(job.status)) this.markRead(id);
+    return job;
   }
 
   /** Forgets a job that was never accepted (its queue was full). */
@@ -72,6 +79,8 @@ export class JobStore {
     if (isTerminal(status)) {
       job.finishedAt = this.now();
       this.ended.add(job.id);
+      // A client waiting on the job (Prefer: wait, a stream) is told by the event below.
+      if (this.events.listenerCount(job.id) === 0) this.unread.add(job.id);
       this.enforceCap();
     }
     this.events.emit(job.id, job);
@@ -109,6 +118,28 @@ export class JobStore {
     return this.jobs.size;
   }
 
+  /** How many ended jobs no client has read yet. */
+  get unreadCount(): number {
+    return this.unread.size;
+  }
+
+  /**
+   * Resolves when every ended job has been read, or `timeoutMs` has passed: a server that
+   * stops right after its last job ends would leave the client polling for it with nothing.
+   */
+  whenEndedJobsRead(timeoutMs: number): Promise<void> {
+    if (this.unread.size === 0 || timeoutMs <= 0) return Promise.resolve();
+    return new Promise((resolve) => {
+      const finish = () => {
+        clearTimeout(timer);
+        this.events.off(ALL_READ, finish);
+        resolve();
+      };
+      const timer = setTimeout(finish, timeoutMs);
+      this.events.on(ALL_READ, finish);
+    });
+  }
+
   private expire(): void {
     const cutoff = this.now() - this.retention.ttlMs;
     for (const id of this.ended) {
@@ -130,5 +161,10 @@ export class JobStore {
     this.ended.delete(id);
     this.jobs.delete(id);
     this.events.removeAllListeners(id);
+    this.markRead(id);
+  }
+
+  private markRead(id: string): void {
+    if (this.unread.delete(id) && this.unread.size === 0) this.events.emit(ALL_READ);
   }
 }
