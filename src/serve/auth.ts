@@ -16,7 +16,7 @@ declare module 'fastify' {
   }
 }
 
-const BEARER = /^Bearer ([\x21-\x7e]+)$/;
+const BEARER = /^Bearer +([\x21-\x7e]+)$/i; // the scheme is case-insensitive (RFC 7235)
 
 /**
  * Bearer-key auth for every route not marked public (RFC 6750): 401 with WWW-Authenticate

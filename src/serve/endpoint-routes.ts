@@ -10,6 +10,7 @@ import { compileValidators, type Arguments } from './input-validation.js';
 import { envelopeOf, type JobRoutesOptions } from './jobs/job-routes.js';
 import { readPreferences } from './prefer-header.js';
 import { readArguments, removeStagedFiles } from './request-arguments.js';
+import { crashFailure } from './worker-crash.js';
 
 type EndpointRoutesOptions = GatewayOptions & { jobRoutes: JobRoutesOptions };
 
@@ -111,11 +112,12 @@ function sendOutcome(reply: FastifyReply, outcome: CallOutcome, debug: boolean):
     case 'error':
       throw endpointFailure(outcome.error, debug);
     case 'crashed':
-      throw new HttpError(500, 'worker_crashed', 'worker_crashed', outcome.message);
+      throw crashFailure(outcome, debug);
     case 'cancelled':
       throw new HttpError(503, 'unavailable', 'cancelled', 'the call was cancelled before it finished');
   }
 }
+
 
 export function endpointFailure(error: ErrorInfo, debug: boolean): HttpError {
   return new HttpError(500, 'endpoint_error', 'exception', `${error.type}: ${error.message}`, {

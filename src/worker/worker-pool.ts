@@ -271,7 +271,7 @@ export class WorkerPool {
   private failWaitingCalls(): void {
     for (const call of this.takeAllWaiting()) {
       call.stopListening();
-      call.settle({ kind: 'crashed', message: 'no worker is left to run the call: the service keeps crashing' });
+      call.settle({ kind: 'crashed', message: 'no worker is left to run the call: the service keeps crashing', stderrTail: [] });
     }
   }
 

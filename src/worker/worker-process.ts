@@ -17,7 +17,8 @@ export type CallOutcome =
   | { kind: 'result'; value: Value }
   | { kind: 'error'; error: ErrorInfo }
   | { kind: 'cancelled' }
-  | { kind: 'crashed'; message: string };
+  /** `stderrTail`: the worker's last stderr lines, from any call: for the log and --debug, not for clients. */
+  | { kind: 'crashed'; message: string; stderrTail: string[] };
 
 export interface CallOptions {
   /** Tags the call's events and log lines; a fresh `c-N` when left out. */
@@ -301,7 +302,7 @@ export class WorkerProcess {
       call.finish(
         call.cancelTimer !== undefined
           ? { kind: 'cancelled' }
-          : { kind: 'crashed', message: `${how} during call ${call.id} (${call.endpoint})${this.formatStderrTail()}` },
+          : { kind: 'crashed', message: `${how} during call ${call.id} (${call.endpoint})`, stderrTail: [...this.stderrTail] },
       );
     }
     if (this.currentState !== 'setup_failed') this.currentState = 'exited';
@@ -312,10 +313,6 @@ export class WorkerProcess {
     if (this.killed !== null) return `svc killed worker ${this.id}: ${this.killed.detail}`;
     if (exit.signal) return `worker ${this.id} was killed by ${exit.signal}`;
     return `worker ${this.id} exited with code ${exit.code}`;
-  }
-
-  private formatStderrTail(): string {
-    return this.stderrTail.length ? `; its last stderr lines:\n${this.stderrTail.join('\n')}` : '';
   }
 
   private enqueue(step: () => Promise<void>): void {

@@ -201,6 +201,9 @@ describe('svc start serving endpoints that misbehave', () => {
     const crashed = await postJson(`${server.url}/crash`, {});
     expect(crashed.status).toBe(500);
     expect(crashed.body.error.type).toBe('worker_crashed');
+    // What the worker wrote to stderr goes to svc's log only: it can be anyone's (or svc's own).
+    expect(crashed.body.error.message).toMatch(/^worker \d+ exited with code 3 during call \S+ \(\/crash\)$/);
+    expect(server.logs()).toContain('worker internals a client must not see');
     expect((await postJson(`${server.url}/echo`, { text: 'still here' })).body.text).toBe('still here');
   });
 

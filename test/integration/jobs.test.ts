@@ -209,6 +209,12 @@ describe('the job API with API keys', () => {
     expect(server.logs()).not.toContain('wrong-key');
   });
 
+  it('takes the scheme in any case, as RFC 7235 has it', async () => {
+    for (const authorization of ['bearer main-key-abcdef', 'BEARER main-key-abcdef']) {
+      expect((await postJson(`${server.url}/order`, { tag: 'x' }, { authorization })).status, authorization).toBe(200);
+    }
+  });
+
   it('keeps health, docs and the OpenAPI document open', async () => {
     for (const path of ['/health', '/docs', '/openapi.json']) expect((await fetch(`${server.url}${path}`)).status).toBe(200);
   });

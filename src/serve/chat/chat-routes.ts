@@ -7,6 +7,7 @@ import type { CallOutcome } from '../../worker/worker-process.js';
 import type { CallRunner } from '../call-runner.js';
 import { cancelledWhenClientLeaves } from '../client-disconnect.js';
 import { endpointFailure, submitFailure } from '../endpoint-routes.js';
+import { crashFailure } from '../worker-crash.js';
 import { HttpError } from '../http-error.js';
 import { completionFrom, type CompletionContext } from './chat-completion.js';
 import { ChatRequestReader, type ChatRequestBody } from './chat-request.js';
@@ -156,7 +157,7 @@ function failureOf(outcome: Exclude<CallOutcome, { kind: 'result' }>, debug: boo
       return new HttpError(failure.status, failure.type, failure.code, failure.message, { ...failure.extra, headers: { 'x-should-retry': 'false' } });
     }
     case 'crashed':
-      return new HttpError(500, 'worker_crashed', 'worker_crashed', outcome.message);
+      return crashFailure(outcome, debug);
     case 'cancelled':
       return new HttpError(503, 'unavailable', 'cancelled', 'the call was cancelled before it finished');
   }

@@ -4,6 +4,7 @@ import type { CallRunner } from '../call-runner.js';
 import { isTerminal } from './job-status.js';
 import type { JobStore } from './job-store.js';
 import type { Job } from './job.js';
+import { crashDescription } from '../worker-crash.js';
 
 export interface JobRunnerOptions {
   /** Longest a job may run once it has started, by endpoint path; `defaultTimeoutMs` otherwise. */
@@ -109,7 +110,7 @@ export class JobRunner {
         return;
       }
       case 'crashed':
-        this.store.move(job, 'FAILED', { error: { type: 'WorkerCrashed', message: outcome.message } });
+        this.store.move(job, 'FAILED', { error: { type: 'WorkerCrashed', message: crashDescription(outcome, this.options.debug) } });
         return;
       case 'cancelled':
         // Not asked for by the client or a time-out: the pool dropped the call while stopping.
