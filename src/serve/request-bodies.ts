@@ -10,6 +10,12 @@ export class FormFields {
   constructor(readonly fields: Record<string, string | string[]>) {}
 }
 
+/**
+ * Deeper JSON is refused: svc's own recursive passes over arguments overflow the stack
+ * somewhere past a thousand levels, and Python's json module (the worker's) fails near 1,000.
+ */
+export const MAX_JSON_DEPTH = 512;
+
 const JSON_MEDIA_TYPE = /^application\/([\w.+-]+\+)?json\s*(;|$)/i;
 const FORM_MEDIA_TYPE = /^application\/x-www-form-urlencoded\s*(;|$)/i;
 
@@ -24,11 +30,16 @@ export function registerBodyParsers(app: FastifyInstance): void {
   app.addContentTypeParser(JSON_MEDIA_TYPE, { parseAs: 'string' }, (_request, body, done) => {
     const text = String(body);
     if (text.trim() === '') return done(null, undefined);
+    let value: unknown;
     try {
-      done(null, JSON.parse(text));
+      value = JSON.parse(text);
     } catch (error) {
-      done(new HttpError(400, 'invalid_request', 'invalid_json', `the body is not valid JSON: ${(error as Error).message}`), undefined);
+      return done(new HttpError(400, 'invalid_request', 'invalid_json', `the body is not valid JSON: ${(error as Error).message}`), undefined);
     }
+    if (nestedDeeperThan(value, MAX_JSON_DEPTH)) {
+      return done(new HttpError(400, 'invalid_request', 'too_deep', `the body nests arrays or objects more than ${MAX_JSON_DEPTH} levels deep`), undefined);
+    }
+    done(null, value);
   });
   app.addContentTypeParser(FORM_MEDIA_TYPE, { parseAs: 'string' }, (_request, body, done) => {
     const text = String(body);
@@ -39,6 +50,18 @@ export function registerBodyParsers(app: FastifyInstance): void {
     const type = request.headers['content-type'];
     done(unsupportedMediaType(type === undefined ? 'a body without a Content-Type' : `Content-Type ${type}`), undefined);
   });
+}
+
+/** Walks with its own stack, so no depth of input can overflow the call stack here. */
+function nestedDeeperThan(root: unknown, limit: number): boolean {
+  const pending: Array<[unknown, number]> = [[root, 0]];
+  for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
+    const [value, depth] = next;
+    if (value === null || typeof value !== 'object') continue;
+    if (depth >= limit) return true;
+    for (const child of Array.isArray(value) ? value : Object.values(value)) pending.push([child, depth + 1]);
+  }
+  return false;
 }
 
 export function unsupportedMediaType(what: string): HttpError {

@@ -55,6 +55,11 @@ describe('svc start serving examples/hello', () => {
     expect(bad.body.error.code).toBe('invalid_json');
     const array = await postJson(`${server.url}/hello`, '[1, 2]');
     expect(array.status).toBe(422);
+    const nested = (depth: number) => `{"name": ${'['.repeat(depth)}${']'.repeat(depth)}}`;
+    const deep = await postJson(`${server.url}/hello`, nested(100_000));
+    expect(deep.status).toBe(400);
+    expect(deep.body.error.code).toBe('too_deep');
+    expect((await postJson(`${server.url}/hello`, nested(500))).status).toBe(422); // deep, but within the limit: the signature decides
   });
 
   it('reads JSON whatever its parameters, and URL-encoded forms coerced to the parameter types', async () => {
