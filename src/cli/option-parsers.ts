@@ -35,6 +35,20 @@ export function oneOf<T extends string>(all: readonly T[], implemented: readonly
 }
 
 /** `PATH=SECONDS`, collected into a map by endpoint path. */
+/** An http(s) URL without query or fragment, as an origin (and optional path prefix) for job URLs; no trailing slash. */
+export function publicUrl(text: string): string {
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    throw new InvalidArgumentError('expected an http or https URL, e.g. https://api.example.com');
+  }
+  if (!['http:', 'https:'].includes(url.protocol) || url.search !== '' || url.hash !== '') {
+    throw new InvalidArgumentError('expected an http or https URL without query or fragment, e.g. https://api.example.com');
+  }
+  return text.replace(/\/+$/, '');
+}
+
 export function endpointSeconds(text: string, previous: Map<string, number> = new Map()): Map<string, number> {
   const match = /^(\/[^=\s]*)=(.+)$/.exec(text);
   if (!match) throw new InvalidArgumentError('expected PATH=SECONDS, e.g. /generate=600');

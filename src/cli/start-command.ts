@@ -9,7 +9,7 @@ import {
   type Orchestrator,
   type ServedProvider,
 } from '../deployment-target.js';
-import { endpointSeconds, integerBetween, oneOf, seconds } from './option-parsers.js';
+import { endpointSeconds, integerBetween, oneOf, publicUrl, seconds } from './option-parsers.js';
 import { runCommand, type CommonOptions } from './run-command.js';
 import { SvcError } from '../svc-error.js';
 import { createServeLog } from './serve-log.js';
@@ -87,7 +87,7 @@ export function registerStartCommand(program: Command): void {
     .option('--job-ttl <seconds>', 'how long an ended job stays readable', seconds, 1800)
     .option('--max-jobs <n>', 'most ended jobs kept readable', integerBetween(1, 10_000_000), 10_000)
     .option('--max-wait <seconds>', 'longest "Prefer: wait=N" honoured', seconds, 60)
-    .option('--public-url <url>', 'origin used in job URLs (default: the request\'s Host)')
+    .option('--public-url <url>', 'origin used in job URLs (default: the request\'s Host)', publicUrl)
     .action(async (target: string, _options: StartOptions, command: Command) => {
       const options = command.optsWithGlobals<StartOptions>();
       await runCommand(options, async (output) => {
@@ -138,7 +138,7 @@ export function registerStartCommand(program: Command): void {
             defaultTimeoutMs: options.jobTimeout * 1000,
             timeoutsMs: new Map([...(options.endpointTimeout ?? new Map<string, number>())].map(([path, limit]) => [path, limit * 1000])),
             maxWaitSeconds: options.maxWait,
-            publicUrl: options.publicUrl?.replace(/\/+$/, '') ?? null,
+            publicUrl: options.publicUrl ?? null,
           },
           debug: options.debug === true,
           version: packageJson.version,

@@ -13,6 +13,7 @@ import { ApiKeys } from './api-keys.js';
 import { createGateway, type JobSettings } from './gateway.js';
 import { JobStore } from './jobs/job-store.js';
 import { urlHost } from './listen-url.js';
+import { listenOn } from './listen.js';
 import type { ServeLog } from './serve-log.js';
 import { listenWhileStarting } from './startup-server.js';
 
@@ -126,7 +127,7 @@ export async function serveLocally(options: LocalServeOptions): Promise<void> {
         log,
       });
     } else {
-      const address = await gateway.listen({ host: options.host, port: starting?.port ?? options.port });
+      const address = await listenOn(gateway, options.host, starting?.port ?? options.port);
       const shown = address.replace('0.0.0.0', 'localhost');
       log.info(`${title} is ready on ${shown} (docs: ${shown}/docs; ${compute} compute${keys.enabled ? ', API key required' : ''})`);
       for (const endpoint of pool.endpoints) log.info(`  ${endpoint.methods.join(',')} ${endpoint.path}`);

@@ -1,5 +1,6 @@
 import Fastify, { type FastifyInstance } from 'fastify';
 import { HttpError } from './http-error.js';
+import { listenOn } from './listen.js';
 
 /**
  * What answers on the port while the workers load the model: `/health` says STARTING (so
@@ -13,7 +14,7 @@ export async function listenWhileStarting(host: string, port: number): Promise<{
     const error = new HttpError(503, 'unavailable', 'starting', 'the service is starting; retry shortly');
     return reply.code(503).header('retry-after', '2').send(error.toBody());
   });
-  await app.listen({ host, port });
+  await listenOn(app, host, port);
   const address = app.server.address();
   const boundPort = typeof address === 'object' && address !== null ? address.port : port;
   return {

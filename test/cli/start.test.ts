@@ -1,5 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
+import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -27,6 +28,27 @@ describe('svc start on the command line', () => {
     const run = await runSvc(['start', HELLO, '--port', '80000']);
     expect(run.exitCode).toBe(2);
     expect(run.stderr).toContain('expected a whole number from 0 to 65535');
+  });
+
+  it('says in one line when the port is taken, rather than failing inside the server', async () => {
+    const taken = createServer();
+    await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+    const { port } = taken.address() as AddressInfo;
+    try {
+      const run = await runSvc(['start', HELLO, '--host', '127.0.0.1', '--port', String(port)]);
+      expect(run.exitCode).toBe(1);
+      expect(run.stderr.trim().split('\n').at(-1)).toBe(`error: port ${port} is in use on 127.0.0.1: stop what listens there, or choose another with --port`);
+    } finally {
+      taken.close();
+    }
+  });
+
+  it('rejects a --public-url that clients could not follow', async () => {
+    for (const url of ['notaurl', 'ftp://files.example.com', 'https://api.example.com/?x=1']) {
+      const run = await runSvc(['start', HELLO, '--public-url', url]);
+      expect(run.exitCode, url).toBe(2);
+      expect(run.stderr).toContain('expected an http or https URL');
+    }
   });
 
   it('names a missing keys file', async () => {
