@@ -1,9 +1,12 @@
 import type { FastifyReply } from 'fastify';
 import type { CancelSignal } from '../worker/cancel-signal.js';
 
-/** A client that disconnects before its answer is written (or during its stream) cancels the call. */
-export function cancelledWhenClientLeaves(reply: FastifyReply): CancelSignal {
-  const signal = new ClientDisconnect();
+/**
+ * A client that disconnects before its answer is written (or during its stream) cancels the
+ * call; the route may cancel it too (a time-out) with `abort()`.
+ */
+export function cancelledWhenClientLeaves(reply: FastifyReply): RequestCancel {
+  const signal = new RequestCancel();
   reply.raw.once('close', () => {
     if (!reply.raw.writableEnded) signal.abort();
   });
@@ -11,7 +14,7 @@ export function cancelledWhenClientLeaves(reply: FastifyReply): CancelSignal {
 }
 
 /** Fires its listeners once, on the first abort; every listener is a one-shot. */
-class ClientDisconnect implements CancelSignal {
+export class RequestCancel implements CancelSignal {
   aborted = false;
   private listeners: Array<() => void> = [];
 

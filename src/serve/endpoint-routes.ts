@@ -11,6 +11,7 @@ import { envelopeOf, type JobRoutesOptions } from './jobs/job-routes.js';
 import { readPreferences } from './prefer-header.js';
 import { readArguments, removeStagedFiles } from './request-arguments.js';
 import { crashFailure } from './worker-crash.js';
+import { callTimedOut, timeoutMsFor } from './call-timeout.js';
 
 type EndpointRoutesOptions = GatewayOptions & { jobRoutes: JobRoutesOptions };
 
@@ -39,10 +40,21 @@ export async function registerEndpointRoutes(app: FastifyInstance, options: Endp
         // The hosted API answers a submit with 200; a dedicated server asked to go async says 202.
         return reply.code(options.compute === 'serverless' ? 200 : 202).send(envelopeOf(request, job, options.jobRoutes));
       }
+      const cancel = cancelledWhenClientLeaves(reply);
+      let timer: NodeJS.Timeout | undefined;
+      let timedOut = false;
+      const startTimeout = () => {
+        timer = setTimeout(() => {
+          timedOut = true;
+          cancel.abort();
+        }, timeoutMsFor(endpoint.path, options.jobs));
+      };
       try {
-        const outcome = await submitCall(options, endpoint, args, cancelledWhenClientLeaves(reply));
+        const outcome = await submitCall(options, endpoint, args, { signal: cancel, onStart: startTimeout });
+        if (timedOut && outcome.kind === 'cancelled') throw callTimedOut(endpoint.path, options.jobs);
         return sendOutcome(reply, outcome, options.debug);
       } finally {
+        clearTimeout(timer);
         await removeStagedFiles(stagedFiles);
       }
     };
@@ -81,9 +93,14 @@ function submitJob(request: FastifyRequest, options: EndpointRoutesOptions, endp
   return job;
 }
 
-async function submitCall(options: GatewayOptions, endpoint: EndpointReport, args: Arguments, signal: CancelSignal): Promise<CallOutcome> {
+async function submitCall(
+  options: GatewayOptions,
+  endpoint: EndpointReport,
+  args: Arguments,
+  callOptions: { signal: CancelSignal; onStart: () => void },
+): Promise<CallOutcome> {
   try {
-    return await options.runner.submit(endpoint.path, args, { signal });
+    return await options.runner.submit(endpoint.path, args, callOptions);
   } catch (error) {
     throw submitFailure(error, endpoint, options);
   }

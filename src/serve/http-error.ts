@@ -20,6 +20,7 @@ export type ErrorType =
   | 'unavailable'
   | 'endpoint_error'
   | 'worker_crashed'
+  | 'timeout'
   | 'internal_error';
 
 export interface FieldProblem {

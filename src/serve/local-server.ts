@@ -94,6 +94,7 @@ export async function serveLocally(options: LocalServeOptions): Promise<void> {
     const title = pool.app.title ?? basename(root);
     const compute = options.compute ?? serviceCompute(pool.app.compute);
     const gatewayKey = prepared.runpod ? randomBytes(32).toString('base64url') : null;
+    checkTimeoutPaths(options.jobs.timeoutsMs, pool.endpoints.map((endpoint) => endpoint.path));
     const jobStore = new JobStore({ ttlMs: options.jobs.ttlMs, maxRetained: options.jobs.maxRetained });
     const gateway = await createGateway({
       jobStore,
@@ -156,6 +157,15 @@ export async function serveLocally(options: LocalServeOptions): Promise<void> {
     await pool.shutdown(options.gracePeriodMs);
   }
   log.info('stopped');
+}
+
+/** A time-out for a path that is no endpoint is a typo that would leave the real one without a limit. */
+function checkTimeoutPaths(timeoutsMs: ReadonlyMap<string, number>, endpoints: readonly string[]): void {
+  for (const path of timeoutsMs.keys()) {
+    if (!endpoints.includes(path)) {
+      throw new SvcError('usage', `--endpoint-timeout ${path}: no endpoint has that path; the endpoints are ${endpoints.join(', ')}`);
+    }
+  }
 }
 
 interface PreparedProvider {

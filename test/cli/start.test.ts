@@ -51,6 +51,12 @@ describe('svc start on the command line', () => {
     }
   });
 
+  it('refuses a time-out for a path that is no endpoint, which would leave the real one unlimited', async () => {
+    const run = await runSvc(['start', HELLO, '--port', '0', '--endpoint-timeout', '/helo=5']);
+    expect(run.exitCode).toBe(2);
+    expect(run.stderr.trim().split('\n').at(-1)).toBe('error: --endpoint-timeout /helo: no endpoint has that path; the endpoints are /hello, /add');
+  });
+
   it('names a missing keys file', async () => {
     const run = await runSvc(['start', HELLO, '--api-keys', '/nonexistent/keys.json', '--port', '0']);
     expect(run.exitCode).toBe(2);

@@ -138,7 +138,7 @@ describe('svc start serving endpoints that misbehave', () => {
   let server: RunningSvc;
   const marker = join(mkdtempSync(join(tmpdir(), 'svc-shutdown-')), 'marker');
   beforeAll(async () => {
-    server = await startSvc([BEHAVIOURS, '--workers', '2', '--max-body-size', '1', '--queue-size', '1'], {
+    server = await startSvc([BEHAVIOURS, '--workers', '2', '--max-body-size', '1', '--queue-size', '1', '--endpoint-timeout', '/async-sleep=0.5'], {
       SHUTDOWN_MARKER: marker,
     });
   });
@@ -200,6 +200,13 @@ describe('svc start serving endpoints that misbehave', () => {
     abandoned.abort();
     expect(await call).toBe('aborted');
     await expect.poll(async () => ((await (await fetch(`${server.url}/health`)).json()) as { busy: number }).busy, { timeout: 10_000 }).toBe(0);
+  });
+
+  it('cuts a call off at its endpoint time-out with a 504, and its worker serves again', async () => {
+    const slow = await postJson(`${server.url}/async-sleep`, { seconds: 30 });
+    expect(slow.status).toBe(504);
+    expect(slow.body.error).toMatchObject({ type: 'timeout', message: 'the call ran longer than the time-out of /async-sleep, 0.5 s' });
+    expect((await postJson(`${server.url}/async-sleep`, { seconds: 0.05 })).status).toBe(200);
   });
 
   it('fails the call of a worker that dies, and serves the next call on a fresh worker', async () => {

@@ -5,6 +5,7 @@ import { isTerminal } from './job-status.js';
 import type { JobStore } from './job-store.js';
 import type { Job } from './job.js';
 import { crashDescription } from '../worker-crash.js';
+import { timeoutMsFor } from '../call-timeout.js';
 
 export interface JobRunnerOptions {
   /** Longest a job may run once it has started, by endpoint path; `defaultTimeoutMs` otherwise. */
@@ -45,8 +46,7 @@ export class JobRunner {
       onStart: () => {
         if (isTerminal(job.status)) return;
         this.store.move(job, 'PROCESSING');
-        const timeoutMs = this.options.timeoutsMs.get(job.endpoint) ?? this.options.defaultTimeoutMs;
-        timer = setTimeout(() => this.abort(job, 'timeout'), timeoutMs);
+        timer = setTimeout(() => this.abort(job, 'timeout'), timeoutMsFor(job.endpoint, this.options));
         timer.unref();
       },
       onProgress: (progress, message) => {
@@ -91,7 +91,7 @@ export class JobRunner {
     abort.reason = reason;
     abort.controller.abort();
     if (reason === 'timeout' && !isTerminal(job.status)) {
-      const limit = (this.options.timeoutsMs.get(job.endpoint) ?? this.options.defaultTimeoutMs) / 1000;
+      const limit = timeoutMsFor(job.endpoint, this.options) / 1000;
       this.store.move(job, 'TIMEOUT', {
         error: { type: 'Timeout', message: `the job ran longer than its time-out of ${limit} s` },
       });

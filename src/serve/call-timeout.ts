@@ -1,0 +1,14 @@
+import type { JobSettings } from './gateway.js';
+import { HttpError } from './http-error.js';
+
+type TimeoutSettings = Pick<JobSettings, 'timeoutsMs' | 'defaultTimeoutMs'>;
+
+/** How long a call or job may run once a worker has started it: its endpoint's own time-out, else the default. */
+export function timeoutMsFor(endpoint: string, settings: TimeoutSettings): number {
+  return settings.timeoutsMs.get(endpoint) ?? settings.defaultTimeoutMs;
+}
+
+/** A dedicated call cut off at its time-out: 504, as a gateway says that what it waited on took too long. */
+export function callTimedOut(endpoint: string, settings: TimeoutSettings): HttpError {
+  return new HttpError(504, 'timeout', 'timeout', `the call ran longer than the time-out of ${endpoint}, ${timeoutMsFor(endpoint, settings) / 1000} s`);
+}
