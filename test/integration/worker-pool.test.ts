@@ -252,9 +252,8 @@ describe('crashes', () => {
     const pid = await workerPid(pool);
     const outcome = await pool.submit('/exit', {}, { id: 'doomed' });
     expect(outcome.kind).toBe('crashed');
-    const message = outcome.kind === 'crashed' ? outcome.message : '';
-    expect(message).toContain('worker 1 exited with code 1 during call doomed (/exit)');
-    expect(message).toContain('about to exit');
+    expect(outcome).toMatchObject({ kind: 'crashed', message: 'worker 1 exited with code 1 during call doomed (/exit)' });
+    expect(outcome.kind === 'crashed' ? outcome.stderrTail.join('\n') : '').toContain('about to exit');
     expect(pool.health().state).toBe('STARTING');
     expect(await workerPid(pool)).not.toBe(pid);
     expect(logs.some((line) => line.stream === 'svc' && line.line.includes('starting a new one'))).toBe(true);
