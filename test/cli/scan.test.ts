@@ -62,6 +62,17 @@ describe('svc scan', () => {
     expect(JSON.parse(byOption.stdout).manifest.entrypoint).toBe('api.py');
   });
 
+  it('takes a service file whose name starts with two dots, and still refuses one outside the project', async () => {
+    const project = copyProject(join(EXAMPLES, 'hello'));
+    writeFileSync(join(project, '..svc.py'), readFileSync(join(project, 'service.py')));
+    const inside = await runSvc(['scan', project, '--entrypoint', '..svc.py', '--json']);
+    expect(inside.exitCode).toBe(0);
+    expect(JSON.parse(inside.stdout).manifest.entrypoint).toBe('..svc.py');
+    const outside = await runSvc(['scan', project, '--entrypoint', '../elsewhere.py']);
+    expect(outside.exitCode).toBe(2);
+    expect(outside.stderr).toContain('the entrypoint must be inside the project directory');
+  });
+
   it('warns about each unreadable requirement with file and line, and still writes the manifest', async () => {
     const project = copyProject(join(PROJECTS, 'messy-requirements'));
     const run = await runSvc(['scan', project]);
