@@ -6,7 +6,7 @@ import {
   type Provider,
 } from '../deployment-target.js';
 import { chooseBaseImage, type BaseImageCatalog } from './base-image.js';
-import { formatDiagnostic, type Diagnostic } from './diagnostic.js';
+import { formatDiagnostic, sortDiagnostics, type Diagnostic } from './diagnostic.js';
 import { detectFrameworks, FRAMEWORK_NAMES } from './frameworks.js';
 import { MANIFEST_SCHEMA_VERSION, type Manifest, type ManifestRequirement } from './manifest.js';
 import { evaluateMarker, linuxImageEnvironment, type MarkerEnvironment } from './markers.js';
@@ -124,7 +124,7 @@ export function buildManifest(snapshot: ProjectSnapshot, parser: PythonParser, c
     },
     model_file_sizes: Object.fromEntries(modelFiles.map((file) => [file.path, file.size])),
     ignore_files: snapshot.listing.ignoreFiles,
-    warnings: diagnostics.map(formatDiagnostic),
+    warnings: sortDiagnostics(diagnostics).map(formatDiagnostic),
   };
 }
 

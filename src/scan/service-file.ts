@@ -1,5 +1,5 @@
 import type { Node, Tree } from 'web-tree-sitter';
-import type { Diagnostic } from './diagnostic.js';
+import { sortDiagnostics, type Diagnostic } from './diagnostic.js';
 import type { PythonParser } from './python-parser.js';
 
 /** What a static read of `service.py` found: the APIPod app, its endpoints, and what got in the way. */
@@ -92,7 +92,7 @@ export function readServiceFile(parser: PythonParser, source: string, fileName: 
     const { statements, syntaxProblems } = readRecoverableStatements(root, text, parseModule);
     const declarations = readDeclarations(statements, fileName);
     const diagnostics = [...describeSyntaxErrors(syntaxProblems, fileName), ...declarations.diagnostics];
-    return { ...declarations, diagnostics: sortByLine(diagnostics) };
+    return { ...declarations, diagnostics: sortDiagnostics(diagnostics) };
   } finally {
     // The trees live in WebAssembly memory, which the garbage collector does not reclaim.
     for (const tree of trees) tree.delete();
@@ -828,8 +828,4 @@ function childrenOf(node: Node): Node[] {
 
 function namedChildrenOf(node: Node): Node[] {
   return node.namedChildren.filter((child): child is Node => child !== null);
-}
-
-function sortByLine(diagnostics: Diagnostic[]): Diagnostic[] {
-  return [...diagnostics].sort((a, b) => (a.line ?? Infinity) - (b.line ?? Infinity));
 }

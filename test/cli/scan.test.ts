@@ -82,6 +82,24 @@ describe('svc scan', () => {
     expect(run.stderr).not.toMatch(ANSI);
   });
 
+  it('lists warnings by file, then line', async () => {
+    const project = copyProject(join(EXAMPLES, 'hello'));
+    writeFileSync(join(project, '.env'), 'TOKEN=x\n');
+    writeFileSync(join(project, 'requirements.txt'), 'numpy\nnot a requirement!\n');
+    writeFileSync(
+      join(project, 'service.py'),
+      'from apipod import APIPod\napp = APIPod(compute="gpu")\n\n@other.endpoint("/x")\ndef x():\n    pass\n\n' +
+        '@app.endpoint("/y")\ndef y():\n    pass\n',
+    );
+    const { manifest } = JSON.parse((await runSvc(['scan', project, '--json'])).stdout);
+    expect(manifest.warnings.map((warning: string) => warning.split(': ')[0])).toEqual([
+      '.env',
+      'requirements.txt:2',
+      'service.py:2',
+      'service.py:4',
+    ]);
+  });
+
   it('reads requirements and .python-version saved by Windows PowerShell (UTF-16, byte-order marks) as pip and uv do', async () => {
     const project = copyProject(join(EXAMPLES, 'hello'));
     const utf16le = (text: string) => Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from(text, 'utf16le')]);
