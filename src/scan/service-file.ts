@@ -549,18 +549,27 @@ function readRouteMethods(route: RouteDecorator, report: Report): string[] {
   return methods;
 }
 
+/**
+ * The toolkit names an endpoint by its path alone, so a second endpoint on a path is refused
+ * on import whatever its methods (python/apipod/app.py, `APIPod._add`).
+ */
 function reportDuplicateRoutes(endpoints: EndpointDeclaration[], report: Report): void {
-  const firstByRoute = new Map<string, EndpointDeclaration>();
+  const firstByPath = new Map<string, EndpointDeclaration>();
   for (const endpoint of endpoints) {
     if (endpoint.path === null) continue;
-    for (const method of endpoint.methods) {
-      const route = `${method} ${endpoint.path}`;
-      const first = firstByRoute.get(route);
-      if (first === undefined) firstByRoute.set(route, endpoint);
-      else if (first !== endpoint) {
-        report(endpoint.line, `duplicate route ${route}: already declared by \`${first.function}\` (line ${first.line})`);
-      }
+    const first = firstByPath.get(endpoint.path);
+    if (first === undefined) {
+      firstByPath.set(endpoint.path, endpoint);
+      continue;
     }
+    const failure = 'the service fails on import, since APIPod serves each path with one endpoint';
+    report(
+      endpoint.line,
+      first.line === endpoint.line
+        ? `duplicate route ${endpoint.path}: \`${endpoint.function}\` declares it twice; ${failure}: give one decorator several methods`
+        : `duplicate route ${endpoint.path}: already declared by \`${first.function}\` (line ${first.line}); ${failure}: ` +
+            `give \`${endpoint.function}\` another path, or one endpoint several methods`,
+    );
   }
 }
 

@@ -53,6 +53,25 @@ describe('reading service.py statically', () => {
     expect(result.diagnostics.map(formatDiagnostic).some((message) => message.startsWith('service.py:8:'))).toBe(true);
   });
 
+  it('warns at the second function on a path whatever its method, as the toolkit refuses it on import', () => {
+    const messages = (source: string) => read(`from apipod import APIPod\napp = APIPod()\n${source}`).diagnostics.map(formatDiagnostic);
+    const failure = 'the service fails on import, since APIPod serves each path with one endpoint';
+    expect(messages('@app.get("/item")\ndef read_item():\n    pass\n@app.post("/item")\ndef write_item():\n    pass\n')).toEqual([
+      `service.py:7: duplicate route /item: already declared by \`read_item\` (line 4); ${failure}: ` +
+        'give `write_item` another path, or one endpoint several methods',
+    ]);
+    expect(
+      messages(
+        '@app.endpoint("/item", methods=["GET"])\ndef read_item():\n    pass\n' +
+          '@app.endpoint("item", methods=["POST"])\ndef write_item():\n    pass\n',
+      ),
+    ).toEqual([expect.stringMatching(/^service\.py:7: duplicate route \/item: already declared by `read_item` \(line 4\)/)]);
+    expect(messages('@app.get("/item")\n@app.post("/item")\ndef item():\n    pass\n')).toEqual([
+      `service.py:5: duplicate route /item: \`item\` declares it twice; ${failure}: give one decorator several methods`,
+    ]);
+    expect(messages('@app.endpoint("/item", methods=["GET", "POST"])\ndef item():\n    pass\n')).toEqual([]);
+  });
+
   it('never runs the __main__ block and ignores endpoints declared inside it', () => {
     const result = read(readFileSync(new URL('main-guard.py', fixtures), 'utf8'), 'main-guard.py');
     expect(result.endpoints.map((endpoint) => endpoint.path)).toEqual(['/conditional']);
