@@ -16,7 +16,7 @@ export interface AppDeclaration {
   variable: string;
   /** 1-based. */
   line: number;
-  /** The constructor's keyword arguments: title, compute, provider, lifespan, ... */
+  /** The constructor's arguments by parameter name (title, compute, provider, lifespan, ...), positional ones included. */
   arguments: Record<string, StaticValue>;
 }
 
@@ -73,6 +73,8 @@ const ROUTE_DECORATORS: ReadonlyMap<string, readonly string[] | null> = new Map(
 const DEFAULT_METHODS: readonly string[] = ['POST'];
 const HTTP_METHODS = new Set(['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD', 'OPTIONS', 'TRACE']);
 const APP_CONSTRUCTOR = 'APIPod';
+/** The parameters APIPod(...) fills from positional arguments, in order (python/apipod/app.py, `APIPod.__init__`). */
+const APP_POSITIONAL_PARAMETERS: readonly string[] = ['title', 'compute', 'provider', 'backend', 'lifespan'];
 const JOB_PROGRESS = 'JobProgress';
 const TOOLKIT_MODULE = 'apipod';
 /** A broken file can hold hundreds of error nodes; the first few say where to look. */
@@ -447,12 +449,25 @@ type Report = (line: number, message: string) => void;
 function readAppArguments(call: Node, report: Report): Record<string, StaticValue> {
   const values: Record<string, StaticValue> = {};
   const args = readCallArguments(call);
-  for (const argument of args.positional) {
-    report(
-      argument.startPosition.row + 1,
-      `APIPod(...) positional argument \`${sourceText(argument)}\` is ignored; pass it by keyword, e.g. title="..."`,
-    );
-  }
+  const listSplat = args.splats.find((splat) => splat.type === 'list_splat');
+  args.positional.forEach((argument, index) => {
+    const line = argument.startPosition.row + 1;
+    const shown = sourceText(argument);
+    const name = APP_POSITIONAL_PARAMETERS[index];
+    if (listSplat !== undefined && argument.startIndex > listSplat.startIndex) {
+      report(line, `cannot tell which APIPod(...) parameter \`${shown}\` fills: it follows \`${sourceText(listSplat)}\``);
+    } else if (name === undefined) {
+      report(
+        line,
+        `APIPod(...) takes at most ${APP_POSITIONAL_PARAMETERS.length} positional arguments (${APP_POSITIONAL_PARAMETERS.join(', ')}); ` +
+          `\`${shown}\` makes the service fail on import`,
+      );
+    } else if (args.keywords.has(name)) {
+      report(line, `APIPod(...) is given \`${name}\` by position and by keyword; the service fails on import`);
+    } else {
+      values[name] = readStaticValue(argument);
+    }
+  });
   for (const splat of args.splats) {
     report(splat.startPosition.row + 1, `cannot read APIPod(...) argument \`${sourceText(splat)}\` statically`);
   }
