@@ -45,6 +45,7 @@ export function buildManifest(snapshot: ProjectSnapshot, parser: PythonParser, c
     runtimeTxt: readText('runtime.txt'),
     poetryPython: pyproject?.poetryPython,
   });
+  diagnostics.push(...python.diagnostics);
   const environment = linuxImageEnvironment(python.version);
 
   const requirementSet = readText(REQUIREMENTS_FILE) === null

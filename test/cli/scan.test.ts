@@ -145,6 +145,16 @@ describe('svc scan', () => {
     expect(run.stderr).toMatch(/^error: pyproject\.toml.*requires-python/);
   });
 
+  it('warns about a .python-version naming a pyenv virtualenv and takes the version from requires-python', async () => {
+    const project = copyProject(join(EXAMPLES, 'hello'));
+    writeFileSync(join(project, '.python-version'), 'ml-env\n');
+    writeFileSync(join(project, 'pyproject.toml'), '[project]\nname = "x"\nrequires-python = ">=3.11"\n');
+    const run = await runSvc(['scan', project]);
+    expect(run.exitCode).toBe(0);
+    expect(run.stderr).toContain("warning: .python-version: 'ml-env' names a pyenv environment");
+    expect(run.stdout).toContain('python: 3.11 (pyproject.toml: project.requires-python)');
+  });
+
   it('answers a machine with a JSON error object on stdout', async () => {
     const run = await runSvc(['scan', '/nonexistent/project', '--json']);
     expect(run.exitCode).toBe(1);
