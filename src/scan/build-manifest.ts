@@ -11,6 +11,7 @@ import { detectFrameworks, FRAMEWORK_NAMES } from './frameworks.js';
 import { MANIFEST_SCHEMA_VERSION, type Manifest, type ManifestRequirement } from './manifest.js';
 import { evaluateMarker, linuxImageEnvironment, type MarkerEnvironment } from './markers.js';
 import { findModelFiles } from './model-files.js';
+import { unmatchableVersions } from './pep508.js';
 import type { ProjectListing } from './project-files.js';
 import { projectTextReader, type ReadBytes } from './project-text.js';
 import { readPyproject } from './pyproject.js';
@@ -56,6 +57,7 @@ export function buildManifest(snapshot: ProjectSnapshot, parser: PythonParser, c
   diagnostics.push(...(pyproject?.diagnostics ?? []));
 
   const installed = [...requirementSet.requirements, ...pyprojectSplit.kept];
+  diagnostics.push(...describeUnmatchablePins([...installed, ...requirementSet.constraints]));
   const apipod = installed.find((requirement) => requirement.key === 'apipod');
   if (apipod) {
     diagnostics.push({
@@ -156,6 +158,18 @@ function splitByMarker(
     (verdict.value ? kept : skipped).push(requirement);
   }
   return { kept, skipped };
+}
+
+/** Exact pins that no release can match: pip parses them, then fails the image's install. */
+function describeUnmatchablePins(requirements: readonly LocatedRequirement[]): Diagnostic[] {
+  return requirements.flatMap((requirement) =>
+    unmatchableVersions(requirement.specifier).map((version) => ({
+      ...requirement.source,
+      message:
+        `${requirement.name}${requirement.specifier}: '${version}' is not a PEP 440 version, ` +
+        `so no release of ${requirement.name} matches it and pip will fail to install it`,
+    })),
+  );
 }
 
 /** A `-c` constraint pins an unpinned requirement of the same package (pip's semantics). */

@@ -82,6 +82,16 @@ describe('svc scan', () => {
     expect(run.stderr).not.toMatch(ANSI);
   });
 
+  it('warns about an exact pin that no release can match, instead of failing', async () => {
+    const project = copyProject(join(EXAMPLES, 'hello'));
+    writeFileSync(join(project, 'requirements.txt'), 'torch===>2\n');
+    const run = await runSvc(['scan', project]);
+    expect(run.exitCode).toBe(0);
+    expect(run.stderr).toContain(
+      "warning: requirements.txt:1: torch===>2: '>2' is not a PEP 440 version, so no release of torch matches it",
+    );
+  });
+
   it('lists warnings by file, then line', async () => {
     const project = copyProject(join(EXAMPLES, 'hello'));
     writeFileSync(join(project, '.env'), 'TOKEN=x\n');
