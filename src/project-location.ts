@@ -26,7 +26,8 @@ export function locateProject(target: string, entrypointOption: string | undefin
   const root = targetIsFile ? dirname(absolute) : absolute;
   const entrypointPath = resolve(root, targetIsFile ? basename(absolute) : (entrypointOption ?? DEFAULT_ENTRYPOINT));
   const entrypoint = relative(root, entrypointPath).split(sep).join('/');
-  if (entrypoint.startsWith('..') || isAbsolute(entrypoint)) {
+  // A `..` segment leads out; a name that merely starts with dots (`..svc.py`) is inside.
+  if (entrypoint.split('/').includes('..') || isAbsolute(entrypoint)) {
     throw new SvcError('usage', `the entrypoint must be inside the project directory ${root}`, { file: entrypointOption });
   }
   if (!existsSync(entrypointPath) || !statSync(entrypointPath).isFile()) {

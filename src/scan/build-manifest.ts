@@ -6,11 +6,12 @@ import {
   type Provider,
 } from '../deployment-target.js';
 import { chooseBaseImage, type BaseImageCatalog } from './base-image.js';
-import { formatDiagnostic, type Diagnostic } from './diagnostic.js';
+import { formatDiagnostic, sortDiagnostics, type Diagnostic } from './diagnostic.js';
 import { detectFrameworks, FRAMEWORK_NAMES } from './frameworks.js';
 import { MANIFEST_SCHEMA_VERSION, type Manifest, type ManifestRequirement } from './manifest.js';
 import { evaluateMarker, linuxImageEnvironment, type MarkerEnvironment } from './markers.js';
 import { findModelFiles } from './model-files.js';
+import { unmatchableVersions } from './pep508.js';
 import type { ProjectListing } from './project-files.js';
 import { projectTextReader, type ReadBytes } from './project-text.js';
 import { readPyproject } from './pyproject.js';
@@ -45,6 +46,7 @@ export function buildManifest(snapshot: ProjectSnapshot, parser: PythonParser, c
     runtimeTxt: readText('runtime.txt'),
     poetryPython: pyproject?.poetryPython,
   });
+  diagnostics.push(...python.diagnostics);
   const environment = linuxImageEnvironment(python.version);
 
   const requirementSet = readText(REQUIREMENTS_FILE) === null
@@ -55,6 +57,7 @@ export function buildManifest(snapshot: ProjectSnapshot, parser: PythonParser, c
   diagnostics.push(...(pyproject?.diagnostics ?? []));
 
   const installed = [...requirementSet.requirements, ...pyprojectSplit.kept];
+  diagnostics.push(...describeUnmatchablePins([...installed, ...requirementSet.constraints]));
   const apipod = installed.find((requirement) => requirement.key === 'apipod');
   if (apipod) {
     diagnostics.push({
@@ -125,7 +128,7 @@ export function buildManifest(snapshot: ProjectSnapshot, parser: PythonParser, c
     },
     model_file_sizes: Object.fromEntries(modelFiles.map((file) => [file.path, file.size])),
     ignore_files: snapshot.listing.ignoreFiles,
-    warnings: diagnostics.map(formatDiagnostic),
+    warnings: sortDiagnostics(diagnostics).map(formatDiagnostic),
   };
 }
 
@@ -156,6 +159,18 @@ function splitByMarker(
     (verdict.value ? kept : skipped).push(requirement);
   }
   return { kept, skipped };
+}
+
+/** Exact pins that no release can match: pip parses them, then fails the image's install. */
+function describeUnmatchablePins(requirements: readonly LocatedRequirement[]): Diagnostic[] {
+  return requirements.flatMap((requirement) =>
+    unmatchableVersions(requirement.specifier).map((version) => ({
+      ...requirement.source,
+      message:
+        `${requirement.name}${requirement.specifier}: '${version}' is not a PEP 440 version, ` +
+        `so no release of ${requirement.name} matches it and pip will fail to install it`,
+    })),
+  );
 }
 
 /** A `-c` constraint pins an unpinned requirement of the same package (pip's semantics). */

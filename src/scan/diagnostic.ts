@@ -15,3 +15,14 @@ export interface Diagnostic {
 export function formatDiagnostic(diagnostic: Diagnostic): string {
   return formatLocated(diagnostic, diagnostic.message);
 }
+
+/**
+ * By file, then line; within a file, those without a line come last, and equal places keep
+ * the order they were found in. Files compare by code unit, not locale, so every machine
+ * writes the same manifest.
+ */
+export function sortDiagnostics(diagnostics: readonly Diagnostic[]): Diagnostic[] {
+  return [...diagnostics].sort(
+    (a, b) => (a.file < b.file ? -1 : a.file > b.file ? 1 : 0) || (a.line ?? Infinity) - (b.line ?? Infinity),
+  );
+}

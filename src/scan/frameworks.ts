@@ -9,7 +9,7 @@ export interface FrameworkUse {
   /** The requirement that decides the version: the framework's anchor (torch, tensorflow, ...) when present. */
   package: string;
   specifier: string;
-  /** Exact pinned version without a local label ("2.1.0" for ==2.1.0+cu121), else null. */
+  /** Exact pinned PEP 440 version without a local label ("2.1.0" for ==2.1.0+cu121), else null. */
   version: string | null;
   /** Every requirement of the project that belongs to this framework, sorted. */
   packages: string[];

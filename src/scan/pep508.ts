@@ -143,16 +143,29 @@ function isValidClauseVersion(operator: string, version: string): boolean {
 
 /**
  * The one version a specifier allows, from its first exact clause: `==2.1.0` -> `2.1.0`,
- * `===foo` -> `foo`. Null for ranges, wildcards (`==2.1.*`) and no specifier.
+ * `===2.1.0` -> `2.1.0`. Null for ranges, wildcards (`==2.1.*`), no specifier, and an exact
+ * clause whose version is not PEP 440 (see unmatchableVersions), so a caller can compare it.
  */
 export function pinnedVersion(specifier: string): string | null {
-  for (const clause of specifier.split(',')) {
-    const trimmed = clause.trim();
-    if (trimmed.startsWith('===')) return trimmed.slice(3).trim() || null;
-    if (trimmed.startsWith('==')) {
-      const version = trimmed.slice(2).trim();
-      if (version !== '' && !version.endsWith('.*')) return version;
-    }
-  }
-  return null;
+  const [first] = exactVersions(specifier);
+  return first !== undefined && valid(first) !== null ? first : null;
+}
+
+/**
+ * Versions in exact clauses that are not PEP 440 versions, e.g. `>2` in `===>2`. Such a clause
+ * parses (`===` takes any string), but pip compares it with each release's PEP 440 version, so it
+ * matches no release and nothing can be installed.
+ */
+export function unmatchableVersions(specifier: string): string[] {
+  return exactVersions(specifier).filter((version) => valid(version) === null);
+}
+
+/** The versions of the `==` (without a wildcard) and `===` clauses, in order. */
+function exactVersions(specifier: string): string[] {
+  return specifier.split(',').flatMap((clause) => {
+    const exact = /^(===?)\s*(.*)$/.exec(clause.trim());
+    const version = exact?.[2]?.trim() ?? '';
+    if (version === '' || (exact?.[1] === '==' && version.endsWith('.*'))) return [];
+    return [version];
+  });
 }

@@ -1,5 +1,6 @@
 import { satisfies, validRange } from '@renovatebot/pep440';
 import { SvcError } from '../svc-error.js';
+import type { Diagnostic } from './diagnostic.js';
 import { poetryToPep440 } from './poetry-constraint.js';
 
 /** Python versions svc's toolkit and base images support, oldest first. */
@@ -8,7 +9,7 @@ export const DEFAULT_PYTHON_VERSION = '3.10';
 
 /** Where a project can state its Python version, in the order svc believes them. */
 export interface PythonVersionHints {
-  /** `.python-version` (pyenv): first non-comment line, e.g. "3.11.4" or "3.11". */
+  /** `.python-version` (pyenv): first non-comment line, e.g. "3.11.4", "3.11", or an environment name such as "ml-env". */
   pythonVersionFile?: string | null;
   /** pyproject.toml `[project] requires-python`, PEP 440, e.g. ">=3.10,<3.13". */
   requiresPython?: string | null;
@@ -21,21 +22,55 @@ export interface PythonVersionHints {
 export interface PythonVersionChoice {
   version: string;
   source: string;
+  /** A `.python-version` that names a pyenv environment rather than a version, and so was passed over. */
+  diagnostics: Diagnostic[];
 }
+
+/** A version and where it is stated. */
+type StatedVersion = Pick<PythonVersionChoice, 'version' | 'source'>;
+
+const PYTHON_VERSION_FILE = '.python-version';
+
+/**
+ * A CPython version as pyenv and runtime.txt write it: "3.11", "3.11.4", "3.13t", "python3.11",
+ * or a pyenv-virtualenv made from one, "3.11.4/envs/ml-env".
+ */
+const CPYTHON_VERSION = /^(?:cpython-|python)?(\d+)\.(\d+)(?:\.\d+)?[a-z0-9.+-]*(?:\/envs\/[^/]+)?$/i;
+/** Meant as a version, so checked rather than passed over: "3.8" and "2.7" stay errors. */
+const LOOKS_LIKE_VERSION = /^(?:cpython-|python)?\d/i;
+/**
+ * pyenv's build definitions for interpreters other than CPython (pyenv,
+ * plugins/python-build/share/python-build/): real versions, but none svc can build.
+ */
+const OTHER_INTERPRETERS = /^(?:pypy|graalpy|graalpython|jython|ironpython|stackless|pyston|micropython)/i;
 
 /**
  * The image's Python minor version: the first hint that says something wins. An exact
  * version (.python-version, runtime.txt) is taken as is; a range (requires-python, Poetry)
  * gives the oldest supported version inside it, the one most dependencies are tested on.
+ * pyenv lets `.python-version` name a virtualenv or `system` instead of a version; such a
+ * name says nothing svc can read, so the next hint decides.
  */
 export function choosePythonVersion(hints: PythonVersionHints): PythonVersionChoice {
-  const exactFile = readExact(hints.pythonVersionFile, '.python-version', (text) => text);
-  if (exactFile) return exactFile;
+  const pyenvLine = firstLine(hints.pythonVersionFile);
+  if (pyenvLine !== null && !namesEnvironment(pyenvLine)) {
+    return { ...readExact(pyenvLine, PYTHON_VERSION_FILE), diagnostics: [] };
+  }
+  const choice = chooseFromOtherHints(hints);
+  if (pyenvLine === null) return { ...choice, diagnostics: [] };
+  const decided = choice.source === 'default'
+    ? `svc's default, Python ${choice.version}`
+    : `Python ${choice.version} from ${choice.source}`;
+  const message = `'${pyenvLine}' names a pyenv environment (a virtualenv or \`system\`), not a Python version; the image uses ${decided}`;
+  return { ...choice, diagnostics: [{ file: PYTHON_VERSION_FILE, message }] };
+}
+
+function chooseFromOtherHints(hints: PythonVersionHints): StatedVersion {
   if (hints.requiresPython?.trim()) {
     return oldestWithin([hints.requiresPython.trim()], 'pyproject.toml', 'project.requires-python');
   }
-  const runtime = readExact(hints.runtimeTxt, 'runtime.txt', (text) => text.replace(/^python-/, ''));
-  if (runtime) return runtime;
+  const runtimeLine = firstLine(hints.runtimeTxt);
+  if (runtimeLine !== null) return readExact(runtimeLine.replace(/^python-/, ''), 'runtime.txt');
   if (hints.poetryPython?.trim()) {
     const converted = poetryToPep440(hints.poetryPython.trim());
     if ('error' in converted) {
@@ -46,18 +81,27 @@ export function choosePythonVersion(hints: PythonVersionHints): PythonVersionCho
   return { version: DEFAULT_PYTHON_VERSION, source: 'default' };
 }
 
-function readExact(
-  text: string | null | undefined,
-  file: string,
-  strip: (line: string) => string,
-): PythonVersionChoice | null {
-  const line = text
-    ?.split(/\r?\n/)
-    .map((candidate) => candidate.trim())
-    .find((candidate) => candidate !== '' && !candidate.startsWith('#'));
-  if (!line) return null;
-  const match = /^(?:cpython-|python)?(3)\.(\d+)(?:\.\d+)?(?:[a-z0-9.+-]*)?$/i.exec(strip(line));
-  if (!match) throw invalid(file, undefined, `'${line}' is not a CPython 3 version`);
+/** The first line that is neither blank nor a comment, trimmed. */
+function firstLine(text: string | null | undefined): string | null {
+  return (
+    text
+      ?.split(/\r?\n/)
+      .map((candidate) => candidate.trim())
+      .find((candidate) => candidate !== '' && !candidate.startsWith('#')) ?? null
+  );
+}
+
+/**
+ * pyenv takes any other name as a directory of its own: a virtualenv, `system`, or a
+ * distribution such as anaconda3-2024.02 whose name does not tell its Python.
+ */
+function namesEnvironment(line: string): boolean {
+  return !LOOKS_LIKE_VERSION.test(line) && !OTHER_INTERPRETERS.test(line);
+}
+
+function readExact(line: string, file: string): StatedVersion {
+  const match = CPYTHON_VERSION.exec(line);
+  if (!match || match[1] !== '3') throw invalid(file, undefined, `'${line}' is not a CPython 3 version`);
   const version = `${match[1]}.${match[2]}`;
   if (!(SUPPORTED_PYTHON_VERSIONS as readonly string[]).includes(version)) {
     throw invalid(file, undefined, `Python ${version} is not supported; svc supports ${supportedList()}`);
@@ -65,7 +109,7 @@ function readExact(
   return { version, source: file };
 }
 
-function oldestWithin(alternatives: string[], file: string, field: string): PythonVersionChoice {
+function oldestWithin(alternatives: string[], file: string, field: string): StatedVersion {
   const unreadable = alternatives.find((range) => range !== '' && !validRange(range));
   if (unreadable !== undefined) throw invalid(file, field, `'${unreadable}' is not a PEP 440 version range`);
   for (const version of SUPPORTED_PYTHON_VERSIONS) {

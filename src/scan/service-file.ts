@@ -1,5 +1,5 @@
 import type { Node, Tree } from 'web-tree-sitter';
-import type { Diagnostic } from './diagnostic.js';
+import { sortDiagnostics, type Diagnostic } from './diagnostic.js';
 import type { PythonParser } from './python-parser.js';
 
 /** What a static read of `service.py` found: the APIPod app, its endpoints, and what got in the way. */
@@ -16,7 +16,7 @@ export interface AppDeclaration {
   variable: string;
   /** 1-based. */
   line: number;
-  /** The constructor's keyword arguments: title, compute, provider, lifespan, ... */
+  /** The constructor's arguments by parameter name (title, compute, provider, lifespan, ...), positional ones included. */
   arguments: Record<string, StaticValue>;
 }
 
@@ -73,6 +73,8 @@ const ROUTE_DECORATORS: ReadonlyMap<string, readonly string[] | null> = new Map(
 const DEFAULT_METHODS: readonly string[] = ['POST'];
 const HTTP_METHODS = new Set(['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD', 'OPTIONS', 'TRACE']);
 const APP_CONSTRUCTOR = 'APIPod';
+/** The parameters APIPod(...) fills from positional arguments, in order (python/apipod/app.py, `APIPod.__init__`). */
+const APP_POSITIONAL_PARAMETERS: readonly string[] = ['title', 'compute', 'provider', 'backend', 'lifespan'];
 const JOB_PROGRESS = 'JobProgress';
 const TOOLKIT_MODULE = 'apipod';
 /** A broken file can hold hundreds of error nodes; the first few say where to look. */
@@ -92,7 +94,7 @@ export function readServiceFile(parser: PythonParser, source: string, fileName: 
     const { statements, syntaxProblems } = readRecoverableStatements(root, text, parseModule);
     const declarations = readDeclarations(statements, fileName);
     const diagnostics = [...describeSyntaxErrors(syntaxProblems, fileName), ...declarations.diagnostics];
-    return { ...declarations, diagnostics: sortByLine(diagnostics) };
+    return { ...declarations, diagnostics: sortDiagnostics(diagnostics) };
   } finally {
     // The trees live in WebAssembly memory, which the garbage collector does not reclaim.
     for (const tree of trees) tree.delete();
@@ -447,12 +449,25 @@ type Report = (line: number, message: string) => void;
 function readAppArguments(call: Node, report: Report): Record<string, StaticValue> {
   const values: Record<string, StaticValue> = {};
   const args = readCallArguments(call);
-  for (const argument of args.positional) {
-    report(
-      argument.startPosition.row + 1,
-      `APIPod(...) positional argument \`${sourceText(argument)}\` is ignored; pass it by keyword, e.g. title="..."`,
-    );
-  }
+  const listSplat = args.splats.find((splat) => splat.type === 'list_splat');
+  args.positional.forEach((argument, index) => {
+    const line = argument.startPosition.row + 1;
+    const shown = sourceText(argument);
+    const name = APP_POSITIONAL_PARAMETERS[index];
+    if (listSplat !== undefined && argument.startIndex > listSplat.startIndex) {
+      report(line, `cannot tell which APIPod(...) parameter \`${shown}\` fills: it follows \`${sourceText(listSplat)}\``);
+    } else if (name === undefined) {
+      report(
+        line,
+        `APIPod(...) takes at most ${APP_POSITIONAL_PARAMETERS.length} positional arguments (${APP_POSITIONAL_PARAMETERS.join(', ')}); ` +
+          `\`${shown}\` makes the service fail on import`,
+      );
+    } else if (args.keywords.has(name)) {
+      report(line, `APIPod(...) is given \`${name}\` by position and by keyword; the service fails on import`);
+    } else {
+      values[name] = readStaticValue(argument);
+    }
+  });
   for (const splat of args.splats) {
     report(splat.startPosition.row + 1, `cannot read APIPod(...) argument \`${sourceText(splat)}\` statically`);
   }
@@ -549,18 +564,27 @@ function readRouteMethods(route: RouteDecorator, report: Report): string[] {
   return methods;
 }
 
+/**
+ * The toolkit names an endpoint by its path alone, so a second endpoint on a path is refused
+ * on import whatever its methods (python/apipod/app.py, `APIPod._add`).
+ */
 function reportDuplicateRoutes(endpoints: EndpointDeclaration[], report: Report): void {
-  const firstByRoute = new Map<string, EndpointDeclaration>();
+  const firstByPath = new Map<string, EndpointDeclaration>();
   for (const endpoint of endpoints) {
     if (endpoint.path === null) continue;
-    for (const method of endpoint.methods) {
-      const route = `${method} ${endpoint.path}`;
-      const first = firstByRoute.get(route);
-      if (first === undefined) firstByRoute.set(route, endpoint);
-      else if (first !== endpoint) {
-        report(endpoint.line, `duplicate route ${route}: already declared by \`${first.function}\` (line ${first.line})`);
-      }
+    const first = firstByPath.get(endpoint.path);
+    if (first === undefined) {
+      firstByPath.set(endpoint.path, endpoint);
+      continue;
     }
+    const failure = 'the service fails on import, since APIPod serves each path with one endpoint';
+    report(
+      endpoint.line,
+      first.line === endpoint.line
+        ? `duplicate route ${endpoint.path}: \`${endpoint.function}\` declares it twice; ${failure}: give one decorator several methods`
+        : `duplicate route ${endpoint.path}: already declared by \`${first.function}\` (line ${first.line}); ${failure}: ` +
+            `give \`${endpoint.function}\` another path, or one endpoint several methods`,
+    );
   }
 }
 
@@ -828,8 +852,4 @@ function childrenOf(node: Node): Node[] {
 
 function namedChildrenOf(node: Node): Node[] {
   return node.namedChildren.filter((child): child is Node => child !== null);
-}
-
-function sortByLine(diagnostics: Diagnostic[]): Diagnostic[] {
-  return [...diagnostics].sort((a, b) => (a.line ?? Infinity) - (b.line ?? Infinity));
 }

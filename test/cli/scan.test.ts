@@ -62,6 +62,17 @@ describe('svc scan', () => {
     expect(JSON.parse(byOption.stdout).manifest.entrypoint).toBe('api.py');
   });
 
+  it('takes a service file whose name starts with two dots, and still refuses one outside the project', async () => {
+    const project = copyProject(join(EXAMPLES, 'hello'));
+    writeFileSync(join(project, '..svc.py'), readFileSync(join(project, 'service.py')));
+    const inside = await runSvc(['scan', project, '--entrypoint', '..svc.py', '--json']);
+    expect(inside.exitCode).toBe(0);
+    expect(JSON.parse(inside.stdout).manifest.entrypoint).toBe('..svc.py');
+    const outside = await runSvc(['scan', project, '--entrypoint', '../elsewhere.py']);
+    expect(outside.exitCode).toBe(2);
+    expect(outside.stderr).toContain('the entrypoint must be inside the project directory');
+  });
+
   it('warns about each unreadable requirement with file and line, and still writes the manifest', async () => {
     const project = copyProject(join(PROJECTS, 'messy-requirements'));
     const run = await runSvc(['scan', project]);
@@ -69,6 +80,34 @@ describe('svc scan', () => {
     expect(run.stderr).toMatch(/^warning: requirements\.txt:2: /m);
     expect(run.stderr).toContain('warning: base.txt:1: requirements.txt includes itself');
     expect(run.stderr).not.toMatch(ANSI);
+  });
+
+  it('warns about an exact pin that no release can match, instead of failing', async () => {
+    const project = copyProject(join(EXAMPLES, 'hello'));
+    writeFileSync(join(project, 'requirements.txt'), 'torch===>2\n');
+    const run = await runSvc(['scan', project]);
+    expect(run.exitCode).toBe(0);
+    expect(run.stderr).toContain(
+      "warning: requirements.txt:1: torch===>2: '>2' is not a PEP 440 version, so no release of torch matches it",
+    );
+  });
+
+  it('lists warnings by file, then line', async () => {
+    const project = copyProject(join(EXAMPLES, 'hello'));
+    writeFileSync(join(project, '.env'), 'TOKEN=x\n');
+    writeFileSync(join(project, 'requirements.txt'), 'numpy\nnot a requirement!\n');
+    writeFileSync(
+      join(project, 'service.py'),
+      'from apipod import APIPod\napp = APIPod(compute="gpu")\n\n@other.endpoint("/x")\ndef x():\n    pass\n\n' +
+        '@app.endpoint("/y")\ndef y():\n    pass\n',
+    );
+    const { manifest } = JSON.parse((await runSvc(['scan', project, '--json'])).stdout);
+    expect(manifest.warnings.map((warning: string) => warning.split(': ')[0])).toEqual([
+      '.env',
+      'requirements.txt:2',
+      'service.py:2',
+      'service.py:4',
+    ]);
   });
 
   it('reads requirements and .python-version saved by Windows PowerShell (UTF-16, byte-order marks) as pip and uv do', async () => {
@@ -114,6 +153,16 @@ describe('svc scan', () => {
     const run = await runSvc(['scan', project]);
     expect(run.exitCode).toBe(1);
     expect(run.stderr).toMatch(/^error: pyproject\.toml.*requires-python/);
+  });
+
+  it('warns about a .python-version naming a pyenv virtualenv and takes the version from requires-python', async () => {
+    const project = copyProject(join(EXAMPLES, 'hello'));
+    writeFileSync(join(project, '.python-version'), 'ml-env\n');
+    writeFileSync(join(project, 'pyproject.toml'), '[project]\nname = "x"\nrequires-python = ">=3.11"\n');
+    const run = await runSvc(['scan', project]);
+    expect(run.exitCode).toBe(0);
+    expect(run.stderr).toContain("warning: .python-version: 'ml-env' names a pyenv environment");
+    expect(run.stdout).toContain('python: 3.11 (pyproject.toml: project.requires-python)');
   });
 
   it('answers a machine with a JSON error object on stdout', async () => {

@@ -120,6 +120,14 @@ describe('choosing the base image', () => {
     expect(choice.reason).toContain('no PyTorch image for torch==2.3.9');
   });
 
+  it('chooses an image for an exact pin that is not a PEP 440 version, which matches no catalogued release', () => {
+    const torch = choose(['torch===>2']);
+    expect(torch.image).toMatch(/^nvidia\/cuda:/);
+    expect(torch.reason).toContain('no PyTorch image for torch===>2');
+    expect(choose(['tensorflow===latest']).reason).toContain('no TensorFlow GPU image for tensorflow===latest');
+    expect(choose(['onnxruntime-gpu===foo']).reason).toContain('onnxruntime-gpu (newest) needs CUDA');
+  });
+
   it('uses the slim Python image for a CPU-only torch', () => {
     const viaIndex = choose(['torch==2.4.1'], { indexUrls: ['https://download.pytorch.org/whl/cpu'], python: '3.10' });
     expect(viaIndex).toMatchObject({ image: 'python:3.10-slim-bookworm', variant: 'slim', cuda: null });

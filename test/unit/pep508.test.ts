@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { normaliseName, parseRequirement, pinnedVersion } from '../../src/scan/pep508.js';
+import { normaliseName, parseRequirement, pinnedVersion, unmatchableVersions } from '../../src/scan/pep508.js';
 
 function parse(text: string) {
   const result = parseRequirement(text);
@@ -58,5 +58,14 @@ describe('PEP 508 requirements', () => {
     expect(pinnedVersion('>=2,==2.4.1')).toBe('2.4.1');
     expect(pinnedVersion('==2.4.*')).toBeNull();
     expect(pinnedVersion('>=2.4')).toBeNull();
+    expect(pinnedVersion('===2.4.1')).toBe('2.4.1');
+  });
+
+  it('pins nothing with an exact clause whose version is not PEP 440, which no release can match', () => {
+    expect(parse('torch===>2').specifier).toBe('===>2');
+    expect(pinnedVersion('===>2')).toBeNull();
+    expect(unmatchableVersions('===>2')).toEqual(['>2']);
+    expect(unmatchableVersions('>=1,===foo')).toEqual(['foo']);
+    expect(unmatchableVersions('===2.4.1+cu121,==2.4.*,>=2')).toEqual([]);
   });
 });

@@ -14,13 +14,14 @@ function failure(run: () => unknown): SvcError {
 
 describe('choosing the Python version', () => {
   it('defaults to 3.10 when the project says nothing', () => {
-    expect(choosePythonVersion({})).toEqual({ version: '3.10', source: 'default' });
+    expect(choosePythonVersion({})).toEqual({ version: '3.10', source: 'default', diagnostics: [] });
   });
 
   it('takes .python-version first, to the minor version', () => {
     expect(choosePythonVersion({ pythonVersionFile: '# pyenv\n3.11.7\n', requiresPython: '>=3.12' })).toEqual({
       version: '3.11',
       source: '.python-version',
+      diagnostics: [],
     });
   });
 
@@ -28,6 +29,7 @@ describe('choosing the Python version', () => {
     expect(choosePythonVersion({ requiresPython: '>=3.8' })).toEqual({
       version: '3.10',
       source: 'pyproject.toml: project.requires-python',
+      diagnostics: [],
     });
   });
 
@@ -38,15 +40,45 @@ describe('choosing the Python version', () => {
   });
 
   it('reads runtime.txt in the Heroku form', () => {
-    expect(choosePythonVersion({ runtimeTxt: 'python-3.12.3\n' })).toEqual({ version: '3.12', source: 'runtime.txt' });
+    expect(choosePythonVersion({ runtimeTxt: 'python-3.12.3\n' })).toEqual({ version: '3.12', source: 'runtime.txt', diagnostics: [] });
   });
 
   it("reads Poetry's python constraint", () => {
     expect(choosePythonVersion({ poetryPython: '^3.11' })).toEqual({
       version: '3.11',
       source: 'pyproject.toml: tool.poetry.dependencies.python',
+      diagnostics: [],
     });
     expect(choosePythonVersion({ poetryPython: '>=3.9,<3.12' }).version).toBe('3.10');
+  });
+
+  it('passes over a .python-version that names a pyenv virtualenv or `system`, with a warning', () => {
+    expect(choosePythonVersion({ pythonVersionFile: 'ml-env\n', requiresPython: '>=3.11' })).toEqual({
+      version: '3.11',
+      source: 'pyproject.toml: project.requires-python',
+      diagnostics: [
+        {
+          file: '.python-version',
+          message:
+            "'ml-env' names a pyenv environment (a virtualenv or `system`), not a Python version; " +
+            'the image uses Python 3.11 from pyproject.toml: project.requires-python',
+        },
+      ],
+    });
+    const system = choosePythonVersion({ pythonVersionFile: 'system' });
+    expect([system.version, system.source]).toEqual(['3.10', 'default']);
+    expect(system.diagnostics.map((diagnostic) => diagnostic.message)).toEqual([
+      "'system' names a pyenv environment (a virtualenv or `system`), not a Python version; the image uses svc's default, Python 3.10",
+    ]);
+    expect(choosePythonVersion({ pythonVersionFile: 'ml-env', runtimeTxt: 'python-3.12.1' }).source).toBe('runtime.txt');
+  });
+
+  it('reads the version a pyenv virtualenv was made from when .python-version names its full path', () => {
+    expect(choosePythonVersion({ pythonVersionFile: '3.12.4/envs/ml-env' })).toEqual({
+      version: '3.12',
+      source: '.python-version',
+      diagnostics: [],
+    });
   });
 
   it('is a clear error when the project excludes every supported version', () => {
@@ -55,10 +87,16 @@ describe('choosing the Python version', () => {
     expect(error.location).toEqual({ file: 'pyproject.toml', field: 'project.requires-python' });
   });
 
-  it('rejects an unsupported exact version and names the file', () => {
+  it('rejects an unsupported exact version and names the file, whatever else the project says', () => {
     const error = failure(() => choosePythonVersion({ pythonVersionFile: '3.9.18' }));
     expect(error.message).toContain('Python 3.9 is not supported');
     expect(error.location.file).toBe('.python-version');
+    expect(failure(() => choosePythonVersion({ pythonVersionFile: '3.8', requiresPython: '>=3.8' })).message).toContain(
+      'Python 3.8 is not supported',
+    );
+    expect(failure(() => choosePythonVersion({ pythonVersionFile: '2.7.18', requiresPython: '>=3.10' })).message).toBe(
+      "'2.7.18' is not a CPython 3 version",
+    );
   });
 
   it('rejects text that is not a version', () => {

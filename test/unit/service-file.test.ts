@@ -53,6 +53,63 @@ describe('reading service.py statically', () => {
     expect(result.diagnostics.map(formatDiagnostic).some((message) => message.startsWith('service.py:8:'))).toBe(true);
   });
 
+  it('takes APIPod("My Title") as the title, as the toolkit does', () => {
+    const result = read('from apipod import APIPod\napp = APIPod("My Title", "serverless", lifespan=None)\n@app.endpoint\ndef f():\n    pass\n');
+    expect(result.app?.arguments).toEqual({ title: 'My Title', compute: 'serverless', lifespan: null });
+    expect(result.diagnostics).toEqual([]);
+  });
+
+  it("maps positional APIPod arguments to the parameters of python/apipod's constructor", () => {
+    const runtime = parser.parse(readFileSync(new URL('../../python/apipod/app.py', import.meta.url), 'utf8'));
+    const constructor = runtime.rootNode
+      .descendantsOfType('function_definition')
+      .find((definition) => definition?.childForFieldName('name')?.text === '__init__');
+    const positional = (constructor?.childForFieldName('parameters')?.namedChildren ?? [])
+      .filter((parameter) => parameter?.type !== 'dictionary_splat_pattern')
+      .map((parameter) => (parameter?.childForFieldName('name') ?? parameter)?.text)
+      .filter((name) => name !== 'self');
+    runtime.delete();
+    const values = positional.map((_, index) => `v${index}`);
+    const call = `APIPod(${[...values, 'extra'].map((value) => JSON.stringify(value)).join(', ')})`;
+    const result = read(`from apipod import APIPod\napp = ${call}\n@app.endpoint\ndef f():\n    pass\n`);
+    expect(result.app?.arguments).toEqual(Object.fromEntries(positional.map((name, index) => [name, values[index]])));
+    expect(result.diagnostics.map(formatDiagnostic)).toEqual([
+      `service.py:2: APIPod(...) takes at most ${positional.length} positional arguments (${positional.join(', ')}); ` +
+        '`"extra"` makes the service fail on import',
+    ]);
+  });
+
+  it('warns where a positional APIPod argument cannot be placed', () => {
+    const messages = (call: string) =>
+      read(`from apipod import APIPod\napp = ${call}\n@app.endpoint\ndef f():\n    pass\n`).diagnostics.map(formatDiagnostic);
+    expect(messages('APIPod("A", title="B")')).toEqual([
+      'service.py:2: APIPod(...) is given `title` by position and by keyword; the service fails on import',
+    ]);
+    expect(messages('APIPod(*names, "A")')).toEqual([
+      'service.py:2: cannot tell which APIPod(...) parameter `"A"` fills: it follows `*names`',
+      'service.py:2: cannot read APIPod(...) argument `*names` statically',
+    ]);
+  });
+
+  it('warns at the second function on a path whatever its method, as the toolkit refuses it on import', () => {
+    const messages = (source: string) => read(`from apipod import APIPod\napp = APIPod()\n${source}`).diagnostics.map(formatDiagnostic);
+    const failure = 'the service fails on import, since APIPod serves each path with one endpoint';
+    expect(messages('@app.get("/item")\ndef read_item():\n    pass\n@app.post("/item")\ndef write_item():\n    pass\n')).toEqual([
+      `service.py:7: duplicate route /item: already declared by \`read_item\` (line 4); ${failure}: ` +
+        'give `write_item` another path, or one endpoint several methods',
+    ]);
+    expect(
+      messages(
+        '@app.endpoint("/item", methods=["GET"])\ndef read_item():\n    pass\n' +
+          '@app.endpoint("item", methods=["POST"])\ndef write_item():\n    pass\n',
+      ),
+    ).toEqual([expect.stringMatching(/^service\.py:7: duplicate route \/item: already declared by `read_item` \(line 4\)/)]);
+    expect(messages('@app.get("/item")\n@app.post("/item")\ndef item():\n    pass\n')).toEqual([
+      `service.py:5: duplicate route /item: \`item\` declares it twice; ${failure}: give one decorator several methods`,
+    ]);
+    expect(messages('@app.endpoint("/item", methods=["GET", "POST"])\ndef item():\n    pass\n')).toEqual([]);
+  });
+
   it('never runs the __main__ block and ignores endpoints declared inside it', () => {
     const result = read(readFileSync(new URL('main-guard.py', fixtures), 'utf8'), 'main-guard.py');
     expect(result.endpoints.map((endpoint) => endpoint.path)).toEqual(['/conditional']);
