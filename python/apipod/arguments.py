@@ -15,6 +15,15 @@ from .optional_types import is_pydantic_model_class
 from .progress import JobProgress
 from .signature import EndpointParameter, strip_annotated, union_members
 
+class ArgumentError(ValueError):
+    """An argument that cannot become its parameter's type (bad base64, a value outside an
+    Enum, a pydantic model's validation): the caller's input is wrong, not the function."""
+
+    def __init__(self, argument: str, problem: str):
+        super().__init__(f"argument '{argument}': {problem}")
+        self.argument = argument
+
+
 _SEQUENCE_ORIGINS = {list, collections.abc.Sequence, collections.abc.MutableSequence, collections.abc.Collection}
 _SET_ORIGINS = {set, frozenset, collections.abc.Set, collections.abc.MutableSet}
 _MAPPING_ORIGINS = {dict, collections.abc.Mapping, collections.abc.MutableMapping}
@@ -37,7 +46,7 @@ def bind_arguments(parameters: list[EndpointParameter], arguments: dict,
         elif parameter.kind is inspect.Parameter.VAR_POSITIONAL:
             items = remaining.pop(parameter.name)
             if not isinstance(items, list):
-                raise TypeError(f"argument '{parameter.name}': expected a list, got {type(items).__name__}")
+                raise ArgumentError(parameter.name, f"expected a list, got {type(items).__name__}")
             star_items = [_convert_named(parameter.name, item, parameter.annotation) for item in items]
         else:
             values[parameter.name] = _convert_named(parameter.name, remaining.pop(parameter.name),
@@ -107,8 +116,7 @@ def _convert_named(name: str, value: Any, annotation: Any) -> Any:
     try:
         return convert(value, annotation)
     except (TypeError, ValueError) as error:
-        kind = TypeError if isinstance(error, TypeError) else ValueError
-        raise kind(f"argument '{name}': {error}") from error
+        raise ArgumentError(name, str(error)) from error
 
 
 def _convert_generic(value: Any, origin: Any, arguments: tuple) -> Any:

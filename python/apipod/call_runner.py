@@ -14,7 +14,7 @@ from typing import Any, Callable
 
 from . import protocol
 from .app import Endpoint
-from .arguments import bind_arguments
+from .arguments import ArgumentError, bind_arguments
 from .cancellation import CallCancelled, Cancellation
 from .channel import EventWriter
 from .file_reference import delete_referenced_files
@@ -60,7 +60,8 @@ class CallRunner:
             delete_referenced_files(command["arguments"])  # cancelled before it started: unread uploads
             outcome = protocol.cancelled(call_id)
         except BaseException as exception:  # SystemExit from user code fails the call, not the worker
-            outcome = protocol.error(call_id, protocol.error_info(exception))
+            argument = exception.argument if isinstance(exception, ArgumentError) else None
+            outcome = protocol.error(call_id, protocol.error_info(exception, argument))
         finally:
             call_is_over.set()
         # The gateway tags output lines with the running call: let them out before it ends.

@@ -69,8 +69,9 @@ def cancelled(call_id: str) -> dict:
     return {"type": "cancelled", "call": call_id}
 
 
-def error_info(exception: BaseException) -> dict:
-    """The ERROR object for an exception; the traceback starts at the user's code."""
+def error_info(exception: BaseException, argument: Optional[str] = None) -> dict:
+    """The ERROR object for an exception; the traceback starts at the user's code. `argument`
+    names the argument that could not be converted, when that is what failed."""
     frames = exception.__traceback__
     while frames is not None and _is_toolkit_frame(frames.tb_frame.f_code.co_filename):
         frames = frames.tb_next
@@ -78,6 +79,7 @@ def error_info(exception: BaseException) -> dict:
         "type": type(exception).__name__,
         "message": str(exception),
         "traceback": "".join(traceback.format_exception(type(exception), exception, frames)),
+        "argument": argument,
     }
 
 
@@ -212,7 +214,7 @@ def _json_type(value: Any) -> str:
 _CALL_ID = _matching(r".+", "a non-empty string")
 _PATH = _matching(r"/.*", 'a path starting with "/"')
 
-_ERROR = _object_with({"type": _string, "message": _string, "traceback": _string})
+_ERROR = _object_with({"type": _string, "message": _string, "traceback": _string, "argument": _nullable(_string)})
 
 _ENDPOINT = _object_with({
     "path": _PATH,

@@ -9,7 +9,7 @@ from unittest import mock
 from typing import Optional, TypedDict, Union
 
 from apipod import ChatCompletionRequest, ImageFile, JobProgress, MediaFile
-from apipod.arguments import bind_arguments, convert
+from apipod.arguments import ArgumentError, bind_arguments, convert
 from apipod.signature import read_signature
 
 PNG = b"\x89PNG\r\n\x1a\n" + b"\x00" * 8
@@ -155,8 +155,10 @@ class BindArgumentsTest(unittest.TestCase):
     def test_a_conversion_error_names_the_argument(self):
         def endpoint(colour: Colour):
             ...
-        with self.assertRaisesRegex(ValueError, "argument 'colour'"):
+        with self.assertRaisesRegex(ValueError, "argument 'colour'") as raised:
             self.bind(endpoint, {"colour": "blue"})
+        self.assertIsInstance(raised.exception, ArgumentError)
+        self.assertEqual(raised.exception.argument, "colour")
 
 
 if __name__ == "__main__":

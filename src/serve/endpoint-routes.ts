@@ -136,7 +136,17 @@ function sendOutcome(reply: FastifyReply, outcome: CallOutcome, debug: boolean):
 }
 
 
+/**
+ * The function raised: a 500 with the exception. An argument the worker could not convert
+ * (bad base64, a pydantic model's validation) is the caller's input, so a 422 naming it.
+ */
 export function endpointFailure(error: ErrorInfo, debug: boolean): HttpError {
+  if (error.argument !== null) {
+    const problem = error.message.replace(`argument '${error.argument}': `, '');
+    return new HttpError(422, 'validation_error', 'invalid_input', `invalid input: ${error.argument}: ${problem}`, {
+      detail: [{ field: error.argument, message: problem }],
+    });
+  }
   return new HttpError(500, 'endpoint_error', 'exception', `${error.type}: ${error.message}`, {
     exception: { type: error.type, message: error.message, ...(debug ? { traceback: error.traceback } : {}) },
   });

@@ -30,6 +30,8 @@ export interface ErrorInfo {
   message: string;
   /** The formatted Python traceback. */
   traceback: string;
+  /** The argument the worker could not convert to its parameter's type (the caller's fault), else null. */
+  argument: string | null;
 }
 
 export interface EndpointReport {
@@ -214,7 +216,12 @@ function readInputSchema(schema: Fields): { [key: string]: Value } {
 }
 
 function readError(fields: Fields): ErrorInfo {
-  return { type: fields.string('type'), message: fields.string('message'), traceback: fields.string('traceback') };
+  return {
+    type: fields.string('type'),
+    message: fields.string('message'),
+    traceback: fields.string('traceback'),
+    argument: fields.nullableString('argument'),
+  };
 }
 
 /** Reads the fields of one JSON object, naming the field's path in every complaint. */

@@ -257,7 +257,7 @@ export class WorkerProcess {
       }
     } catch (error) {
       if (error instanceof FileReferenceError && this.running) {
-        this.running.finish({ kind: 'error', error: { type: error.name, message: error.message, traceback: '' } });
+        this.running.finish({ kind: 'error', error: { type: error.name, message: error.message, traceback: '', argument: null } });
         return;
       }
       const problem = error instanceof ProtocolError ? 'protocol error' : 'error handling an event';
@@ -294,7 +294,7 @@ export class WorkerProcess {
     if (this.currentState === 'starting') {
       const lastLine = this.stderrTail.findLast((line) => line.trim() !== '');
       const message = lastLine === undefined ? how : `${how} (its last stderr line: ${lastLine.trim()})`;
-      const error = { type: 'WorkerExited', message, traceback: this.stderrTail.join('\n') };
+      const error = { type: 'WorkerExited', message, traceback: this.stderrTail.join('\n'), argument: null };
       this.settleReady.reject(new WorkerStartError('process', error, this.serviceFile));
     }
     const call = this.running;

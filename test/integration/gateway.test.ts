@@ -296,6 +296,12 @@ describe('svc start serving examples/image', () => {
     const dataUrl = await postJson(`${server.url}/thumbnail`, { image: `data:image/png;base64,${PNG_BASE64}` });
     expect(dataUrl.body.content_type).toBe('image/png');
   });
+
+  it('answers an image that is not base64 with a 422 naming it: the input is wrong, not the function', async () => {
+    const bad = await postJson(`${server.url}/thumbnail`, { image: 'not base64 !!!' });
+    expect(bad.status).toBe(422);
+    expect(bad.body.error).toMatchObject({ type: 'validation_error', detail: [{ field: 'image', message: expect.stringContaining('not valid base64') }] });
+  });
 });
 
 describe('svc start with a service that cannot start', () => {
