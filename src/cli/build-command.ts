@@ -22,9 +22,9 @@ export function registerBuildCommand(program: Command): void {
     .command('build')
     .summary('write apipod-deploy/Dockerfile and, with --image, build the image')
     .description(
-      'Render apipod-deploy/Dockerfile from the manifest (scanning first when it is missing or older than\n' +
-        'the project), stage svc\'s runtime under apipod-deploy/ and write a .dockerignore when there is none.\n' +
-        'With --image, build it through the Docker engine (DOCKER_HOST or the default socket) for linux/amd64.\n' +
+      'Render apipod-deploy/Dockerfile from the manifest (scanning first when it is missing or older than ' +
+        'the project), stage svc\'s runtime under apipod-deploy/ and write a .dockerignore when there is none. ' +
+        'With --image, build it through the Docker engine (DOCKER_HOST or the default socket) for linux/amd64. ' +
         'A Dockerfile at the project root replaces the generated one.',
     )
     .argument('[dir]', 'project directory, or the service file itself', '.')

@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { Chalk } from 'chalk';
-import type { Command } from 'commander';
+import { Option, type Command } from 'commander';
 import {
   ConnectionError,
   HttpStatusError,
@@ -9,12 +9,15 @@ import {
   ServiceError,
   WaitExpiredError,
   hasEnded,
+  type EndpointMethod,
   type JobEnvelope,
   type ProgressUpdate,
 } from '../client/index.js';
 import { SvcError } from '../svc-error.js';
 import { createCallProgress } from './call-progress.js';
-import { seconds } from './option-parsers.js';
+import { oneOf, seconds } from './option-parsers.js';
+
+const ENDPOINT_METHODS: readonly EndpointMethod[] = ['GET', 'POST'];
 import type { Output } from './output.js';
 import { runCommand, type CommonOptions } from './run-command.js';
 
@@ -23,6 +26,7 @@ interface CallOptions extends CommonOptions {
   data?: string;
   async?: boolean;
   wait?: number;
+  method: EndpointMethod;
 }
 
 /** What `svc call` prints with --json: the result, and the job it came from when there was one. */
@@ -37,14 +41,19 @@ export function registerCallCommand(program: Command): void {
     .command('call')
     .summary('call an endpoint of a running service and print its result')
     .description(
-      'Call an endpoint with the job-envelope client: the result is printed on stdout as JSON, whether\n' +
-        'the service answers at once (dedicated) or with a job to follow (serverless). Progress goes to\n' +
-        'stderr. The key comes from $SERVICE_API_KEY. Exits 1 when the job ends FAILED, TIMEOUT or\n' +
+      'Call an endpoint with the job-envelope client: the result is printed on stdout as JSON, whether ' +
+        'the service answers at once (dedicated) or with a job to follow (serverless). Progress goes to ' +
+        'stderr. The key comes from $SERVICE_API_KEY. Exits 1 when the job ends FAILED, TIMEOUT or ' +
         'CANCELLED (Ctrl-C cancels it), or is still running after --wait.',
     )
     .argument('<path>', 'endpoint path, e.g. /generate (or a whole URL)')
     .option('--url <url>', 'base URL of the service (default: $SERVICE_INFER_BACKEND_URL, else http://localhost:8000)')
     .option('-d, --data <json|@file>', 'input as a JSON object; @file reads it from a file, @- from stdin')
+    .addOption(
+      new Option('--method <method>', 'GET sends the input as the query string, for endpoints declared methods=["GET"]')
+        .argParser((value: string) => oneOf(ENDPOINT_METHODS, ENDPOINT_METHODS)(value.toUpperCase()))
+        .default('POST'),
+    )
     .option('--async', 'submit and print the job envelope without following the job')
     .option('--wait <seconds>', 'wait at most this long for the job to end; with --async, hold the submit this long', seconds)
     .action(async (path: string, _options: CallOptions, command: Command) => {
@@ -64,8 +73,8 @@ async function callEndpoint(path: string, options: CallOptions, output: Output):
   const started = performance.now();
   try {
     const outcome = options.async
-      ? await submitOnly(client, path, input, options.wait, cancel.signal)
-      : await follow(client, path, input, options.wait, cancel.signal, progress.update);
+      ? await submitOnly(client, path, input, options, cancel.signal)
+      : await follow(client, path, input, options, cancel.signal, progress.update);
     progress.end();
     printOutcome(output, outcome, performance.now() - started);
   } catch (error) {
@@ -80,13 +89,14 @@ async function follow(
   client: ServiceClient,
   path: string,
   input: Record<string, unknown>,
-  waitSeconds: number | undefined,
+  { wait: waitSeconds, method }: Pick<CallOptions, 'wait' | 'method'>,
   signal: AbortSignal,
   onProgress: (update: ProgressUpdate) => void,
 ): Promise<CallOutcome> {
   let job: JobEnvelope | null = null;
   const result = await client.run(path, input, {
     signal,
+    method,
     maxWaitMs: waitSeconds === undefined ? undefined : waitSeconds * 1000,
     onProgress: (update) => {
       job = update.envelope;
@@ -100,10 +110,10 @@ async function submitOnly(
   client: ServiceClient,
   path: string,
   input: Record<string, unknown>,
-  waitSeconds: number | undefined,
+  { wait: waitSeconds, method }: Pick<CallOptions, 'wait' | 'method'>,
   signal: AbortSignal,
 ): Promise<CallOutcome> {
-  const submission = await client.submit(path, input, { respondAsync: true, waitSeconds: waitSeconds ?? 0, signal });
+  const submission = await client.submit(path, input, { respondAsync: true, waitSeconds: waitSeconds ?? 0, signal, method });
   // A server that does not do jobs answers with the result even when asked not to wait.
   if (submission.kind === 'result') return { status: 'FINISHED', result: submission.value, job: null };
   const { envelope } = submission;

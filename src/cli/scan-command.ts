@@ -12,7 +12,7 @@ export function registerScanCommand(program: Command): void {
     .command('scan')
     .summary('read the project statically and write apipod-deploy/apipod.json')
     .description(
-      'Read a project statically (requirements.txt, pyproject.toml, service.py; user code is never run)\n' +
+      'Read a project statically (requirements.txt, pyproject.toml, service.py; user code is never run) ' +
         'and write its manifest to apipod-deploy/apipod.json: frameworks, Python version, endpoints, base image.',
     )
     .argument('[dir]', 'project directory, or the service file itself', '.')

@@ -57,7 +57,11 @@ export interface RunOptions {
   signal?: AbortSignal;
   /** Stop waiting after this long and reject with WaitExpiredError; the job keeps running. */
   maxWaitMs?: number;
+  /** POST (default) sends the input as JSON; GET, for endpoints declared `methods=["GET"]`, as the query string. */
+  method?: EndpointMethod;
 }
+
+export type EndpointMethod = 'GET' | 'POST';
 
 export interface SubmitOptions {
   signal?: AbortSignal;
@@ -65,6 +69,8 @@ export interface SubmitOptions {
   respondAsync?: boolean;
   /** `Prefer: wait=N` on the submit; the client's `waitSeconds` by default. */
   waitSeconds?: number;
+  /** POST (default) sends the input as JSON; GET as the query string. */
+  method?: EndpointMethod;
 }
 
 /** What a submit brought back: the result itself (a dedicated server), or a job to follow. */
@@ -116,7 +122,7 @@ export class ServiceClient {
     const started = Date.now();
     const deadline = options.maxWaitMs === undefined ? Infinity : started + options.maxWaitMs;
     const waitSeconds = Math.min(this.waitSeconds, Math.floor(Math.max(0, deadline - started) / 1000));
-    const submission = await this.submit(path, input, { signal: options.signal, waitSeconds });
+    const submission = await this.submit(path, input, { signal: options.signal, waitSeconds, method: options.method });
     if (submission.kind === 'result') return submission.value as T;
     return (await this.followUntil(submission.envelope, options, deadline, !submission.waited)) as T;
   }
@@ -137,7 +143,9 @@ export class ServiceClient {
     signal?.addEventListener('abort', closeLater, { once: true });
     let answer: Answer;
     try {
-      answer = await this.send('POST', url, { body: JSON.stringify(input ?? {}), prefer }, { request: connection.signal, pause: signal });
+      answer = options.method === 'GET'
+        ? await this.send('GET', withQuery(url, input), { prefer }, { request: connection.signal, pause: signal })
+        : await this.send('POST', url, { body: JSON.stringify(input ?? {}), prefer }, { request: connection.signal, pause: signal });
     } catch (error) {
       if (signal?.aborted) throw new JobCancelledError(null, 'was cancelled before the server answered; closing the connection stops it there');
       if (error instanceof HttpStatusError && error.status === 500 && error.type === 'endpoint_error') {
@@ -283,6 +291,18 @@ function settle(envelope: JobEnvelope): unknown {
     default:
       return envelope.result;
   }
+}
+
+/** The input as a query string, as a GET endpoint reads it: strings as they are, a list as repeated keys, anything else as JSON. */
+function withQuery(url: string, input: unknown): string {
+  if (input === null || input === undefined) return url;
+  if (typeof input !== 'object' || Array.isArray(input)) throw new ServiceError('the input of a GET call is an object of parameters');
+  const query = new URLSearchParams();
+  for (const [name, value] of Object.entries(input)) {
+    for (const item of Array.isArray(value) ? value : [value]) query.append(name, typeof item === 'string' ? item : JSON.stringify(item));
+  }
+  const text = query.toString();
+  return text === '' ? url : `${url}${url.includes('?') ? '&' : '?'}${text}`;
 }
 
 function statusError(status: number, method: string, url: string, body: unknown, sentKey: boolean): HttpStatusError {

@@ -157,6 +157,14 @@ describe('svc call against a dedicated server', () => {
     expect(call.stderr.trim()).toBe('error: the call failed: RuntimeError: no cats');
   });
 
+  it('calls a GET endpoint with --method GET, the input as its query string', async () => {
+    const call = await runSvc(['call', '/search', '--url', server.url, '--method', 'get', '-d', '{"q": "red cats", "limit": 3, "tags": ["a", "b"]}']);
+    expect(call.exitCode, call.stderr).toBe(0);
+    expect(JSON.parse(call.stdout)).toEqual({ q: 'red cats', limit: 3, tags: ['a', 'b'] });
+    const wrong = await runSvc(['call', '/search', '--url', server.url, '--method', 'PUT']);
+    expect(wrong.exitCode).toBe(2);
+  });
+
   it('asks for a job with --async, and gets a 202 envelope', async () => {
     const call = await runSvc(['call', '/slow', '--url', server.url, '--async', '-d', '{"seconds": 0.2}']);
     expect(call.exitCode).toBe(0);
