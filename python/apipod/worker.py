@@ -11,8 +11,10 @@ from __future__ import annotations
 import asyncio
 import os
 import platform
+import signal
 import sys
 import threading
+import time
 import traceback
 from dataclasses import dataclass
 
@@ -44,6 +46,7 @@ class Service:
 
 # How long the worker polls for its next call before it sleeps on the pipe (channel._read_lines).
 DEFAULT_COMMAND_POLL_US = 500
+ORPHAN_CHECK_SECONDS = 1.0  # how soon a worker notices that its gateway died
 
 
 def main(arguments: list[str]) -> int:
@@ -69,6 +72,7 @@ def main(arguments: list[str]) -> int:
               f"not {poll_microseconds!r}", file=sys.stderr)
         return 2
 
+    threading.Thread(target=exit_when_orphaned, args=(os.getppid(),), name="apipod-orphan-watch", daemon=True).start()
     cancellation = Cancellation()
     cancellation.install()
     events = EventWriter(event_descriptor, cancellation.shielded)
@@ -122,6 +126,19 @@ def set_up(service_file: str, loop: asyncio.AbstractEventLoop) -> Service:
     except BaseException as error:
         raise SetupFailed("lifespan", error) from None
     return Service(app, endpoints, descriptions, lifespan)
+
+
+def exit_when_orphaned(gateway: int) -> None:
+    """The watchdog thread. A gateway that dies without shutting its workers down (SIGKILL,
+    the OOM killer) leaves them to the init process; one in a call that never ends would hold
+    its GPU memory for good. So once the parent is gone, the worker goes, with the
+    subprocesses of its own process group (svc starts each worker as a group's leader)."""
+    while os.getppid() == gateway:
+        time.sleep(ORPHAN_CHECK_SECONDS)
+    # Nothing to say it on: the pipes to the gateway are closed, and writing to them would raise.
+    if os.getpgrp() == os.getpid():
+        os.killpg(os.getpid(), signal.SIGKILL)
+    os._exit(1)
 
 
 def receive_cancels(descriptor: int, cancellation: Cancellation) -> None:

@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -230,6 +231,30 @@ describe('svc start serving endpoints that misbehave', () => {
     expect(lines.findIndex((line) => /^POST \/sleep 200 \d+ms$/.test(line))).toBeLessThan(lines.findIndex((line) => line.endsWith('stopped')));
     expect(lines.findIndex((line) => line.endsWith('stopped'))).toBeGreaterThan(-1);
     expect(existsSync(marker) && readFileSync(marker, 'utf8')).toBe('lifespan shutdown ran');
+  });
+});
+
+describe('svc start killed outright', () => {
+  /** Alive and not a zombie: an orphan's parent may never reap it. */
+  const isRunning = (pid: number) => {
+    try {
+      return !/^\d+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
+    } catch {
+      return false;
+    }
+  };
+
+  it('leaves no worker behind, even one in a call that never ends', async () => {
+    const server = await startSvc([BEHAVIOURS]);
+    const call = postJson(`${server.url}/sleep`, { seconds: 3600 }).catch(() => null);
+    const health = async () => ((await (await fetch(`${server.url}/health`)).json()) as { status: string }).status;
+    await expect.poll(health, { timeout: 5_000 }).toBe('BUSY');
+    const workers = execFileSync('ps', ['-o', 'pid=', '--ppid', String(server.process.pid)], { encoding: 'utf8' })
+      .split('\n').map((line) => Number(line.trim())).filter((pid) => pid > 0);
+    expect(workers).toHaveLength(1);
+    server.process.kill('SIGKILL');
+    await call;
+    await expect.poll(() => workers.some(isRunning), { timeout: 10_000, interval: 100 }).toBe(false);
   });
 });
 
