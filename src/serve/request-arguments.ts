@@ -72,6 +72,10 @@ async function readMultipart(request: FastifyRequest, endpoint: EndpointReport, 
   const stagedFiles: string[] = [];
   try {
     for await (const part of request.parts()) {
+      if (part.fieldname in fields || part.fieldname in files) {
+        if (part.type === 'file') part.file.resume();
+        throw givenTwice(part.fieldname);
+      }
       if (part.type === 'field') {
         fields[part.fieldname] = fieldValue(part.value, properties[part.fieldname]);
         continue;
@@ -96,6 +100,12 @@ async function readMultipart(request: FastifyRequest, endpoint: EndpointReport, 
     await removeStagedFiles(stagedFiles);
     throw error;
   }
+}
+
+/** A part repeated in a form: taking the last would drop the others without a word (a list goes as one JSON field). */
+function givenTwice(name: string): HttpError {
+  const message = 'is given more than once; send a list as one field holding a JSON array';
+  return new HttpError(422, 'validation_error', 'invalid_input', `${name} ${message}`, { detail: [{ field: name, message }] });
 }
 
 /** Form fields are text; a field whose schema is not a plain string may carry JSON. */

@@ -315,6 +315,22 @@ describe('svc start serving examples/image', () => {
     expect(Buffer.from(image.content, 'base64').subarray(1, 4).toString()).toBe('PNG');
   });
 
+  it('refuses a form that gives a parameter twice, rather than keeping one of them', async () => {
+    const png = () => new Blob([Buffer.from(PNG_BASE64, 'base64')], { type: 'image/png' });
+    const twoFiles = new FormData();
+    twoFiles.append('image', png(), 'a.png');
+    twoFiles.append('image', png(), 'b.png');
+    const twoSizes = new FormData();
+    twoSizes.append('image', png(), 'a.png');
+    twoSizes.append('size', '100');
+    twoSizes.append('size', '50');
+    for (const [path, form, field] of [['/grayscale', twoFiles, 'image'], ['/thumbnail', twoSizes, 'size']] as const) {
+      const response = await fetch(`${server.url}${path}`, { method: 'POST', body: form });
+      expect(response.status).toBe(422);
+      expect(((await response.json()) as any).error.detail).toEqual([{ field, message: expect.stringContaining('is given more than once') }]);
+    }
+  });
+
   it('takes an image as base64 or as a data URL', async () => {
     const plain = await postJson(`${server.url}/thumbnail`, { image: PNG_BASE64, size: 1 });
     expect(plain.status).toBe(200);
