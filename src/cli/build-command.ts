@@ -129,17 +129,26 @@ function reportPreparation(prepared: PreparedBuild, view: BuildProgressView): vo
 
 function summariseFiles(prepared: PreparedBuild): Summary {
   const { plan } = prepared;
+  const build: [string, string] = ['build', `svc build --image, or docker build -f ${prepared.dockerfile} ${relativeDir(prepared.root)}`];
+  if (prepared.usesProjectDockerfile) {
+    // The generated file's base image, Python and packages say nothing about the project's own.
+    return {
+      headline: `Using ${relativeDir(prepared.root)}/${prepared.dockerfile}, the project's own (apipod-deploy/Dockerfile is written beside it, unused)`,
+      rows: [['dockerfile', `${prepared.dockerfile} (the project's own)`], build],
+      warnings: [],
+    };
+  }
   const python = plan.python.strategy === 'base' ? `${plan.python.version} (the base image's)` : `${plan.python.version} (installed with uv)`;
   return {
     headline: `Wrote ${relativeDir(prepared.root)}/apipod-deploy/Dockerfile`,
     rows: [
-      ['dockerfile', prepared.dockerfile + (prepared.usesProjectDockerfile ? ' (the project\'s own)' : '')],
+      ['dockerfile', prepared.dockerfile],
       ['base image', plan.base.image],
       ['python', python],
       ['system packages', plan.systemPackages.join(' ')],
       ['requirements', plan.requirementFiles.requirements ? 'apipod-deploy/requirements.txt' : 'none'],
       ['provider', plan.providerPackages.length ? `${plan.provider} (${plan.providerPackages.join(', ')})` : plan.provider],
-      ['build', `svc build --image, or docker build -f ${prepared.dockerfile} ${relativeDir(prepared.root)}`],
+      build,
     ],
     warnings: [],
   };

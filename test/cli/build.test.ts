@@ -69,6 +69,8 @@ describe('svc build (files only, no engine)', () => {
     expect(JSON.parse(run.stdout)).toMatchObject({ dockerfile: 'Dockerfile', uses_project_dockerfile: true });
     const plain = await runSvc(['build', project]);
     expect(plain.stderr).toContain('the project has its own Dockerfile: building that one instead of apipod-deploy/Dockerfile');
+    expect(plain.stdout).toMatch(/^Using .*\/Dockerfile, the project's own/);
+    expect(plain.stdout).not.toContain('base image:'); // the generated file's, which is not built
   });
 
   it('builds FROM --base-image, installing the Python the project asks for when that image does not ship it', async () => {
