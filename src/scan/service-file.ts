@@ -517,7 +517,7 @@ function readEndpoint(
   };
 }
 
-/** The toolkit serves an endpoint declared without a path at `/<function name>`. */
+/** The toolkit serves an endpoint declared without a path (or with `""` or `None`: `path or name`) at `/<function name>`. */
 function readRoutePath(route: RouteDecorator, functionName: string, report: Report): string | null {
   const decorator = `@${route.variable}.${route.kind}`;
   const args = route.call === null ? null : readCallArguments(route.call);
@@ -527,7 +527,9 @@ function readRoutePath(route: RouteDecorator, functionName: string, report: Repo
     report(route.line, `\`${decorator}\` cannot read its path statically; give one as a string, e.g. \`${decorator}("/generate")\``);
     return null;
   }
+  if (pathNode.type === 'none') return `/${functionName}`;
   const path = readStringLiteral(pathNode);
+  if (path === '') return `/${functionName}`;
   if (path === null) {
     report(route.line, `cannot read path statically: \`${sourceText(pathNode)}\`; write it as a string literal`);
     return null;

@@ -44,6 +44,19 @@ describe('reading service.py statically', () => {
     ]);
   });
 
+  it('serves an endpoint whose path is empty or None at /<function name>, as the toolkit does (`path or name`)', () => {
+    const result = read(
+      'from apipod import APIPod\napp = APIPod()\n\n@app.endpoint("")\ndef blank():\n    pass\n\n' +
+        '@app.get(None)\ndef nothing():\n    pass\n\n@app.endpoint\ndef bare():\n    pass\n',
+    );
+    expect(result.endpoints.map((endpoint) => [endpoint.path, endpoint.methods])).toEqual([
+      ['/blank', ['POST']],
+      ['/nothing', ['GET']],
+      ['/bare', ['POST']],
+    ]);
+    expect(result.diagnostics).toEqual([]);
+  });
+
   it('reports a syntax error with its line and still reads the endpoints around it', () => {
     const result = read(
       'from apipod import APIPod\napp = APIPod()\n\n@app.endpoint("/a")\ndef a(x: int):\n    return x\n\n' +
