@@ -68,7 +68,7 @@ export function buildManifest(snapshot: ProjectSnapshot, parser: PythonParser, c
   const withoutApipod = applyConstraints(installed.filter((requirement) => requirement !== apipod), requirementSet.constraints);
   const frameworks = detectFrameworks({
     requirements: withoutApipod,
-    indexUrls: [requirementSet.indexUrl, ...requirementSet.extraIndexUrls].filter((url): url is string => url !== null),
+    indexUrls: [requirementSet.indexUrl, ...requirementSet.extraIndexUrls, ...requirementSet.findLinks].filter((url): url is string => url !== null),
   });
   const baseImage = chooseBaseImage({ frameworks, pythonVersion: python.version }, catalog);
 

@@ -31,6 +31,7 @@ export interface FrameworkReport {
 
 export interface DependencySource {
   requirements: readonly LocatedRequirement[];
+  /** Where pip looks for packages: the index URLs and the --find-links locations. */
   indexUrls: readonly string[];
 }
 
@@ -47,7 +48,7 @@ export function detectFrameworks({ requirements, indexUrls }: DependencySource):
     const present = keys.filter((key) => members.includes(key));
     if (present.length === 0) continue;
     const deciding = byKey.get(byKey.has(anchor) ? anchor : (present[0] as string)) as LocatedRequirement;
-    const pinned = pinnedVersion(deciding.specifier);
+    const pinned = pinnedVersion(deciding.specifier) ?? wheelVersion(deciding.url);
     frameworks[name] = {
       package: deciding.key,
       specifier: deciding.specifier,
@@ -80,6 +81,12 @@ function needsCuda(requirement: LocatedRequirement, indexUrls: readonly string[]
     if (pinnedCpu || indexUrls.some((url) => cpuIndex.test(url))) return false;
   }
   return true;
+}
+
+/** The version in a wheel's file name (`torch-2.3.1%2Bcu121-cp311-...whl`), which pins as `==` would. */
+function wheelVersion(url: string | null): string | null {
+  const match = /\/[A-Za-z0-9_.]+-(\d[^-/]*)-[^/]*\.whl$/.exec(url?.split('#')[0] ?? '');
+  return match ? decodeURIComponent(match[1] as string) : null;
 }
 
 /** `torch==2.1.0+cu121`, a wheel URL with `+cu121`, or `.../whl/cu121`: CUDA 12.1. */

@@ -50,6 +50,19 @@ describe('detecting frameworks', () => {
       indexUrls: ['https://download.pytorch.org/whl/cpu'],
     });
     expect(cpuIndex.cuda).toBe(false);
+    const cpuFindLinks = detectFrameworks({
+      requirements: requirements('torch==2.3.1'),
+      indexUrls: ['https://download.pytorch.org/whl/cpu/torch_stable.html'],
+    });
+    expect(cpuFindLinks.cuda).toBe(false);
+  });
+
+  it("takes torch's version and CUDA release from a wheel URL's file name", () => {
+    const report = detectFrameworks({
+      requirements: requirements('torch @ https://download.pytorch.org/whl/cu121/torch-2.3.1%2Bcu121-cp311-cp311-linux_x86_64.whl'),
+      indexUrls: [],
+    });
+    expect(report).toMatchObject({ requestedCuda: '12.1', frameworks: { pytorch: { version: '2.3.1', specifier: '' } } });
   });
 
   it('onnxruntime runs on CPU, onnxruntime-gpu needs CUDA', () => {
