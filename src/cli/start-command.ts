@@ -13,33 +13,20 @@ import { endpointSeconds, integerBetween, oneOf, publicUrl, seconds } from './op
 import { runCommand, type CommonOptions } from './run-command.js';
 import { SvcError } from '../svc-error.js';
 import { createServeLog } from './serve-log.js';
-import { containerServeArgs } from './container-serve-args.js';
+import { containerServeArgs, type ServeSettings } from './container-serve-args.js';
 import { API_KEYS_ENV, ApiKeys, readKeysFile } from '../serve/api-keys.js';
 
-interface StartOptions extends CommonOptions {
+interface StartOptions extends CommonOptions, ServeSettings {
   entrypoint?: string;
   host: string;
   port: number;
-  workers: number;
-  python?: string;
-  maxBodySize: number;
-  queueSize: number;
-  gracePeriod: number;
-  cancelGrace: number;
   compute?: Compute;
   provider?: ServedProvider;
-  testServer?: boolean;
   testInput?: string;
   orchestrator: Orchestrator;
   image?: string;
   apiKey?: string;
   apiKeys?: string;
-  jobTimeout: number;
-  endpointTimeout?: Map<string, number>;
-  jobTtl: number;
-  maxJobs: number;
-  maxWait: number;
-  publicUrl?: string;
 }
 
 export function registerStartCommand(program: Command): void {
