@@ -14,7 +14,6 @@ import { runCommand, type CommonOptions } from './run-command.js';
 import { SvcError } from '../svc-error.js';
 import { createServeLog } from './serve-log.js';
 import { containerServeArgs, type ServeSettings } from './container-serve-args.js';
-import { API_KEYS_ENV, ApiKeys, readKeysFile } from '../serve/api-keys.js';
 
 interface StartOptions extends CommonOptions, ServeSettings {
   entrypoint?: string;
@@ -94,7 +93,7 @@ export function registerStartCommand(program: Command): void {
             compute: options.compute,
             provider: options.provider,
             extraArgs,
-            env: containerSecrets(options),
+            env: await containerSecrets(options),
             stopTimeoutSeconds: options.gracePeriod + 5,
             log: createServeLog(output.mode),
           });
@@ -118,7 +117,6 @@ export function registerStartCommand(program: Command): void {
           runpodTrial: { testServer: options.testServer === true, testInputFile: options.testInput },
           apiKey: options.apiKey ?? process.env.SERVICE_API_KEY,
           apiKeysFile: options.apiKeys,
-          apiKeysJson: process.env[API_KEYS_ENV],
           jobs: {
             ttlMs: options.jobTtl * 1000,
             maxRetained: options.maxJobs,
@@ -140,7 +138,9 @@ export function registerStartCommand(program: Command): void {
  * caller's, then `--api-key` and the `--api-keys` file's text, checked here so that a bad
  * file is named before any container starts.
  */
-function containerSecrets(options: StartOptions): NodeJS.ProcessEnv {
+async function containerSecrets(options: StartOptions): Promise<NodeJS.ProcessEnv> {
+  // Loaded on use, like the servers: every other command would pay for node:crypto.
+  const { API_KEYS_ENV, ApiKeys, readKeysFile } = await import('../serve/api-keys.js');
   const env: NodeJS.ProcessEnv = { ...process.env };
   if (options.apiKey !== undefined) env.SERVICE_API_KEY = options.apiKey;
   if (options.apiKeys !== undefined) {

@@ -30,7 +30,6 @@ export interface RequirementSet {
   unreadable: Diagnostic[];
 }
 
-
 interface Location {
   file: string;
   line: number;

@@ -9,7 +9,7 @@ import { SvcError } from '../svc-error.js';
 import { findPythonInterpreter, type PythonInterpreter } from '../worker/python-interpreter.js';
 import { WorkerPool } from '../worker/worker-pool.js';
 import { COMPUTE_VALUES, DEFAULT_TARGET, SERVED_PROVIDERS, type Compute, type Provider, type ServedProvider } from '../deployment-target.js';
-import { ApiKeys } from './api-keys.js';
+import { API_KEYS_ENV, ApiKeys } from './api-keys.js';
 import { createGateway, type JobSettings } from './gateway.js';
 import { JobStore } from './jobs/job-store.js';
 import { urlHost } from './listen-url.js';
@@ -38,8 +38,6 @@ export interface LocalServeOptions {
   runpodTrial: { testServer: boolean; testInputFile: string | undefined };
   apiKey: string | undefined;
   apiKeysFile: string | undefined;
-  /** A keys file's text from the environment ($SVC_API_KEYS), as a container gets it. */
-  apiKeysJson: string | undefined;
   jobs: JobSettings;
   log: ServeLog;
 }
@@ -55,7 +53,7 @@ const RETRY_AFTER_SECONDS = 5;
 export async function serveLocally(options: LocalServeOptions): Promise<void> {
   const { root, entrypoint } = locateProject(options.target, options.entrypoint);
   const { log } = options;
-  const keys = ApiKeys.from({ key: options.apiKey, keysFile: options.apiKeysFile, keysJson: options.apiKeysJson });
+  const keys = ApiKeys.from({ key: options.apiKey, keysFile: options.apiKeysFile, keysJson: process.env[API_KEYS_ENV] });
   const python = await findPythonInterpreter({ explicit: options.python, projectDir: root, env: process.env });
   // A provider named on the command line is checked before any model loads.
   const early = options.provider === undefined ? null : await prepareProvider(options.provider, options, python);
