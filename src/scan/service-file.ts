@@ -93,7 +93,8 @@ export function readServiceFile(parser: PythonParser, source: string, fileName: 
     const root = parseModule(text);
     const { statements, syntaxProblems } = readRecoverableStatements(root, text, parseModule);
     const declarations = readDeclarations(statements, fileName);
-    const diagnostics = [...describeSyntaxErrors(syntaxProblems, fileName), ...declarations.diagnostics];
+    const hidden = declarations.app === null || syntaxProblems.length > 0 ? [] : findHiddenRegistrations(root, declarations, fileName);
+    const diagnostics = [...describeSyntaxErrors(syntaxProblems, fileName), ...declarations.diagnostics, ...hidden];
     return { ...declarations, diagnostics: sortDiagnostics(diagnostics) };
   } finally {
     // The trees live in WebAssembly memory, which the garbage collector does not reclaim.
@@ -473,6 +474,40 @@ function readAppArguments(call: Node, report: Report): Record<string, StaticValu
   }
   for (const [name, value] of args.keywords) values[name] = readStaticValue(value);
   return values;
+}
+
+/**
+ * `app.endpoint` used where the scan does not read it (in a class body, a loop or a
+ * function, or called directly on a lambda): the toolkit still registers such endpoints on
+ * import, so svc start serves them, but the manifest cannot list them. Registrations under
+ * `if __name__ == "__main__":` are left alone: a worker never runs that block.
+ */
+function findHiddenRegistrations(root: Node, declarations: Declarations, file: string): Diagnostic[] {
+  const variable = declarations.app?.variable;
+  const lines = new Set<number>();
+  const pending = namedChildrenOf(root).filter((statement) => !isMainGuard(statement));
+  for (let node = pending.pop(); node !== undefined; node = pending.pop()) {
+    pending.push(...namedChildrenOf(node));
+    if (node.type !== 'attribute' || node.childForFieldName('object')?.text !== variable) continue;
+    if (ROUTE_DECORATORS.has(node.childForFieldName('attribute')?.text ?? '') && isOutOfReach(node)) lines.add(node.startPosition.row + 1);
+  }
+  return [...lines].map((line) => ({
+    file,
+    line,
+    message: `\`${variable}.endpoint\` registers an endpoint here that svc cannot read without running the file (inside a class, a loop or a function, or called directly); svc start serves it, but the manifest leaves it out: decorate a top-level function instead`,
+  }));
+}
+
+const HIDING_SCOPES = new Set(['function_definition', 'class_definition', 'lambda', 'for_statement', 'while_statement']);
+
+/** Not a decorator of a function the scan reads: nested in a scope it does not enter, or no decorator at all. */
+function isOutOfReach(node: Node): boolean {
+  let inDecorator = false;
+  for (let up = node.parent; up !== null; up = up.parent) {
+    if (HIDING_SCOPES.has(up.type)) return true;
+    if (up.type === 'decorator') inDecorator = true;
+  }
+  return !inDecorator;
 }
 
 interface RouteDecorator {

@@ -57,6 +57,29 @@ describe('reading service.py statically', () => {
     expect(result.diagnostics).toEqual([]);
   });
 
+  it('says where an endpoint is registered out of its reach, which svc start serves but the manifest cannot list', () => {
+    const result = read(
+      [
+        'from apipod import APIPod',
+        'app = APIPod()',
+        'class Handlers:',
+        '    @app.endpoint("/in-class")',
+        '    def method(self): ...',
+        'for name in ["a", "b"]:',
+        '    @app.get(f"/{name}")',
+        '    def each(): ...',
+        'app.endpoint("/lambda")(lambda x: x)',
+        '@app.endpoint("/read")',
+        'def read_me(): ...',
+        'if __name__ == "__main__":',
+        '    app.endpoint("/never")(print)',
+      ].join('\n'),
+    );
+    expect(result.endpoints.map((endpoint) => endpoint.path)).toEqual(['/read']);
+    expect(result.diagnostics.map((diagnostic) => diagnostic.line)).toEqual([4, 7, 9]);
+    expect(result.diagnostics[0]?.message).toMatch(/svc start serves it, but the manifest leaves it out/);
+  });
+
   it('reports a syntax error with its line and still reads the endpoints around it', () => {
     const result = read(
       'from apipod import APIPod\napp = APIPod()\n\n@app.endpoint("/a")\ndef a(x: int):\n    return x\n\n' +
