@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import dockerignoreModule from '@balena/dockerignore';
 import tar from 'tar-fs';
+import { isModelFile } from '../scan/model-files.js';
 import { SvcError } from '../svc-error.js';
 import { DOCKERIGNORE_FILE } from './dockerignore.js';
 
@@ -15,6 +16,10 @@ const SECRET_FILES = new Set(['.env']);
 export interface BuildContext {
   /** Project-relative POSIX paths of the files sent, sorted. */
   files: string[];
+  /** Their total size. */
+  bytes: number;
+  /** The model weights among them (by svc scan's rule), largest first: they go into the image. */
+  weights: Array<{ path: string; size: number }>;
   /** Secrets left out although .dockerignore lets them in (a plain `docker build` would send them). */
   secretsLeftOut: string[];
 }
@@ -36,6 +41,8 @@ export function listBuildContext(root: string, dockerfile: string): BuildContext
   // With an exception (`!path`) an excluded directory may still hold included files, so walk it.
   const hasExceptions = /^\s*!/m.test(rulesText);
   const files: string[] = [];
+  const weights: BuildContext['weights'] = [];
+  let bytes = 0;
   const secretsLeftOut: string[] = [];
   const walk = (relative: string) => {
     for (const name of readdirSync(join(root, relative)).sort()) {
@@ -45,8 +52,13 @@ export function listBuildContext(root: string, dockerfile: string): BuildContext
       if (stats.isDirectory()) {
         if (!ignored || hasExceptions) walk(path);
       } else if (!ignored) {
-        if (relative === '' && SECRET_FILES.has(name)) secretsLeftOut.push(path);
-        else files.push(path);
+        if (relative === '' && SECRET_FILES.has(name)) {
+          secretsLeftOut.push(path);
+          continue;
+        }
+        files.push(path);
+        bytes += stats.size;
+        if (isModelFile(path, stats.size)) weights.push({ path, size: stats.size });
       }
     }
   };
@@ -54,7 +66,8 @@ export function listBuildContext(root: string, dockerfile: string): BuildContext
   for (const always of [dockerfile, DOCKERIGNORE_FILE]) {
     if (!files.includes(always) && isFile(join(root, always))) files.push(always);
   }
-  return { files: files.sort(), secretsLeftOut };
+  weights.sort((a, b) => b.size - a.size || (a.path < b.path ? -1 : 1));
+  return { files: files.sort(), bytes, weights, secretsLeftOut };
 }
 
 /** Fails with a clear message when the staged runtime would not reach the engine. */

@@ -78,7 +78,10 @@ async function buildWithEngine(dir: string, options: BuildOptions, output: Outpu
   for (const secret of files.secretsLeftOut) {
     view.note(`warning: ${secret} left out of the build context (add it to .dockerignore, or a plain \`docker build\` sends it)`);
   }
-  view.note(`building ${tag} for linux/amd64 on ${engine.address} (Docker ${engine.version}), ${files.files.length} files in the context`);
+  for (const warning of unlistedWeights(files.weights, prepared.manifest.model_files)) view.note(`warning: ${warning}`);
+  view.note(
+    `building ${tag} for linux/amd64 on ${engine.address} (Docker ${engine.version}), ${files.files.length} files (${formatSize(files.bytes)}) in the context`,
+  );
   const started = Date.now();
   try {
     const result = await buildImage(engine, {
@@ -125,6 +128,27 @@ function reportPreparation(prepared: PreparedBuild, view: BuildProgressView): vo
     view.note('the project has its own Dockerfile: building that one instead of apipod-deploy/Dockerfile');
   }
   for (const note of prepared.plan.notes) view.note(note);
+}
+
+/**
+ * Weights the build context carries although svc scan did not list them: .gitignore keeps
+ * them out of the scan, but Docker reads only .dockerignore, so they go into the image.
+ */
+function unlistedWeights(weights: ReadonlyArray<{ path: string; size: number }>, listed: readonly string[]): string[] {
+  const unlisted = weights.filter((weight) => !listed.includes(weight.path));
+  const shown = unlisted.slice(0, 5).map((weight) => `${weight.path} (${formatSize(weight.size)})`);
+  if (shown.length === 0) return [];
+  const more = unlisted.length > shown.length ? ` and ${unlisted.length - shown.length} more` : '';
+  const [they, go] = unlisted.length === 1 ? ['it', 'goes'] : ['them', 'go'];
+  return [
+    `${shown.join(', ')}${more} ${go} into the image although svc scan, following .gitignore, left ${they} out of its model files; add ${they} to .dockerignore to keep ${they} out`,
+  ];
+}
+
+function formatSize(bytes: number): string {
+  if (bytes < 1e6) return `${(bytes / 1e3).toFixed(1)} kB`;
+  if (bytes < 1e9) return `${(bytes / 1e6).toFixed(1)} MB`;
+  return `${(bytes / 1e9).toFixed(1)} GB`;
 }
 
 function summariseFiles(prepared: PreparedBuild): Summary {

@@ -1,5 +1,5 @@
 import { execFileSync, spawnSync } from 'node:child_process';
-import { appendFileSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { appendFileSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -136,8 +136,15 @@ describe.skipIf(!engineAnswers && !mustRun)('svc build --image and svc start --o
 
   it('rebuilds after a change to service.py alone from the cache, up to the code layer', async () => {
     appendFileSync(join(project, 'service.py'), '\n# a code-only change\n');
+    // Weights kept out of git but not out of the build context: the scan skips them, Docker does not.
+    mkdirSync(join(project, 'weights'));
+    writeFileSync(join(project, 'weights/model.safetensors'), Buffer.alloc(2_000_000));
+    writeFileSync(join(project, '.gitignore'), 'weights/\n');
     const second = await runSvc(['build', project, '--image', IMAGE, '--json']);
     expect(second.exitCode, second.stderr).toBe(0);
+    expect(second.stdout).toContain(
+      'warning: weights/model.safetensors (2.0 MB) goes into the image although svc scan, following .gitignore, left it out of its model files',
+    );
     const before = buildResult(first).step_records;
     const after = buildResult(second).step_records;
     const codeStep = after.findIndex((step) => /^COPY --chown=\S+ \. \/app\/$/.test(step.instruction));
