@@ -154,6 +154,9 @@ def _error_message(body: Any, status: int) -> str:
     return f"svc's gateway answered HTTP {status}"
 
 
-def _query_of(arguments: dict) -> dict:
-    """Parameters of a GET endpoint as its query string: text as it is, anything else as JSON."""
-    return {name: value if isinstance(value, str) else json.dumps(value) for name, value in arguments.items()}
+def _query_of(arguments: dict) -> list[tuple[str, str]]:
+    """Parameters of a GET endpoint as its query string, as the gateway reads one: text as it
+    is, a list as the key repeated once per item, anything else as JSON."""
+    return [(name, item if isinstance(item, str) else json.dumps(item))
+            for name, value in arguments.items()
+            for item in (value if isinstance(value, list) else [value])]

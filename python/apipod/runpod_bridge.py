@@ -130,6 +130,23 @@ def streaming_handler(client: GatewayClient, routes: list[Route], send_progress:
     return handler
 
 
+def aggregating_handler(client: GatewayClient, routes: list[Route], send_progress: Optional[SendProgress]):
+    """What the library's worker loop makes of `streaming_handler`, done here for its local
+    test modes, which do not do it: the parts as one list, or {"error": message} when a part
+    is a failure. Their runsync would otherwise list the failure as output and say COMPLETED."""
+    stream = streaming_handler(client, routes, send_progress)
+
+    async def handler(job: dict) -> Any:
+        parts = []
+        async for part in stream(job):
+            if isinstance(part, dict) and part.get("error"):
+                return {"error": str(part["error"])}
+            parts.append(part)
+        return parts
+
+    return handler
+
+
 async def _call(client: GatewayClient, route: Route, arguments: dict, job: dict, send_progress: Optional[SendProgress]):
     """The call's chunks, then one Finished or Failed; its progress goes to the provider."""
     reporter = ProgressReporter(lambda payload: send_progress(job, payload)) if send_progress else None
@@ -196,9 +213,14 @@ def main() -> None:
 
     # Only the provider's own job endpoints receive progress; locally there is nowhere to post it.
     send_progress = runpod.serverless.progress_update if mode["kind"] == "worker" else None
-    # The library's one-job path (test input) runs a handler only as a plain function.
-    streams = any(route.streams_chunks for route in routes) and mode["kind"] != "test-input"
-    handler = (streaming_handler if streams else plain_handler)(client, routes, send_progress)
+    if not any(route.streams_chunks for route in routes):
+        handler = plain_handler(client, routes, send_progress)
+    elif mode["kind"] == "worker":
+        handler = streaming_handler(client, routes, send_progress)
+    else:
+        # The test server and the one-job path give a streamed failure no FAILED status (and the
+        # one-job path runs only plain functions): same output as a worker, without the stream.
+        handler = aggregating_handler(client, routes, send_progress)
     if mode["kind"] == "test-input":
         handler = recording_result(handler, settings["result_fd"])
     concurrency = settings["concurrency"]

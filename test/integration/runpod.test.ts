@@ -174,3 +174,37 @@ describe("provider runpod, trying it out here: the library's test server and a t
     expect(failed.stderr).toContain('error: the test job failed: invalid input: b: is required');
   });
 });
+
+describe('provider runpod, trying out a service that streams', () => {
+  let server: RunningSvc;
+  beforeAll(async () => {
+    server = await startSvc([JOBS, '--provider', 'runpod', '--test-server']);
+  });
+  afterAll(async () => {
+    await server?.stop();
+  });
+
+  it('ends a failed job FAILED, as a worker would, not COMPLETED with the error as its output', async () => {
+    for (const input of [{ path: '/fail' }, { path: '/nowhere' }, { path: '/sleep', seconds: 'x' }]) {
+      const answer = await postJson(`${server.url}/runsync`, { input });
+      expect(answer.body.status, JSON.stringify(input)).toBe('FAILED');
+    }
+    expect((await postJson(`${server.url}/runsync`, { input: { path: '/fail' } })).body.error).toContain('the GPU caught fire');
+  });
+
+  it("returns a generator's chunks as one list, and a GET endpoint's list parameter item by item", async () => {
+    expect((await postJson(`${server.url}/runsync`, { input: { path: '/words', pause: 0 } })).body).toMatchObject({
+      status: 'COMPLETED',
+      output: ['one', 'two', 'three'],
+    });
+    expect((await postJson(`${server.url}/runsync`, { input: { path: '/tags', names: ['a', 'b'] } })).body.output).toEqual([['a', 'b']]);
+  });
+
+  it('gives a test input the output a worker gives, the parts as a list', async () => {
+    const input = join(mkdtempSync(join(tmpdir(), 'svc-runpod-')), 'words.json');
+    writeFileSync(input, JSON.stringify({ input: { path: '/words', text: 'a b', pause: 0 } }));
+    const run = await runSvc(['start', JOBS, '--provider', 'runpod', '--test-input', input]);
+    expect(run.exitCode, run.stderr).toBe(0);
+    expect(JSON.parse(run.stdout)).toEqual({ output: ['a', 'b'] });
+  });
+});
