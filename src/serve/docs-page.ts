@@ -24,6 +24,8 @@ export function renderDocsPage(title: string): string {
 <body>
 <h1 id="title">${escapeHtml(title)}</h1>
 <p>Endpoints of this service, from <a href="openapi.json">openapi.json</a>. Open one to try it.</p>
+<label>API key, if the service needs one (sent as <code>Authorization: Bearer</code>, kept in this page only):
+  <input id="api-key" type="password" autocomplete="off"></label>
 <div id="endpoints">Loading...</div>
 <script>
 (function () {
@@ -112,8 +114,19 @@ export function renderDocsPage(title: string): string {
     var url = base + path;
     var init = { method: method, headers: {} };
     var names = Object.keys(fileInputs).filter(function (name) { return fileInputs[name].files.length; });
+    var key = document.getElementById('api-key').value.trim();
+    if (key) init.headers.authorization = 'Bearer ' + key;
     if (method === 'GET') {
-      url += '?' + new URLSearchParams(values).toString();
+      // As the gateway reads a query: null leaves the parameter to its default, a list repeats the key.
+      var query = new URLSearchParams();
+      Object.keys(values).forEach(function (name) {
+        var value = values[name];
+        if (value === null || value === undefined) return;
+        (Array.isArray(value) ? value : [value]).forEach(function (item) {
+          query.append(name, typeof item === 'string' ? item : JSON.stringify(item));
+        });
+      });
+      url += '?' + query.toString();
     } else if (names.length) {
       var form = new FormData();
       Object.keys(values).forEach(function (key) {

@@ -40,4 +40,23 @@ describe('the /docs page in a real browser', () => {
     await expect.poll(() => add.locator('pre').textContent()).toContain('"sum": 42');
     expect(await add.locator('.status').textContent()).toMatch(/^200/);
   });
+
+  it("calls a keyed service with the key typed into the page, and a GET endpoint with its own example", async () => {
+    const keyed = await startSvc([join(REPO_ROOT, 'test/fixtures/jobs/calls.py'), '--compute', 'dedicated', '--api-key', 'docs-key-123']);
+    try {
+      const page = await browser.newPage();
+      await page.goto(`${keyed.url}/docs`);
+      const search = page.locator('details.endpoint[data-path="/search"]');
+      await search.locator('summary').click();
+      await search.getByRole('button', { name: 'Send' }).click();
+      await expect.poll(() => search.locator('.status').textContent()).toMatch(/^401/);
+      await page.getByLabel('API key').fill('docs-key-123');
+      await search.getByRole('button', { name: 'Send' }).click();
+      await expect.poll(() => search.locator('.status').textContent()).toMatch(/^200/);
+      // The prefilled example has "tags": null, which leaves the parameter to its default.
+      expect(JSON.parse((await search.locator('pre').textContent()) ?? '')).toEqual({ q: '', limit: 2, tags: null });
+    } finally {
+      await keyed.stop();
+    }
+  });
 });

@@ -57,6 +57,8 @@ describe('completing what a chat function returned', () => {
     })();
     expect(failure).toBeInstanceOf(HttpError);
     expect(failure).toMatchObject({ status: 500, code: 'invalid_chat_result', message: expect.stringContaining('returned a number') });
+    // The function has run: the official clients must not run it twice more for the same answer.
+    expect(failure).toMatchObject({ extra: { headers: { 'x-should-retry': 'false' } } });
   });
 });
 

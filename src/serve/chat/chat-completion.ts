@@ -117,6 +117,8 @@ function textOfResult(value: Value): string {
     'endpoint_error',
     'invalid_chat_result',
     `a chat endpoint returns a string, a ChatCompletionResponse, a dict with "choices", or yields text; this one returned ${describe(value)}`,
+    // The function ran: the official clients' retries would run it again for the same answer.
+    { headers: { 'x-should-retry': 'false' } },
   );
 }
 
