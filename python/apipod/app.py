@@ -88,6 +88,11 @@ def _choose(option: str, value: str, choices: tuple[str, ...]) -> str:
 
 
 def _normalise_path(path: str) -> str:
+    if "{" in path or "}" in path:
+        # Served literally, "/items/{id}" would answer only at "/items/%7Bid%7D", while the
+        # OpenAPI document promised a path parameter.
+        raise ValueError(f"{path}: path parameters are not supported; take them as parameters of the "
+                         "function, which callers send in the body (or the query string of a GET)")
     return path if path.startswith("/") else "/" + path
 
 

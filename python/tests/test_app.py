@@ -63,6 +63,11 @@ class APIPodTest(unittest.TestCase):
         with self.assertRaisesRegex(ValueError, "/same is already served"):
             app.endpoint("/same", methods=["GET"])(lambda: 2)
 
+    def test_a_path_parameter_is_refused_rather_than_served_literally(self):
+        app = APIPod()
+        with self.assertRaisesRegex(ValueError, r"/items/\{item_id\}: path parameters are not supported"):
+            app.endpoint("/items/{item_id}", methods=["GET"])(lambda item_id: item_id)
+
     def test_start_without_svc_installed_explains_how_to_install_it(self):
         with tempfile.TemporaryDirectory() as directory:
             service = os.path.join(directory, "service.py")

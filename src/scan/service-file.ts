@@ -569,6 +569,9 @@ function readRoutePath(route: RouteDecorator, functionName: string, report: Repo
     report(route.line, `cannot read path statically: \`${sourceText(pathNode)}\`; write it as a string literal`);
     return null;
   }
+  if (/[{}]/.test(path)) {
+    report(route.line, `${path}: path parameters are not supported, and the service fails on import; take them as parameters of the function`);
+  }
   // The toolkit prefixes a missing "/" itself (router.py, _normalize_endpoint_path).
   return path.startsWith('/') ? path : `/${path}`;
 }

@@ -80,6 +80,13 @@ describe('reading service.py statically', () => {
     expect(result.diagnostics[0]?.message).toMatch(/svc start serves it, but the manifest leaves it out/);
   });
 
+  it('warns about a path parameter, which the toolkit refuses on import', () => {
+    const result = read('from apipod import APIPod\napp = APIPod()\n@app.get("/items/{item_id}")\ndef item(item_id: int): ...\n');
+    expect(result.diagnostics.map(formatDiagnostic)).toEqual([
+      'service.py:3: /items/{item_id}: path parameters are not supported, and the service fails on import; take them as parameters of the function',
+    ]);
+  });
+
   it('reports a syntax error with its line and still reads the endpoints around it', () => {
     const result = read(
       'from apipod import APIPod\napp = APIPod()\n\n@app.endpoint("/a")\ndef a(x: int):\n    return x\n\n' +
