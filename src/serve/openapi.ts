@@ -1,5 +1,6 @@
 import type { EndpointReport, Value } from '../worker/protocol.js';
 import { findChatParameter } from './chat/chat-request.js';
+import { ComponentSchemas } from './component-schemas.js';
 
 export interface ServiceDescription {
   title: string;
@@ -33,16 +34,23 @@ const ERROR_SCHEMA: Json = {
 /**
  * The OpenAPI 3.1 document of a service: one operation per endpoint and method, its JSON
  * Schema as the request body (or query parameters for GET), and the shared error shape.
- * OpenAPI 3.1 uses JSON Schema 2020-12, the dialect workers report, so schemas pass as is.
+ * OpenAPI 3.1 uses JSON Schema 2020-12, the dialect workers report, so schemas pass as they
+ * are, but for their `$defs`, which go to components/schemas (see ComponentSchemas).
  */
 export function describeService(service: ServiceDescription): Json {
+  const components = new ComponentSchemas({ Error: ERROR_SCHEMA });
+  const chatRequestSchema = (endpoint: EndpointReport, schema: Json): Json => {
+    const definitions = endpoint.input_schema.$defs;
+    return components.adopt(definitions === undefined ? schema : { ...schema, $defs: definitions });
+  };
   const paths: Json = {};
-  for (const endpoint of service.endpoints) {
-    const chat = endpoint.is_chat ? findChatParameter(endpoint) : null;
+  for (const reported of service.endpoints) {
+    const chat = reported.is_chat ? findChatParameter(reported) : null;
     if (chat) {
-      paths[endpoint.path] = { post: describeChatOperation(endpoint, chat.schema) };
+      paths[reported.path] = { post: describeChatOperation(reported, chatRequestSchema(reported, chat.schema)) };
       continue;
     }
+    const endpoint = { ...reported, input_schema: components.adopt(reported.input_schema), output_schema: components.adopt(reported.output_schema) };
     const operations: Json = {};
     for (const method of endpoint.methods) {
       operations[method.toLowerCase()] = describeOperation(endpoint, method);
@@ -52,7 +60,8 @@ export function describeService(service: ServiceDescription): Json {
   const firstChat = service.endpoints.find((endpoint) => endpoint.is_chat);
   const firstChatSchema = firstChat ? findChatParameter(firstChat) : null;
   if (firstChat && firstChatSchema) {
-    paths['/v1/chat/completions'] = { post: { ...describeChatOperation(firstChat, firstChatSchema.schema), operationId: 'chat_completions' } };
+    const operation = describeChatOperation(firstChat, chatRequestSchema(firstChat, firstChatSchema.schema));
+    paths['/v1/chat/completions'] = { post: { ...operation, operationId: 'chat_completions' } };
   }
   return {
     openapi: '3.1.0',
@@ -62,7 +71,7 @@ export function describeService(service: ServiceDescription): Json {
       description: 'Served by svc. Every endpoint is also reachable under /v1.',
     },
     paths,
-    components: { schemas: { Error: ERROR_SCHEMA } },
+    components: { schemas: components.schemas },
   };
 }
 

@@ -234,6 +234,24 @@ describe('svc start serving endpoints that misbehave', () => {
   });
 });
 
+describe('svc start publishing the schemas of pydantic models', () => {
+  it('gives an OpenAPI document that the official validator accepts, its models under components/schemas', async () => {
+    const server = await startSvc([join(REPO_ROOT, 'test/fixtures/gateway/models.py')]);
+    try {
+      const text = await (await fetch(`${server.url}/openapi.json`)).text();
+      const document = JSON.parse(text);
+      expect(Object.keys(document.components.schemas).sort()).toEqual(['Box', 'Colour', 'Error']);
+      expect(text).not.toContain('#/$defs/');
+      const validator = 'import json, sys; from openapi_spec_validator import validate; validate(json.load(sys.stdin))';
+      execFileSync('python3', ['-c', validator], { input: text }); // throws with the validator's complaint
+      const answer = await postJson(`${server.url}/scene`, { scene: { boxes: [{ width: 3 }] } });
+      expect(answer.body).toEqual({ boxes: [{ width: 3, colour: 'red' }], background: 'green' });
+    } finally {
+      await server.stop();
+    }
+  });
+});
+
 describe('svc start killed outright', () => {
   /** Alive and not a zombie: an orphan's parent may never reap it. */
   const isRunning = (pid: number) => {
