@@ -183,6 +183,24 @@ describe('chat endpoints answering in every shape', () => {
     expect(chunks.at(-1)?.usage).toEqual({ prompt_tokens: 11, completion_tokens: 3, total_tokens: 14 });
   });
 
+  it('hands tool calls to the client whole or streamed, as its own stream assembler rebuilds them', async () => {
+    const weather = { id: 'call_1', type: 'function', function: { name: 'get_weather', arguments: '{"city": "Paris"}' } };
+    for (const path of ['/tools', '/tool-deltas']) {
+      const whole = await client(path).chat.completions.create({ model: 'm', messages: MESSAGES });
+      expect(whole.choices[0], path).toMatchObject({ message: { content: null, tool_calls: [weather] }, finish_reason: 'tool_calls' });
+      const streamed = await client(path).chat.completions.stream({ model: 'm', messages: MESSAGES }).finalChatCompletion();
+      expect(streamed.choices[0], `${path}, streamed`).toMatchObject({ message: { tool_calls: [weather] }, finish_reason: 'tool_calls' });
+    }
+  });
+
+  it('streams every choice of an answer with several', async () => {
+    const streamed = await client('/two-choices').chat.completions.stream({ model: 'm', messages: MESSAGES }).finalChatCompletion();
+    expect(streamed.choices.map((choice) => [choice.index, choice.message.content, choice.finish_reason])).toEqual([
+      [0, 'first', 'stop'],
+      [1, 'second', 'stop'],
+    ]);
+  });
+
   it('raises InternalServerError with the exception, once, without the client retrying', async () => {
     const retrying = new OpenAI({ baseURL: `${server.url}/fails`, apiKey: 'unused', maxRetries: 2 });
     const started = Date.now();

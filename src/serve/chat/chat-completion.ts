@@ -1,5 +1,6 @@
 import type { Value } from '../../worker/protocol.js';
 import { HttpError } from '../http-error.js';
+import { ChoiceAssembler, deltasOf, isMessageLike, type Delta } from './chat-deltas.js';
 import { countTokens } from './token-count.js';
 
 /** What svc knows about a completion before the function answers. */
@@ -42,7 +43,7 @@ export interface ChatCompletionChunk {
   object: 'chat.completion.chunk';
   created: number;
   model: string;
-  choices: { index: number; delta: { role?: string; content?: string }; finish_reason: string | null }[];
+  choices: { index: number; delta: Delta & { role?: string }; finish_reason: string | null }[];
   usage?: Usage;
 }
 
@@ -51,13 +52,14 @@ type JsonObject = { [key: string]: Value };
 /**
  * Completes what a chat endpoint returned into a `chat.completion`. The function may
  * return a plain string, a ChatCompletionResponse (or a dict with its fields), one
- * message (`{"role", "content"}`), or, as a generator, the list of text chunks it
- * yielded. svc fills in whatever it left out: id, created, model, each choice's index,
- * role and finish reason, and usage counted by the simple tokenizer.
+ * message (`{"role", "content", "tool_calls"}`), or, as a generator, the list of what it
+ * yielded (text, deltas, chunks), assembled as a client assembles a stream. svc fills in
+ * whatever it left out: id, created, model, each choice's index, role and finish reason,
+ * and usage counted by the simple tokenizer.
  */
 export function completionFrom(value: Value, context: CompletionContext): ChatCompletion {
   const given = isObject(value) && Array.isArray(value.choices) ? value : null;
-  const choices = given ? (given.choices as Value[]).map(choiceFrom) : [assistantChoice(textOfResult(value))];
+  const choices = given ? (given.choices as Value[]).map(choiceFrom) : assembleChoices(value);
   const completionTokens = choices.reduce((total, choice) => total + countTokens(textOf(choice.message.content)), 0);
   return {
     ...given,
@@ -84,14 +86,19 @@ export function textOf(value: Value): string {
   return JSON.stringify(value);
 }
 
-/** One `chat.completion.chunk` event's object. */
-export function chunkOf(context: CompletionContext, delta: { role?: string; content?: string }, finishReason: string | null = null): ChatCompletionChunk {
+/** One `chat.completion.chunk` event's object, for one choice. */
+export function chunkOf(
+  context: CompletionContext,
+  delta: Delta & { role?: string },
+  finishReason: string | null = null,
+  index = 0,
+): ChatCompletionChunk {
   return {
     id: context.id,
     object: 'chat.completion.chunk',
     created: context.created,
     model: context.model,
-    choices: [{ index: 0, delta, finish_reason: finishReason }],
+    choices: [{ index, delta, finish_reason: finishReason }],
   };
 }
 
@@ -108,10 +115,12 @@ export function usageFrom(given: Value, promptTokens: number, completionTokens: 
   return { ...reported, prompt_tokens: prompt, completion_tokens: completion, total_tokens: total };
 }
 
-function textOfResult(value: Value): string {
-  if (typeof value === 'string' || value === null) return value ?? '';
-  if (Array.isArray(value)) return value.map(textOf).join(''); // a generator's chunks
-  if (isObject(value) && 'content' in value) return textOf(value);
+function assembleChoices(value: Value): ChatChoice[] {
+  if (typeof value === 'string' || value === null || Array.isArray(value) || isMessageLike(value)) {
+    const assembler = new ChoiceAssembler();
+    for (const item of Array.isArray(value) ? value : [value]) for (const delta of deltasOf(item)) assembler.add(delta);
+    return assembler.choices() as ChatChoice[];
+  }
   throw new HttpError(
     500,
     'endpoint_error',
@@ -123,7 +132,7 @@ function textOfResult(value: Value): string {
 }
 
 function choiceFrom(choice: Value, index: number): ChatChoice {
-  if (typeof choice === 'string') return { ...assistantChoice(choice), index };
+  if (typeof choice === 'string') return { index, message: { role: 'assistant', content: choice }, finish_reason: 'stop' };
   const given = isObject(choice) ? choice : {};
   const message = isObject(given.message) ? given.message : isObject(given.delta) ? given.delta : {};
   return {
@@ -132,10 +141,6 @@ function choiceFrom(choice: Value, index: number): ChatChoice {
     message: { ...message, role: typeof message.role === 'string' ? message.role : 'assistant', content: message.content ?? null },
     finish_reason: typeof given.finish_reason === 'string' ? given.finish_reason : 'stop',
   };
-}
-
-function assistantChoice(content: string): ChatChoice {
-  return { index: 0, message: { role: 'assistant', content }, finish_reason: 'stop' };
 }
 
 function isObject(value: Value | undefined): value is JsonObject {

@@ -2,6 +2,7 @@ import type { Value } from '../../worker/protocol.js';
 import type { CallOutcome } from '../../worker/worker-process.js';
 import { HttpError } from '../http-error.js';
 import { chunkOf, completionFrom, textOf, usageChunkOf, usageFrom, type CompletionContext } from './chat-completion.js';
+import { ChoiceAssembler, deltasOf, isEmptyDelta, toolCallDeltas, type ChoiceDelta } from './chat-deltas.js';
 import { countTokens } from './token-count.js';
 
 /**
@@ -52,34 +53,43 @@ export interface StreamOptions {
 }
 
 /**
- * Server-sent events for a streamed completion (the OpenAI wire format): a first chunk
- * with the assistant role, one chunk per piece of text, a last chunk with the finish
- * reason, then `data: [DONE]`. A function that is not a generator has its whole answer
- * sent as one chunk. A failure after the stream began is an `{"error": ...}` event, which
- * the official clients raise as an APIError; no `[DONE]` follows it.
+ * Server-sent events for a streamed completion (the OpenAI wire format): a first chunk per
+ * choice with the assistant role, one chunk per piece of text or tool-call fragment the
+ * function yields, a last chunk per choice with its finish reason, then `data: [DONE]`. A
+ * function that is not a generator has each choice of its whole answer sent as one chunk,
+ * tool calls included. A failure after the stream began is an `{"error": ...}` event,
+ * which the official clients raise as an APIError; no `[DONE]` follows it.
  */
 export async function* completionEvents(feed: ChunkFeed, outcome: Promise<CallOutcome>, options: StreamOptions): AsyncGenerator<string> {
   const { context } = options;
-  yield event(chunkOf(context, { role: 'assistant', content: '' }));
+  const started = new Set<number>();
+  const deltaEvents = function* (delta: ChoiceDelta): Generator<string> {
+    if (!started.has(delta.index)) {
+      started.add(delta.index);
+      yield event(chunkOf(context, { role: 'assistant', content: '' }, null, delta.index));
+    }
+    if (!isEmptyDelta(delta.delta)) yield event(chunkOf(context, delta.delta, null, delta.index));
+  };
+  yield* deltaEvents({ index: 0, delta: {}, finishReason: null });
+  const assembler = new ChoiceAssembler();
   let streamed = false;
-  let answer = '';
   for await (const value of feed) {
     streamed = true;
-    const text = textOf(value);
-    if (text === '') continue;
-    answer += text;
-    yield event(chunkOf(context, { content: text }));
+    for (const delta of deltasOf(value)) {
+      assembler.add(delta);
+      yield* deltaEvents(delta);
+    }
   }
   const ended = await outcome;
   if (ended.kind !== 'result') {
     yield event(options.failureOf(ended).toBody());
     return;
   }
-  let finishReason = 'stop';
+  let choices: Array<{ index: number; finish_reason: string | null }> = assembler.choices();
   // Counted over the whole answer: a word split across chunks is one token, as when not streaming.
-  let usage = usageFrom(null, context.promptTokens, countTokens(answer));
+  let usage = usageFrom(null, context.promptTokens, countTokens(assembler.text));
   if (!streamed) {
-    // Not a generator: the completed answer, sent whole.
+    // Not a generator: the completed answer, each choice sent whole.
     let completion;
     try {
       completion = completionFrom(ended.value, context);
@@ -88,13 +98,19 @@ export async function* completionEvents(feed: ChunkFeed, outcome: Promise<CallOu
       yield event(error.toBody());
       return;
     }
-    const [choice] = completion.choices;
-    const text = choice ? textOf(choice.message.content) : '';
-    if (text !== '') yield event(chunkOf(context, { content: text }));
-    finishReason = choice?.finish_reason ?? 'stop';
+    for (const choice of completion.choices) {
+      const content = textOf(choice.message.content);
+      const toolCalls = toolCallDeltas(choice.message.tool_calls);
+      yield* deltaEvents({
+        index: choice.index,
+        delta: { ...(content !== '' ? { content } : {}), ...(toolCalls?.length ? { tool_calls: toolCalls } : {}) },
+        finishReason: null,
+      });
+    }
+    choices = completion.choices;
     usage = completion.usage;
   }
-  yield event(chunkOf(context, {}, finishReason));
+  for (const choice of choices) yield event(chunkOf(context, {}, choice.finish_reason ?? 'stop', choice.index));
   if (options.includeUsage) yield event(usageChunkOf(context, usage));
   yield 'data: [DONE]\n\n';
 }

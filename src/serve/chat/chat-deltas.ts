@@ -1,0 +1,132 @@
+import type { Value } from '../../worker/protocol.js';
+
+type JsonObject = { [key: string]: Value };
+
+/** What one streamed piece adds to a choice: text and tool-call fragments (each with its `index`). */
+export interface Delta {
+  content?: string;
+  tool_calls?: JsonObject[];
+}
+
+export interface ChoiceDelta {
+  index: number;
+  delta: Delta;
+  finishReason: string | null;
+}
+
+/** One assembled choice of a chat completion. */
+export interface AssembledChoice {
+  index: number;
+  message: { role: string; content: string | null; tool_calls?: JsonObject[] };
+  finish_reason: string;
+}
+
+/**
+ * What one item a chat function yields (or returns) stands for, choice by choice: text; a
+ * message or delta object (`{"content": ...}`, `{"tool_calls": [...]}`); or a whole
+ * chat.completion.chunk (`{"choices": [{"index", "delta", "finish_reason"}]}`). Anything
+ * else is sent as its JSON text, as a generator yielding numbers would expect.
+ */
+export function deltasOf(item: Value): ChoiceDelta[] {
+  if (item === null) return [];
+  if (typeof item === 'string') return [{ index: 0, delta: { content: item }, finishReason: null }];
+  if (isObject(item) && Array.isArray(item.choices)) {
+    return item.choices.filter(isObject).map((choice, position) => ({
+      index: typeof choice.index === 'number' ? choice.index : position,
+      delta: deltaFrom(isObject(choice.delta) ? choice.delta : isObject(choice.message) ? choice.message : {}),
+      finishReason: typeof choice.finish_reason === 'string' ? choice.finish_reason : null,
+    }));
+  }
+  if (isMessageLike(item)) return [{ index: 0, delta: deltaFrom(item), finishReason: null }];
+  return [{ index: 0, delta: { content: JSON.stringify(item) }, finishReason: null }];
+}
+
+/** A message or delta object: what a chat function may return whole, besides text and a response. */
+export function isMessageLike(value: Value): value is JsonObject {
+  return isObject(value) && ('content' in value || 'tool_calls' in value || typeof value.text === 'string');
+}
+
+export function isEmptyDelta(delta: Delta): boolean {
+  return !delta.content && !delta.tool_calls?.length;
+}
+
+/**
+ * Folds deltas into one message per choice, as a client assembling a stream does: text
+ * joined, tool-call fragments of one `index` merged (their `function.arguments` joined).
+ */
+export class ChoiceAssembler {
+  private readonly byIndex = new Map<number, { text: string; toolCalls: Map<number, JsonObject>; finishReason: string | null }>();
+
+  add({ index, delta, finishReason }: ChoiceDelta): void {
+    const choice = this.byIndex.get(index) ?? { text: '', toolCalls: new Map(), finishReason: null };
+    this.byIndex.set(index, choice);
+    choice.text += delta.content ?? '';
+    for (const fragment of delta.tool_calls ?? []) {
+      const position = fragment.index as number;
+      choice.toolCalls.set(position, mergeToolCall(choice.toolCalls.get(position), fragment));
+    }
+    choice.finishReason = finishReason ?? choice.finishReason;
+  }
+
+  /** Every choice seen, by index; at least choice 0. */
+  choices(): AssembledChoice[] {
+    if (this.byIndex.size === 0) this.add({ index: 0, delta: {}, finishReason: null });
+    return [...this.byIndex.entries()]
+      .sort(([a], [b]) => a - b)
+      .map(([index, { text, toolCalls, finishReason }]) => {
+        const calls = [...toolCalls.entries()].sort(([a], [b]) => a - b).map(([, call]) => withoutIndex(call));
+        return {
+          index,
+          message: { role: 'assistant', content: text === '' && calls.length > 0 ? null : text, ...(calls.length ? { tool_calls: calls } : {}) },
+          finish_reason: finishReason ?? (calls.length > 0 ? 'tool_calls' : 'stop'),
+        };
+      });
+  }
+
+  /** All text of all choices, for counting tokens. */
+  get text(): string {
+    return [...this.byIndex.values()].map((choice) => choice.text).join('');
+  }
+}
+
+/** The tool calls of a whole message as stream fragments, each numbered with its `index`. */
+export function toolCallDeltas(calls: Value | undefined): JsonObject[] | undefined {
+  if (!Array.isArray(calls)) return undefined;
+  return calls.filter(isObject).map((call, position) => ({ index: typeof call.index === 'number' ? call.index : position, ...call }));
+}
+
+function deltaFrom(object: JsonObject): Delta {
+  const content = contentText(object);
+  const toolCalls = toolCallDeltas(object.tool_calls);
+  return { ...(content !== '' ? { content } : {}), ...(toolCalls?.length ? { tool_calls: toolCalls } : {}) };
+}
+
+function contentText(object: JsonObject): string {
+  const { content } = object;
+  if (typeof content === 'string') return content;
+  if (Array.isArray(content)) return content.map((part) => (typeof part === 'string' ? part : isObject(part) ? contentText(part) : '')).join('');
+  return typeof object.text === 'string' ? object.text : '';
+}
+
+function mergeToolCall(known: JsonObject | undefined, fragment: JsonObject): JsonObject {
+  if (known === undefined) return { ...fragment, function: isObject(fragment.function) ? { ...fragment.function } : fragment.function ?? null };
+  const merged: JsonObject = { ...known, ...fragment };
+  if (isObject(known.function) && isObject(fragment.function)) {
+    const joined = `${stringOr(known.function.arguments)}${stringOr(fragment.function.arguments)}`;
+    merged.function = { ...known.function, ...fragment.function, arguments: joined };
+  }
+  return merged;
+}
+
+function withoutIndex(call: JsonObject): JsonObject {
+  const { index: _index, ...rest } = call;
+  return rest;
+}
+
+function stringOr(value: Value | undefined): string {
+  return typeof value === 'string' ? value : '';
+}
+
+function isObject(value: Value | undefined): value is JsonObject {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
