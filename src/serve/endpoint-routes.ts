@@ -11,7 +11,7 @@ import { envelopeOf, type JobRoutesOptions } from './jobs/job-routes.js';
 import { readPreferences } from './prefer-header.js';
 import { readArguments, removeStagedFiles } from './request-arguments.js';
 import { crashFailure } from './worker-crash.js';
-import { callTimedOut, timeoutMsFor } from './call-timeout.js';
+import { CallDeadline, callTimedOut, timeoutMsFor } from './call-timeout.js';
 
 type EndpointRoutesOptions = GatewayOptions & { jobRoutes: JobRoutesOptions };
 
@@ -41,20 +41,13 @@ export async function registerEndpointRoutes(app: FastifyInstance, options: Endp
         return reply.code(options.compute === 'serverless' ? 200 : 202).send(envelopeOf(request, job, options.jobRoutes));
       }
       const cancel = cancelledWhenClientLeaves(reply);
-      let timer: NodeJS.Timeout | undefined;
-      let timedOut = false;
-      const startTimeout = () => {
-        timer = setTimeout(() => {
-          timedOut = true;
-          cancel.abort();
-        }, timeoutMsFor(endpoint.path, options.jobs));
-      };
+      const deadline = new CallDeadline(cancel, timeoutMsFor(endpoint.path, options.jobs));
       try {
-        const outcome = await submitCall(options, endpoint, args, { signal: cancel, onStart: startTimeout });
-        if (timedOut && outcome.kind === 'cancelled') throw callTimedOut(endpoint.path, options.jobs);
+        const outcome = await submitCall(options, endpoint, args, { signal: cancel, onStart: deadline.start });
+        if (deadline.timedOut && outcome.kind === 'cancelled') throw callTimedOut(endpoint.path, options.jobs);
         return sendOutcome(reply, outcome, options.debug);
       } finally {
-        clearTimeout(timer);
+        deadline.clear();
         await removeStagedFiles(stagedFiles);
       }
     };

@@ -152,7 +152,7 @@ describe('chat endpoints answering in every shape', () => {
   let server: RunningSvc;
   let client: (path: string) => OpenAI;
   beforeAll(async () => {
-    server = await startSvc([join(REPO_ROOT, 'test/fixtures/chat/behaviours.py')]);
+    server = await startSvc([join(REPO_ROOT, 'test/fixtures/chat/behaviours.py'), '--endpoint-timeout', '/slow=1']);
     client = (path) => clientAt(`${server.url}${path}`, 'unused');
   });
   afterAll(async () => {
@@ -232,6 +232,20 @@ describe('chat endpoints answering in every shape', () => {
     // One worker: the next call waits for the slow one unless it was cancelled (10 s left).
     await client('/plain').chat.completions.create({ model: 'm', messages: MESSAGES });
     expect(Date.now() - started).toBeLessThan(3000);
+  });
+
+  it('cuts a chat call off at its endpoint time-out: a 504, or an error event once the stream began', async () => {
+    const whole = await client('/slow').chat.completions.create({ model: 'm', messages: MESSAGES }).catch((caught: unknown) => caught);
+    expect(whole).toBeInstanceOf(OpenAI.APIError);
+    expect((whole as InstanceType<typeof OpenAI.APIError>).status).toBe(504);
+    const stream = await client('/slow').chat.completions.create({ model: 'm', messages: MESSAGES, stream: true });
+    const error = await (async () => {
+      for await (const _chunk of stream) {
+        // read until the time-out ends the stream
+      }
+    })().catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(OpenAI.APIError);
+    expect((error as Error).message).toContain('the call ran longer than the time-out of /slow, 1 s');
   });
 
   it('leaves a URL an ordinary endpoint serves to that endpoint', async () => {

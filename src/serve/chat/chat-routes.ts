@@ -5,7 +5,9 @@ import type { CancelSignal } from '../../worker/cancel-signal.js';
 import type { EndpointReport, Value } from '../../worker/protocol.js';
 import type { CallOutcome } from '../../worker/worker-process.js';
 import type { CallRunner } from '../call-runner.js';
+import { CallDeadline, callTimedOut, timeoutMsFor } from '../call-timeout.js';
 import { cancelledWhenClientLeaves } from '../client-disconnect.js';
+import type { JobSettings } from '../gateway.js';
 import { endpointFailure, submitFailure } from '../endpoint-routes.js';
 import { crashFailure } from '../worker-crash.js';
 import { HttpError } from '../http-error.js';
@@ -20,6 +22,8 @@ export interface ChatRoutesOptions {
   title: string;
   debug: boolean;
   retryAfterSeconds: number;
+  /** The time-outs a chat call gets once a worker takes it, as any dedicated call. */
+  jobs: Pick<JobSettings, 'timeoutsMs' | 'defaultTimeoutMs'>;
 }
 
 /**
@@ -93,10 +97,13 @@ function completionHandler(endpoint: EndpointReport, options: ChatRoutesOptions)
     };
     const args = { [reader.parameter]: body };
     const signal = cancelledWhenClientLeaves(reply);
-    if (body.stream === true) return streamCompletion(reply, endpoint, args, body, context, signal, options);
+    const deadline = new CallDeadline(signal, timeoutMsFor(endpoint.path, options.jobs));
+    const failure = (failed: Exclude<CallOutcome, { kind: 'result' }>): HttpError =>
+      deadline.timedOut && failed.kind === 'cancelled' ? callTimedOut(endpoint.path, options.jobs) : failureOf(failed, options.debug);
+    if (body.stream === true) return streamCompletion(reply, endpoint, args, body, context, { signal, deadline, failure }, options);
 
-    const outcome = await startCall(options, endpoint, args, { signal });
-    if (outcome.kind !== 'result') throw failureOf(outcome, options.debug);
+    const outcome = await startCall(options, endpoint, args, { signal, onStart: deadline.start }).finally(() => deadline.clear());
+    if (outcome.kind !== 'result') throw failure(outcome);
     return reply.type('application/json; charset=utf-8').send(JSON.stringify(completionFrom(outcome.value, context)));
   };
 }
@@ -107,26 +114,27 @@ async function streamCompletion(
   args: { [parameter: string]: Value },
   body: ChatRequestBody,
   context: CompletionContext,
-  signal: CancelSignal,
+  call: { signal: CancelSignal; deadline: CallDeadline; failure: (failed: Exclude<CallOutcome, { kind: 'result' }>) => HttpError },
   options: ChatRoutesOptions,
 ): Promise<FastifyReply> {
   const feed = new ChunkFeed();
   let ended: CallOutcome | null = null;
-  const outcome = startCall(options, endpoint, args, { signal, onChunk: (value) => feed.push(value) });
+  const outcome = startCall(options, endpoint, args, { signal: call.signal, onStart: call.deadline.start, onChunk: (value) => feed.push(value) });
   void outcome.then((value) => {
+    call.deadline.clear();
     ended = value;
     feed.close();
   });
   // Until the first chunk, a failure is still a plain HTTP error with its own status.
   await feed.started;
   const early = ended as CallOutcome | null;
-  if (early && early.kind !== 'result') throw failureOf(early, options.debug);
+  if (early && early.kind !== 'result') throw call.failure(early);
 
   const streamOptions = isObject(body.stream_options) ? body.stream_options : {};
   const events = completionEvents(feed, outcome, {
     context,
     includeUsage: streamOptions.include_usage === true,
-    failureOf: (failed) => failureOf(failed, options.debug),
+    failureOf: call.failure,
   });
   return reply
     .type('text/event-stream; charset=utf-8')
@@ -140,7 +148,7 @@ function startCall(
   options: ChatRoutesOptions,
   endpoint: EndpointReport,
   args: { [parameter: string]: Value },
-  callOptions: { signal: CancelSignal; onChunk?: (value: Value) => void },
+  callOptions: { signal: CancelSignal; onStart?: () => void; onChunk?: (value: Value) => void },
 ): Promise<CallOutcome> {
   try {
     return options.runner.submit(endpoint.path, args, callOptions);
