@@ -89,13 +89,14 @@ export class ChoiceAssembler {
   }
 }
 
-/** The tool calls of a whole message as stream fragments, each numbered with its `index`. */
-export function toolCallDeltas(calls: Value | undefined): JsonObject[] | undefined {
+/** Tool calls as stream fragments, each numbered with its `index`. */
+function toolCallDeltas(calls: Value | undefined): JsonObject[] | undefined {
   if (!Array.isArray(calls)) return undefined;
   return calls.filter(isObject).map((call, position) => ({ index: typeof call.index === 'number' ? call.index : position, ...call }));
 }
 
-function deltaFrom(object: JsonObject): Delta {
+/** The text and tool calls of a message or delta object, as one delta. */
+export function deltaFrom(object: JsonObject): Delta {
   const content = contentText(object);
   const toolCalls = toolCallDeltas(object.tool_calls);
   return { ...(content !== '' ? { content } : {}), ...(toolCalls?.length ? { tool_calls: toolCalls } : {}) };

@@ -1,8 +1,8 @@
 import type { Value } from '../../worker/protocol.js';
 import type { CallOutcome } from '../../worker/worker-process.js';
 import { HttpError } from '../http-error.js';
-import { chunkOf, completionFrom, textOf, usageChunkOf, usageFrom, type CompletionContext } from './chat-completion.js';
-import { ChoiceAssembler, deltasOf, isEmptyDelta, toolCallDeltas, type ChoiceDelta } from './chat-deltas.js';
+import { chunkOf, completionFrom, usageChunkOf, usageFrom, type CompletionContext } from './chat-completion.js';
+import { ChoiceAssembler, deltaFrom, deltasOf, isEmptyDelta, type ChoiceDelta } from './chat-deltas.js';
 import { countTokens } from './token-count.js';
 
 /**
@@ -98,15 +98,7 @@ export async function* completionEvents(feed: ChunkFeed, outcome: Promise<CallOu
       yield event(error.toBody());
       return;
     }
-    for (const choice of completion.choices) {
-      const content = textOf(choice.message.content);
-      const toolCalls = toolCallDeltas(choice.message.tool_calls);
-      yield* deltaEvents({
-        index: choice.index,
-        delta: { ...(content !== '' ? { content } : {}), ...(toolCalls?.length ? { tool_calls: toolCalls } : {}) },
-        finishReason: null,
-      });
-    }
+    for (const choice of completion.choices) yield* deltaEvents({ index: choice.index, delta: deltaFrom(choice.message), finishReason: null });
     choices = completion.choices;
     usage = completion.usage;
   }
