@@ -80,6 +80,9 @@ export function planBuild(manifest: Manifest, options: PlanOptions): BuildPlan {
     notes.push(`${requirementFiles.omittedApipod}: apipod left out of the image's requirements; svc's runtime provides the toolkit`);
   }
   if (requirementFiles.local) notes.push('requirements that are paths into the project install after the code is copied');
+  for (const requirement of requirementFiles.outsideProject) {
+    notes.push(`${requirement}: a path outside the project, left out of the image, which has no such path`);
+  }
   const provider = checkChoice(manifest.provider, PROVIDER_VALUES, 'provider');
   const compute = checkChoice(manifest.compute, COMPUTE_VALUES, 'compute');
   const providerPackages = [...(PROVIDER_PACKAGES[provider] ?? [])];

@@ -1,3 +1,4 @@
+import { posix } from 'node:path';
 import type { ManifestDependencies, ManifestRequirement } from '../scan/manifest.js';
 import { SvcError } from '../svc-error.js';
 
@@ -17,6 +18,8 @@ export interface RequirementFiles {
   local: string | null;
   /** Where the project asked for `apipod`, which the image leaves out. */
   omittedApipod: string | null;
+  /** Path requirements outside the project (`file:///croot/...` from a conda freeze), left out: the image has no such path. */
+  outsideProject: string[];
 }
 
 export const CONSTRAINTS_FILE = 'constraints.txt';
@@ -35,8 +38,13 @@ export function renderRequirementFiles(dependencies: ManifestDependencies): Requ
   refuseUnreadableLines(dependencies.unreadable);
   const remote: string[] = [];
   const local: string[] = [];
+  const outsideProject: string[] = [];
   for (const requirement of dependencies.requirements) {
     if (requirement.name.toLowerCase() === 'apipod') continue;
+    if (isLocal(requirement) && leavesProject(requirement.url as string)) {
+      outsideProject.push(`${requirement.source} (${requirement.url})`);
+      continue;
+    }
     const line = requirementLine(requirement);
     (isLocal(requirement) ? local : remote).push(line);
   }
@@ -59,6 +67,7 @@ export function renderRequirementFiles(dependencies: ManifestDependencies): Requ
       ? file([...options.filter((option) => option !== '--require-hashes' && !option.startsWith('-c ')), ...local])
       : null,
     omittedApipod: dependencies.apipod_requirement,
+    outsideProject,
   };
 }
 
@@ -95,6 +104,12 @@ function refuseUnreadableLines([first, ...more]: readonly string[]): void {
 /** A path into the project (`./pkg`, `file:...`): it exists in the image only once the code is copied. */
 function isLocal(requirement: ManifestRequirement): boolean {
   return requirement.url !== null && (!REMOTE_URL.test(requirement.url) || requirement.url.startsWith('file:'));
+}
+
+/** svc scan records paths inside the project relative to it, so an absolute one, or one up from it, is outside. */
+function leavesProject(url: string): boolean {
+  const path = posix.normalize(url.replace(/^file:(\/\/[^/]*)?/, ''));
+  return posix.isAbsolute(path) || path === '..' || path.startsWith('../');
 }
 
 function checkUrl(url: string, field: string): string {

@@ -22,6 +22,8 @@ import { readServiceFile, type AppDeclaration, type ServiceFile } from './servic
 
 /** Everything a scan reads from disk, gathered at the edge so the rest is pure. */
 export interface ProjectSnapshot {
+  /** The project's absolute path (POSIX); the manifest never records it. */
+  root: string;
   directoryName: string;
   entrypoint: string;
   /** Project-relative POSIX path to the file's bytes, or null when it is missing. */
@@ -51,7 +53,7 @@ export function buildManifest(snapshot: ProjectSnapshot, parser: PythonParser, c
 
   const requirementSet = readText(REQUIREMENTS_FILE) === null
     ? emptyRequirementSet()
-    : readRequirements(REQUIREMENTS_FILE, readText, environment);
+    : readRequirements(REQUIREMENTS_FILE, readText, environment, snapshot.root);
   diagnostics.push(...requirementSet.diagnostics);
   const pyprojectSplit = splitByMarker(pyproject?.requirements ?? [], environment, diagnostics);
   diagnostics.push(...(pyproject?.diagnostics ?? []));

@@ -71,7 +71,13 @@ const PEP508_URL_FORM = /^[A-Za-z0-9][A-Za-z0-9._-]*\s*(?:\[[^\]]*\])?\s*@/;
  * URL, VCS and local-path requirements, `-e`, `--hash`, and environment markers evaluated
  * for the image. A line that cannot be parsed becomes a diagnostic and the rest is read.
  */
-export function readRequirements(entry: string, readText: ReadText, environment: MarkerEnvironment): RequirementSet {
+export function readRequirements(
+  entry: string,
+  readText: ReadText,
+  environment: MarkerEnvironment,
+  /** The project's absolute POSIX path: a path requirement inside it is recorded relative to it. */
+  projectRoot: string | null = null,
+): RequirementSet {
   const set: RequirementSet = {
     requirements: [], skipped: [], constraints: [], indexUrl: null, extraIndexUrls: [], findLinks: [], pipOptions: [], files: [], diagnostics: [], unreadable: [],
   };
@@ -145,9 +151,9 @@ export function readRequirements(entry: string, readText: ReadText, environment:
     for (const option of split.unsupported) report(`${option} is not passed on to the image's pip; the requirement is installed without it`);
     const parsed = parseRequirementText(split.requirement, editable);
     if ('error' in parsed) return skip(parsed.error);
-    const located: LocatedRequirement = { ...parsed.requirement, source: at, hashes: split.hashes };
+    const located: LocatedRequirement = { ...inProject(parsed.requirement, projectRoot), source: at, hashes: split.hashes };
     const outside = pathOutsideProject(located);
-    if (outside !== null) report(`${outside} is outside the project, so the image will not have it; require the package by name and version instead`);
+    if (outside !== null) report(`${outside} is outside the project, so the image will not have it and svc build leaves it out; require the package by name and version instead`);
 
     if (kind === 'constraint') return void set.constraints.push(located);
     if (located.marker === null) return void set.requirements.push(located);
@@ -265,6 +271,21 @@ function locationRequirement(target: string, marker: string | null, editable: bo
   const extras = extrasText?.split(',').map((extra) => extra.trim()).filter((extra) => extra !== '') ?? [];
   const name = nameFromLocation(location);
   return { name, key: name ? normaliseName(name) : '', extras, specifier: '', marker, url: location, editable };
+}
+
+/**
+ * A path requirement given absolute (`-e /home/me/project`, as `pip freeze` writes after
+ * `pip install -e .`) but inside the project, made relative to it: in the image the project
+ * is elsewhere.
+ */
+function inProject(requirement: Requirement, projectRoot: string | null): Requirement {
+  const { url } = requirement;
+  if (projectRoot === null || url === null || VCS_SCHEME.test(url) || (URL_SCHEME.test(url) && !url.startsWith('file:'))) return requirement;
+  const path = decodeURI(url.replace(/^file:(\/\/[^/]*)?/, ''));
+  if (!posix.isAbsolute(path)) return requirement;
+  const relative = posix.relative(projectRoot, path);
+  if (relative.startsWith('..') || posix.isAbsolute(relative)) return requirement;
+  return { ...requirement, url: relative === '' ? '.' : `./${relative}` };
 }
 
 /**

@@ -1,5 +1,5 @@
 import { existsSync, readFileSync } from 'node:fs';
-import { basename, resolve } from 'node:path';
+import { basename, resolve, sep } from 'node:path';
 import { locateProject } from '../project-location.js';
 import catalog from '../build/base-images.json' with { type: 'json' };
 import type { BaseImageCatalog } from './base-image.js';
@@ -41,6 +41,7 @@ function readSnapshot(root: string, entrypoint: string): ProjectSnapshot {
     }
   };
   return {
+    root: root.split(sep).join('/'),
     directoryName: basename(root),
     entrypoint,
     readBytes,

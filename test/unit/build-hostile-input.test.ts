@@ -171,6 +171,19 @@ describe('hostile requirements never become pip options', () => {
     expectRefused(() => files([requirement({ hashes: ['sha256:00 --index-url http://x.invalid'] })]), /dependencies/);
   });
 
+  it('leaves out paths outside the project, which the image cannot have, and says so', () => {
+    const written = files([
+      requirement({ name: 'certifi', url: 'file:///croot/certifi_1700501669400/work/certifi', source: 'requirements.txt:1' }),
+      requirement({ name: '', url: '../outside', editable: true, source: 'requirements.txt:2' }),
+      requirement({ name: '', url: './libs/inside', editable: true, source: 'requirements.txt:3' }),
+    ]);
+    expect(written.outsideProject).toEqual([
+      'requirements.txt:1 (file:///croot/certifi_1700501669400/work/certifi)',
+      'requirements.txt:2 (../outside)',
+    ]);
+    expect(written.local?.split('\n').slice(1)).toEqual(['-e ./libs/inside', '']);
+  });
+
   it('carries pip options and hashes into the image, and installs what pip knows only by URL or path', () => {
     const hash = `sha256:${'ab'.repeat(32)}`;
     const written = files(

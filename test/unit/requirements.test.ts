@@ -181,15 +181,28 @@ describe('reading requirements.txt', () => {
     ]);
   });
 
+  it('records an absolute path inside the project relative to it, as pip freeze writes `-e` installs', () => {
+    const set = readRequirements(
+      'requirements.txt',
+      () => '-e /home/me/project\nlib @ file:///home/me/project/libs/my%20lib\n-e /home/me/other\n',
+      linuxImageEnvironment('3.11'),
+      '/home/me/project',
+    );
+    expect(set.requirements.map((requirement) => requirement.url)).toEqual(['.', './libs/my lib', '/home/me/other']);
+    expect(set.diagnostics.map(formatDiagnostic)).toEqual([
+      'requirements.txt:3: /home/me/other is outside the project, so the image will not have it and svc build leaves it out; require the package by name and version instead',
+    ]);
+  });
+
   it('warns about paths outside the project, which the image will not have', () => {
     const set = read({
       'requirements.txt': 'brotli @ file:///croot/brotli-split_1714483155106/work\n-e /home/me/src/lib\n../sibling\n./inside\n',
     });
     expect(names(set.requirements)).toEqual(['brotli', '', '', '']);
     expect(set.diagnostics.map(formatDiagnostic)).toEqual([
-      'requirements.txt:1: file:///croot/brotli-split_1714483155106/work is outside the project, so the image will not have it; require the package by name and version instead',
-      'requirements.txt:2: /home/me/src/lib is outside the project, so the image will not have it; require the package by name and version instead',
-      'requirements.txt:3: ../sibling is outside the project, so the image will not have it; require the package by name and version instead',
+      'requirements.txt:1: file:///croot/brotli-split_1714483155106/work is outside the project, so the image will not have it and svc build leaves it out; require the package by name and version instead',
+      'requirements.txt:2: /home/me/src/lib is outside the project, so the image will not have it and svc build leaves it out; require the package by name and version instead',
+      'requirements.txt:3: ../sibling is outside the project, so the image will not have it and svc build leaves it out; require the package by name and version instead',
     ]);
   });
 });
