@@ -108,8 +108,13 @@ export function planBuild(manifest: Manifest, options: PlanOptions): BuildPlan {
   };
 }
 
+/** URLs' user information (an index token, a password) blanked: anyone who can pull the image reads its labels. */
+function withCredentialsBlanked(text: string): string {
+  return text.replace(/([A-Za-z][A-Za-z0-9+.-]*:\/\/)[^/@\s"]+@/g, '$1***@');
+}
+
 function imageLabels(manifest: Manifest, svcVersion: string, notes: string[]): Array<[string, string]> {
-  const compact = JSON.stringify(JSON.parse(renderManifest(manifest)));
+  const compact = withCredentialsBlanked(JSON.stringify(JSON.parse(renderManifest(manifest))));
   const manifestLabel: [string, string] =
     compact.length <= MANIFEST_LABEL_LIMIT
       ? ['svc.manifest', compact]

@@ -20,6 +20,11 @@ export interface RequirementFiles {
   omittedApipod: string | null;
   /** Path requirements outside the project (`file:///croot/...` from a conda freeze), left out: the image has no such path. */
   outsideProject: string[];
+  /**
+   * The `${NAME}` variables the files use (pip expands them, e.g. a token in an index URL):
+   * the Dockerfile declares each as a build argument before pip runs, for `--build-arg NAME=...`.
+   */
+  variables: string[];
 }
 
 export const CONSTRAINTS_FILE = 'constraints.txt';
@@ -31,6 +36,8 @@ const MARKER = /^[A-Za-z0-9_.'"<>=!~ (),+*/:@-]+$/;
 const URL = /^[^\s\\#'"]+(?:#[^\s\\'"]*)?$/;
 const REMOTE_URL = /^[A-Za-z][A-Za-z0-9+.-]*:\/\//;
 const HASH = /^[a-z0-9]+:[0-9a-fA-F]+$/;
+/** pip's environment-variable references in requirement files: `${NAME}`, POSIX names only. */
+const PIP_VARIABLE = /\$\{([A-Z_][A-Z0-9_]*)\}/g;
 /** pip's whole-install options a requirements file may carry, with a value where they take one. */
 const PIP_OPTION = /^--(?:no-index|pre|prefer-binary|require-hashes|(?:trusted-host|only-binary|no-binary|use-feature) [A-Za-z0-9:._,+[\]-]+)$/;
 
@@ -59,15 +66,19 @@ export function renderRequirementFiles(dependencies: ManifestDependencies): Requ
   ];
   const header = '# Written by svc build from apipod-deploy/apipod.json; edit requirements.txt or pyproject.toml instead.';
   const file = (lines: string[]) => `${[header, ...lines].join('\n')}\n`;
+  const requirements = remote.length ? file([...options, ...remote]) : null;
+  const constraintsFile = constraints.length ? file(constraints) : null;
+  // Paths have no hashes to check, and constraints were applied with the remote requirements.
+  const localFile = local.length
+    ? file([...options.filter((option) => option !== '--require-hashes' && !option.startsWith('-c ')), ...local])
+    : null;
   return {
-    requirements: remote.length ? file([...options, ...remote]) : null,
-    constraints: constraints.length ? file(constraints) : null,
-    // Paths have no hashes to check, and constraints were applied with the remote requirements.
-    local: local.length
-      ? file([...options.filter((option) => option !== '--require-hashes' && !option.startsWith('-c ')), ...local])
-      : null,
+    requirements,
+    constraints: constraintsFile,
+    local: localFile,
     omittedApipod: dependencies.apipod_requirement,
     outsideProject,
+    variables: variablesIn([requirements, constraintsFile, localFile]),
   };
 }
 
@@ -92,6 +103,11 @@ export function requirementLine(requirement: ManifestRequirement): string {
   if (url !== null) return `${withExtras} @ ${url}${marker}${hashes}`;
   const specifier = requirement.specifier === '' ? '' : check(requirement.specifier, SPECIFIER, field, 'is not a version specifier');
   return `${withExtras}${specifier}${marker}${hashes}`;
+}
+
+function variablesIn(files: ReadonlyArray<string | null>): string[] {
+  const names = files.flatMap((text) => [...(text ?? '').matchAll(PIP_VARIABLE)].map((match) => match[1] as string));
+  return [...new Set(names)].sort();
 }
 
 /** A line pip cannot read fails pip's install too: building without it would leave a package out unnoticed. */

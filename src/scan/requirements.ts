@@ -129,6 +129,7 @@ export function readRequirements(
     if (indexKind) {
       const url = inlineValue ?? rest[0];
       if (!url) return skip(`${option} needs a URL`);
+      if (holdsLiteralCredential(url)) report(credentialWarning(option));
       if (indexKind === 'index') set.indexUrl = url;
       else if (indexKind === 'extra-index') pushUnique(set.extraIndexUrls, url);
       else pushUnique(set.findLinks, url);
@@ -152,6 +153,7 @@ export function readRequirements(
     const parsed = parseRequirementText(split.requirement, editable);
     if ('error' in parsed) return skip(parsed.error);
     const located: LocatedRequirement = { ...inProject(parsed.requirement, projectRoot), source: at, hashes: split.hashes };
+    if (located.url !== null && holdsLiteralCredential(located.url)) report(credentialWarning('its URL'));
     const outside = pathOutsideProject(located);
     if (outside !== null) report(`${outside} is outside the project, so the image will not have it and svc build leaves it out; require the package by name and version instead`);
 
@@ -271,6 +273,23 @@ function locationRequirement(target: string, marker: string | null, editable: bo
   const extras = extrasText?.split(',').map((extra) => extra.trim()).filter((extra) => extra !== '') ?? [];
   const name = nameFromLocation(location);
   return { name, key: name ? normaliseName(name) : '', extras, specifier: '', marker, url: location, editable };
+}
+
+/**
+ * Whether a URL carries a secret as such (`https://user:password@`, a token as the user of
+ * `git+https://TOKEN@github.com`) rather than as pip's `${VARIABLE}`; `git@` of ssh is none.
+ */
+function holdsLiteralCredential(url: string): boolean {
+  const userinfo = /^[A-Za-z][A-Za-z0-9+.-]*:\/\/([^/@]*)@/.exec(url)?.[1];
+  if (userinfo === undefined) return false;
+  const isLiteral = (text: string) => text.replace(/\$\{[A-Z_][A-Z0-9_]*\}/g, '') !== '';
+  const colon = userinfo.indexOf(':');
+  return colon < 0 ? userinfo !== 'git' && isLiteral(userinfo) : isLiteral(userinfo.slice(colon + 1));
+}
+
+function credentialWarning(what: string): string {
+  return `${what} holds a credential, which svc build would write into the image (its requirements and svc.manifest label); ` +
+    'write it as ${VARIABLE}, which pip expands, and pass svc build --image --build-arg VARIABLE=...';
 }
 
 /**

@@ -171,6 +171,24 @@ describe('hostile requirements never become pip options', () => {
     expectRefused(() => files([requirement({ hashes: ['sha256:00 --index-url http://x.invalid'] })]), /dependencies/);
   });
 
+  it('declares the ${VARIABLES} pip expands in the requirements as build arguments, before pip runs', () => {
+    const dockerfile = renderDockerfile(
+      planBuild(
+        manifest((m) => {
+          m.dependencies.extra_index_urls = ['https://__token__:${PIP_TOKEN}@private.example.com/simple/'];
+          m.dependencies.requirements = [requirement({ name: 'mylib', specifier: '==1.0' })];
+        }),
+        options,
+      ),
+    );
+    const lines = instructions(dockerfile);
+    const argument = lines.indexOf('ARG PIP_TOKEN');
+    expect(argument).toBeGreaterThan(0);
+    expect(argument).toBeLessThan(lines.findIndex((line) => line.startsWith('RUN python -m pip install -r')));
+    const label = lines.find((line) => line.includes('svc.manifest=')) ?? '';
+    expect(label).toContain('https://***@private.example.com/simple/');
+  });
+
   it('leaves out paths outside the project, which the image cannot have, and says so', () => {
     const written = files([
       requirement({ name: 'certifi', url: 'file:///croot/certifi_1700501669400/work/certifi', source: 'requirements.txt:1' }),

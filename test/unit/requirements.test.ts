@@ -181,6 +181,22 @@ describe('reading requirements.txt', () => {
     ]);
   });
 
+  it('warns about a credential written into a URL, not one left to pip as ${VARIABLE}', () => {
+    const set = read({
+      'requirements.txt': [
+        '--extra-index-url https://__token__:pypi-SECRET@private.example.com/simple/',
+        '--index-url https://__token__:${PIP_TOKEN}@private.example.com/simple/',
+        'mylib @ git+https://ghp_abc123@github.com/org/mylib.git',
+        'other @ git+ssh://git@github.com/org/other.git',
+      ].join('\n'),
+    });
+    expect(set.diagnostics.map((diagnostic) => [diagnostic.line, diagnostic.message.split(',')[0]])).toEqual([
+      [1, '--extra-index-url holds a credential'],
+      [3, 'its URL holds a credential'],
+    ]);
+    expect(set.diagnostics.map(formatDiagnostic).join('\n')).not.toContain('SECRET');
+  });
+
   it('records an absolute path inside the project relative to it, as pip freeze writes `-e` installs', () => {
     const set = readRequirements(
       'requirements.txt',
