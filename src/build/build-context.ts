@@ -10,8 +10,14 @@ import { DOCKERIGNORE_FILE } from './dockerignore.js';
 // A CommonJS module whose typings declare a default export; it sets `.default` on itself for that.
 const dockerignore = dockerignoreModule.default;
 
-/** Never sent to the engine, whatever .dockerignore says: it holds secrets. */
-const SECRET_FILES = new Set(['.env']);
+/**
+ * Never sent to the engine, whatever .dockerignore says: they hold secrets. `.env` and
+ * `.env.production`, `config/.env.local` ... at any depth; the templates meant to be shared
+ * (`.env.example`, `.env.sample`, `.env.template`) go.
+ */
+function isSecretFile(name: string): boolean {
+  return (name === '.env' || name.startsWith('.env.')) && !/^\.env\.(example|sample|template|dist)$/.test(name);
+}
 
 export interface BuildContext {
   /** Project-relative POSIX paths of the files sent, sorted. */
@@ -52,7 +58,7 @@ export function listBuildContext(root: string, dockerfile: string): BuildContext
       if (stats.isDirectory()) {
         if (!ignored || hasExceptions) walk(path);
       } else if (!ignored) {
-        if (relative === '' && SECRET_FILES.has(name)) {
+        if (isSecretFile(name)) {
           secretsLeftOut.push(path);
           continue;
         }

@@ -14,8 +14,10 @@ export function renderDockerignore(virtualenvs: readonly string[] = []): string 
   const lines = [
     '# Written by svc build because the project had no .dockerignore; edit it freely, svc never overwrites it.',
     '# apipod-deploy/ must stay in the build context: the Dockerfile copies svc\'s runtime from it.',
-    '.env',
-    '.env.*',
+    // At any depth: Docker anchors a bare `.env` at the context root.
+    '**/.env',
+    '**/.env.*',
+    '!**/.env.example',
     '.git',
     '.hg',
     '.svn',

@@ -64,6 +64,11 @@ describe.skipIf(!engineAnswers && !mustRun)('svc build --image and svc start --o
     execFileSync('bash', [join(REPO_ROOT, 'scripts/ci/base-image-standins.sh')], { stdio: 'inherit' });
     project = copyProject(join(REPO_ROOT, 'examples/hello'));
     writeFileSync(join(project, '.python-version'), '3.11\n');
+    // Secrets a .dockerignore of the project's own lets through: svc keeps them out anyway.
+    writeFileSync(join(project, '.dockerignore'), '.git\n');
+    mkdirSync(join(project, 'config'));
+    for (const secret of ['.env', '.env.production', 'config/.env']) writeFileSync(join(project, secret), 'TOKEN=never-in-the-image\n');
+    writeFileSync(join(project, '.env.example'), 'TOKEN=\n');
     first = await runSvc(['build', project, '--image', IMAGE, '--json'], { env: { SERVICE_API_KEY: 'never-baked-in' } });
   }, 900_000);
 
@@ -93,6 +98,8 @@ describe.skipIf(!engineAnswers && !mustRun)('svc build --image and svc start --o
     expect(config.Labels['org.opencontainers.image.title']).toBe('Hello');
     expect(config.Labels['org.opencontainers.image.created']).toMatch(/^\d{4}-\d\d-\d\dT/);
     expect(config.Env.join('\n')).not.toContain('never-baked-in');
+    expect(docker('run', '--rm', '--entrypoint', 'find', IMAGE, '/app', '-name', '.env*')).toBe('/app/.env.example');
+    for (const secret of ['.env', '.env.production', 'config/.env']) expect(first.stdout).toContain(`warning: ${secret} left out of the build context`);
     expect(config.Env).toContain('APIPOD_COMPUTE=dedicated');
     expect(config.User).toBe('10001:10001');
     expect(Object.keys(config.ExposedPorts)).toEqual(['8000/tcp']);
