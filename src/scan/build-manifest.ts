@@ -59,6 +59,12 @@ export function buildManifest(snapshot: ProjectSnapshot, parser: PythonParser, c
   diagnostics.push(...(pyproject?.diagnostics ?? []));
 
   const installed = [...requirementSet.requirements, ...pyprojectSplit.kept];
+  if (pyproject?.buildsPackage && !installed.some((requirement) => requirement.url === '.' || requirement.url === './')) {
+    diagnostics.push({
+      file: PYPROJECT_FILE,
+      message: 'builds a package, which the image installs only when a requirement says so: add `-e .` to requirements.txt if service.py imports it',
+    });
+  }
   diagnostics.push(...describeUnmatchablePins([...installed, ...requirementSet.constraints]));
   const apipod = installed.find((requirement) => requirement.key === 'apipod');
   if (apipod) {

@@ -9,6 +9,8 @@ export interface Pyproject {
   requirements: LocatedRequirement[];
   requiresPython: string | null;
   poetryPython: string | null;
+  /** The file builds a package (a `[build-system]`, and not Poetry's `package-mode = false`). */
+  buildsPackage: boolean;
   diagnostics: Diagnostic[];
 }
 
@@ -16,7 +18,7 @@ type Table = Record<string, unknown>;
 
 /** Reads what svc needs from a pyproject.toml; a broken file is a diagnostic, not a failure. */
 export function readPyproject(text: string, file = 'pyproject.toml'): Pyproject {
-  const result: Pyproject = { requirements: [], requiresPython: null, poetryPython: null, diagnostics: [] };
+  const result: Pyproject = { requirements: [], requiresPython: null, poetryPython: null, buildsPackage: false, diagnostics: [] };
   let data: Table;
   try {
     data = parseToml(text) as Table;
@@ -27,6 +29,7 @@ export function readPyproject(text: string, file = 'pyproject.toml'): Pyproject 
     return result;
   }
   const lines = new LineFinder(text);
+  result.buildsPackage = asTable(data['build-system']) !== null && asTable(asTable(data.tool)?.poetry)?.['package-mode'] !== false;
 
   const project = asTable(data.project);
   if (project) {

@@ -130,6 +130,16 @@ describe('svc scan', () => {
     expect(utf16Source.stdout).toContain('endpoints: POST /hello; POST /add');
   });
 
+  it('says when pyproject.toml builds a package that nothing installs into the image', async () => {
+    const project = copyProject(join(EXAMPLES, 'hello'));
+    const pyproject = '[build-system]\nrequires = ["setuptools"]\nbuild-backend = "setuptools.build_meta"\n\n[project]\nname = "textkit"\nversion = "0.1"\ndependencies = ["requests"]\n';
+    writeFileSync(join(project, 'pyproject.toml'), pyproject);
+    const bare = await runSvc(['scan', project]);
+    expect(bare.stderr).toContain('warning: pyproject.toml: builds a package, which the image installs only when a requirement says so: add `-e .`');
+    writeFileSync(join(project, 'requirements.txt'), '-e .\n');
+    expect((await runSvc(['scan', project])).stderr).not.toContain('builds a package');
+  });
+
   it('fails with one line and exit 1 when the directory does not exist', async () => {
     const run = await runSvc(['scan', '/nonexistent/project']);
     expect(run.exitCode).toBe(1);
