@@ -75,7 +75,7 @@ export function planBuild(manifest: Manifest, options: PlanOptions): BuildPlan {
   const systemPackages = [...new Set([...manifest.system_packages, ...RUNTIME_SYSTEM_PACKAGES])]
     .map((name, index) => checkDebianPackage(name, `system_packages[${index}]`))
     .sort();
-  const requirementFiles = renderRequirementFiles(manifest.dependencies);
+  const requirementFiles = renderRequirementFiles(manifest.dependencies, manifest.cuda_compiler_packages);
   if (requirementFiles.omittedApipod) {
     notes.push(`${requirementFiles.omittedApipod}: apipod left out of the image's requirements; svc's runtime provides the toolkit`);
   }

@@ -5,6 +5,7 @@ import { SERVING_HEALTH_STATES } from '../serve/call-runner.js';
 import { findSvcPackageRoot } from '../worker/svc-package.js';
 import type { BuildPlan } from './build-plan.js';
 import { comment, execForm, quoteWord, shellQuote } from './dockerfile-quoting.js';
+import { STAGED_FILES } from './runtime-staging.js';
 import {
   APP_DIR_IN_IMAGE,
   COMPUTE_ENV,
@@ -32,7 +33,12 @@ export function renderDockerfile(plan: BuildPlan, template: string = loadDockerf
   // /health answers 200 in every state; healthy means taking calls, not STARTING or DEFUNCT.
   const healthcheck = plan.provider === 'runpod' ? null : ['node', '-e',
     `fetch('http://127.0.0.1:${plan.port}/health').then((r) => r.json()).then((h) => process.exit(${JSON.stringify(SERVING_HEALTH_STATES)}.includes(h.status) ? 0 : 1), () => process.exit(1))`];
-  const requirementSources = ['apipod-deploy/requirements.txt', ...(plan.requirementFiles.constraints ? ['apipod-deploy/constraints.txt'] : [])];
+  const { requirements, constraints, compiled } = plan.requirementFiles;
+  const requirementSources = [
+    ...(requirements ? [STAGED_FILES.requirements] : []),
+    ...(constraints ? [STAGED_FILES.constraints] : []),
+    ...(compiled ? [STAGED_FILES.compiledRequirements] : []),
+  ];
   const text = ejs.render(
     template,
     {

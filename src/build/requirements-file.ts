@@ -1,5 +1,6 @@
 import { posix } from 'node:path';
 import type { ManifestDependencies, ManifestRequirement } from '../scan/manifest.js';
+import { normaliseName } from '../scan/pep508.js';
 import { SvcError } from '../svc-error.js';
 
 /**
@@ -16,6 +17,11 @@ export interface RequirementFiles {
   constraints: string | null;
   /** Requirements that are paths into the project: installed after the code is copied. */
   local: string | null;
+  /**
+   * Requirements that compile CUDA code against the installed torch (flash-attn, ...):
+   * installed after the others, without build isolation, as their own docs say; null when none.
+   */
+  compiled: string | null;
   /** Where the project asked for `apipod`, which the image leaves out. */
   omittedApipod: string | null;
   /** Path requirements outside the project (`file:///croot/...` from a conda freeze), left out: the image has no such path. */
@@ -41,9 +47,10 @@ const PIP_VARIABLE = /\$\{([A-Z_][A-Z0-9_]*)\}/g;
 /** pip's whole-install options a requirements file may carry, with a value where they take one. */
 const PIP_OPTION = /^--(?:no-index|pre|prefer-binary|require-hashes|(?:trusted-host|only-binary|no-binary|use-feature) [A-Za-z0-9:._,+[\]-]+)$/;
 
-export function renderRequirementFiles(dependencies: ManifestDependencies): RequirementFiles {
+export function renderRequirementFiles(dependencies: ManifestDependencies, compilerPackages: readonly string[] = []): RequirementFiles {
   refuseUnreadableLines(dependencies.unreadable);
   const remote: string[] = [];
+  const compiled: string[] = [];
   const local: string[] = [];
   const outsideProject: string[] = [];
   for (const requirement of dependencies.requirements) {
@@ -53,7 +60,9 @@ export function renderRequirementFiles(dependencies: ManifestDependencies): Requ
       continue;
     }
     const line = requirementLine(requirement);
-    (isLocal(requirement) ? local : remote).push(line);
+    if (isLocal(requirement)) local.push(line);
+    else if (compilerPackages.includes(normaliseName(requirement.name))) compiled.push(line);
+    else remote.push(line);
   }
   const constraints = dependencies.constraints.map(requirementLine);
   const pipOptions = dependencies.pip_options.map((option) => check(option, PIP_OPTION, 'dependencies.pip_options', 'is not a pip option svc passes on'));
@@ -68,6 +77,7 @@ export function renderRequirementFiles(dependencies: ManifestDependencies): Requ
   const file = (lines: string[]) => `${[header, ...lines].join('\n')}\n`;
   const requirements = remote.length ? file([...options, ...remote]) : null;
   const constraintsFile = constraints.length ? file(constraints) : null;
+  const compiledFile = compiled.length ? file([...options, ...compiled]) : null;
   // Paths have no hashes to check, and constraints were applied with the remote requirements.
   const localFile = local.length
     ? file([...options.filter((option) => option !== '--require-hashes' && !option.startsWith('-c ')), ...local])
@@ -76,9 +86,10 @@ export function renderRequirementFiles(dependencies: ManifestDependencies): Requ
     requirements,
     constraints: constraintsFile,
     local: localFile,
+    compiled: compiledFile,
     omittedApipod: dependencies.apipod_requirement,
     outsideProject,
-    variables: variablesIn([requirements, constraintsFile, localFile]),
+    variables: variablesIn([requirements, constraintsFile, localFile, compiledFile]),
   };
 }
 

@@ -11,6 +11,7 @@ export const STAGED_FILES = {
   requirements: `${DEPLOY_DIRECTORY}/requirements.txt`,
   constraints: `${DEPLOY_DIRECTORY}/constraints.txt`,
   localRequirements: `${DEPLOY_DIRECTORY}/requirements-local.txt`,
+  compiledRequirements: `${DEPLOY_DIRECTORY}/requirements-compiled.txt`,
 } as const;
 
 export interface StagingInput {
@@ -37,6 +38,7 @@ export function stageBuildFiles(input: StagingInput): string[] {
     [STAGED_FILES.requirements, input.requirementFiles.requirements],
     [STAGED_FILES.constraints, input.requirementFiles.constraints],
     [STAGED_FILES.localRequirements, input.requirementFiles.local],
+    [STAGED_FILES.compiledRequirements, input.requirementFiles.compiled],
   ];
   for (const [path, text] of optional) {
     if (text === null) rmSync(join(root, path), { force: true });

@@ -189,6 +189,19 @@ describe('hostile requirements never become pip options', () => {
     expect(label).toContain('https://***@private.example.com/simple/');
   });
 
+  it('installs what compiles CUDA code (flash-attn) after the rest, from its own file, with the same indexes', () => {
+    const written = renderRequirementFiles(
+      {
+        files: [], skipped: [], constraints: [], index_url: null, find_links: [], pip_options: [], unreadable: [], apipod_requirement: null,
+        extra_index_urls: ['https://download.pytorch.org/whl/cu121'],
+        requirements: [requirement({ name: 'torch', specifier: '==2.4.1' }), requirement({ name: 'Flash_Attn', specifier: '==2.6.3' })],
+      },
+      ['flash-attn'],
+    );
+    expect(written.requirements?.split('\n').slice(1)).toEqual(['--extra-index-url https://download.pytorch.org/whl/cu121', 'torch==2.4.1', '']);
+    expect(written.compiled?.split('\n').slice(1)).toEqual(['--extra-index-url https://download.pytorch.org/whl/cu121', 'Flash_Attn==2.6.3', '']);
+  });
+
   it('leaves out paths outside the project, which the image cannot have, and says so', () => {
     const written = files([
       requirement({ name: 'certifi', url: 'file:///croot/certifi_1700501669400/work/certifi', source: 'requirements.txt:1' }),
