@@ -1,5 +1,5 @@
-import { readFileSync, readdirSync, lstatSync, statSync } from 'node:fs';
-import { join } from 'node:path';
+import { readFileSync, readdirSync, lstatSync, realpathSync, statSync } from 'node:fs';
+import { isAbsolute, join, relative as relativePath } from 'node:path';
 import type { Readable } from 'node:stream';
 import dockerignoreModule from '@balena/dockerignore';
 import tar from 'tar-fs';
@@ -28,6 +28,8 @@ export interface BuildContext {
   weights: Array<{ path: string; size: number }>;
   /** Secrets left out although .dockerignore lets them in (a plain `docker build` would send them). */
   secretsLeftOut: string[];
+  /** Symbolic links that point out of the project: the context carries the link, not what it points at. */
+  linksOut: string[];
 }
 
 /**
@@ -50,6 +52,7 @@ export function listBuildContext(root: string, dockerfile: string): BuildContext
   const weights: BuildContext['weights'] = [];
   let bytes = 0;
   const secretsLeftOut: string[] = [];
+  const linksOut: string[] = [];
   const walk = (relative: string) => {
     for (const name of readdirSync(join(root, relative)).sort()) {
       const path = relative ? `${relative}/${name}` : name;
@@ -63,6 +66,7 @@ export function listBuildContext(root: string, dockerfile: string): BuildContext
           continue;
         }
         files.push(path);
+        if (stats.isSymbolicLink() && pointsOutOf(root, join(root, path))) linksOut.push(path);
         bytes += stats.size;
         if (isModelFile(path, stats.size)) weights.push({ path, size: stats.size });
       }
@@ -73,7 +77,17 @@ export function listBuildContext(root: string, dockerfile: string): BuildContext
     if (!files.includes(always) && isFile(join(root, always))) files.push(always);
   }
   weights.sort((a, b) => b.size - a.size || (a.path < b.path ? -1 : 1));
-  return { files: files.sort(), bytes, weights, secretsLeftOut };
+  return { files: files.sort(), bytes, weights, secretsLeftOut, linksOut };
+}
+
+/** Whether a link's target lies outside the root (or does not exist): in the image it would dangle. */
+function pointsOutOf(root: string, link: string): boolean {
+  try {
+    const target = relativePath(realpathSync(root), realpathSync(link));
+    return target.startsWith('..') || isAbsolute(target);
+  } catch {
+    return true;
+  }
 }
 
 /** Fails with a clear message when the staged runtime would not reach the engine. */

@@ -79,6 +79,9 @@ async function buildWithEngine(dir: string, options: BuildOptions, output: Outpu
     view.note(`warning: ${secret} left out of the build context (add it to .dockerignore, or a plain \`docker build\` sends it)`);
   }
   for (const warning of unlistedWeights(files.weights, prepared.manifest.model_files)) view.note(`warning: ${warning}`);
+  for (const link of files.linksOut) {
+    view.note(`warning: ${link} is a symbolic link out of the project: the image gets the link, which will point at nothing; copy the file in instead`);
+  }
   view.note(
     `building ${tag} for linux/amd64 on ${engine.address} (Docker ${engine.version}), ${files.files.length} files (${formatSize(files.bytes)}) in the context`,
   );
