@@ -2,6 +2,7 @@ import { posix } from 'node:path';
 import type { ManifestDependencies, ManifestRequirement } from '../scan/manifest.js';
 import { normaliseName } from '../scan/pep508.js';
 import { SvcError } from '../svc-error.js';
+import { RUNTIME_DIR_IN_IMAGE } from './runtime-images.js';
 
 /**
  * The requirements the image installs, rewritten from the manifest into pip's
@@ -27,6 +28,12 @@ export interface RequirementFiles {
   /** Path requirements outside the project (`file:///croot/...` from a conda freeze), left out: the image has no such path. */
   outsideProject: string[];
   /**
+   * `--find-links` directories inside the project (a wheelhouse): copied into the image
+   * before pip runs, at `target`, which the files name instead (pip would otherwise look
+   * for them beside the requirements file in /opt/svc, where they are not).
+   */
+  findLinksDirectories: Array<{ source: string; target: string }>;
+  /**
    * The `${NAME}` variables the files use (pip expands them, e.g. a token in an index URL):
    * the Dockerfile declares each as a build argument before pip runs, for `--build-arg NAME=...`.
    */
@@ -42,6 +49,8 @@ const MARKER = /^[A-Za-z0-9_.'"<>=!~ (),+*/:@-]+$/;
 const URL = /^[^\s\\#'"]+(?:#[^\s\\'"]*)?$/;
 const REMOTE_URL = /^[A-Za-z][A-Za-z0-9+.-]*:\/\//;
 const HASH = /^[a-z0-9]+:[0-9a-fA-F]+$/;
+const PROJECT_PATH = /^[A-Za-z0-9._/-]+$/;
+const FIND_LINKS_DIR_IN_IMAGE = `${RUNTIME_DIR_IN_IMAGE}/find-links`;
 /** pip's environment-variable references in requirement files: `${NAME}`, POSIX names only. */
 const PIP_VARIABLE = /\$\{([A-Z_][A-Z0-9_]*)\}/g;
 /** pip's whole-install options a requirements file may carry, with a value where they take one. */
@@ -53,6 +62,7 @@ export function renderRequirementFiles(dependencies: ManifestDependencies, compi
   const compiled: string[] = [];
   const local: string[] = [];
   const outsideProject: string[] = [];
+  const findLinksDirectories: RequirementFiles['findLinksDirectories'] = [];
   for (const requirement of dependencies.requirements) {
     if (requirement.name.toLowerCase() === 'apipod') continue;
     if (isLocal(requirement) && leavesProject(requirement.url as string)) {
@@ -69,7 +79,7 @@ export function renderRequirementFiles(dependencies: ManifestDependencies, compi
   const options = [
     ...(dependencies.index_url ? [`--index-url ${checkUrl(dependencies.index_url, 'index_url')}`] : []),
     ...dependencies.extra_index_urls.map((url) => `--extra-index-url ${checkUrl(url, 'extra_index_urls')}`),
-    ...dependencies.find_links.map((url) => `--find-links ${checkUrl(url, 'find_links')}`),
+    ...dependencies.find_links.map((url) => `--find-links ${findLinksLocation(url, findLinksDirectories)}`),
     ...pipOptions,
     ...(constraints.length ? [`-c ${CONSTRAINTS_FILE}`] : []),
   ];
@@ -89,6 +99,7 @@ export function renderRequirementFiles(dependencies: ManifestDependencies, compi
     compiled: compiledFile,
     omittedApipod: dependencies.apipod_requirement,
     outsideProject,
+    findLinksDirectories,
     variables: variablesIn([requirements, constraintsFile, localFile, compiledFile]),
   };
 }
@@ -114,6 +125,18 @@ export function requirementLine(requirement: ManifestRequirement): string {
   if (url !== null) return `${withExtras} @ ${url}${marker}${hashes}`;
   const specifier = requirement.specifier === '' ? '' : check(requirement.specifier, SPECIFIER, field, 'is not a version specifier');
   return `${withExtras}${specifier}${marker}${hashes}`;
+}
+
+/** A remote find-links URL as it is; a path inside the project becomes where the image will have it. */
+function findLinksLocation(location: string, directories: RequirementFiles['findLinksDirectories']): string {
+  if (REMOTE_URL.test(location)) return checkUrl(location, 'find_links');
+  const source = posix.normalize(location.replace(/^file:(\/\/[^/]*)?/, '')).replace(/\/+$/, '');
+  if (!PROJECT_PATH.test(source) || posix.isAbsolute(source) || source === '..' || source.startsWith('../')) {
+    fail(location, 'find_links', 'is not a directory inside the project that svc can copy into the image (letters, digits, ".", "_", "-" and "/")');
+  }
+  const target = `${FIND_LINKS_DIR_IN_IMAGE}/${directories.length}`;
+  directories.push({ source, target });
+  return target;
 }
 
 function variablesIn(files: ReadonlyArray<string | null>): string[] {

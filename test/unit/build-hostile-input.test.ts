@@ -202,6 +202,25 @@ describe('hostile requirements never become pip options', () => {
     expect(written.compiled?.split('\n').slice(1)).toEqual(['--extra-index-url https://download.pytorch.org/whl/cu121', 'Flash_Attn==2.6.3', '']);
   });
 
+  it('copies a wheelhouse named by --find-links into the image before pip runs, and points pip at the copy', () => {
+    const dockerfile = renderDockerfile(
+      planBuild(
+        manifest((m) => {
+          m.dependencies.find_links = ['./wheels/', 'https://example.org/wheels/'];
+          m.dependencies.requirements = [requirement({ name: 'idna', specifier: '==3.6' })];
+        }),
+        options,
+      ),
+    );
+    const lines = instructions(dockerfile);
+    const copy = lines.indexOf('COPY ["wheels", "/opt/svc/find-links/0/"]');
+    expect(copy).toBeGreaterThan(0);
+    expect(copy).toBeLessThan(lines.findIndex((line) => line.startsWith('RUN python -m pip install -r')));
+    const written = files([requirement({ name: 'idna', specifier: '==3.6' })], { find_links: ['./wheels/', 'https://example.org/wheels/'] });
+    expect(written.requirements).toContain('--find-links /opt/svc/find-links/0\n--find-links https://example.org/wheels/\n');
+    for (const location of ['../wheels', 'we$ird', '/srv/wheels']) expectRefused(() => files([], { find_links: [location] }), /find_links/);
+  });
+
   it('leaves out paths outside the project, which the image cannot have, and says so', () => {
     const written = files([
       requirement({ name: 'certifi', url: 'file:///croot/certifi_1700501669400/work/certifi', source: 'requirements.txt:1' }),
