@@ -42,43 +42,24 @@ export function buildManifest(snapshot: ProjectSnapshot, parser: PythonParser, c
 
   const pyprojectText = readText(PYPROJECT_FILE);
   const pyproject = pyprojectText === null ? null : readPyproject(pyprojectText, PYPROJECT_FILE);
-  const python = choosePythonVersion({
+  let python = choosePythonVersion({
     pythonVersionFile: readText('.python-version'),
     requiresPython: pyproject?.requiresPython,
     runtimeTxt: readText('runtime.txt'),
     poetryPython: pyproject?.poetryPython,
   });
   diagnostics.push(...python.diagnostics);
-  const environment = linuxImageEnvironment(python.version);
-
-  const requirementSet = readText(REQUIREMENTS_FILE) === null
-    ? emptyRequirementSet()
-    : readRequirements(REQUIREMENTS_FILE, readText, environment, snapshot.root);
-  diagnostics.push(...requirementSet.diagnostics);
-  const pyprojectSplit = splitByMarker(pyproject?.requirements ?? [], environment, diagnostics);
-  diagnostics.push(...(pyproject?.diagnostics ?? []));
-
-  const installed = [...requirementSet.requirements, ...pyprojectSplit.kept];
-  if (pyproject?.buildsPackage && !installed.some((requirement) => requirement.url === '.' || requirement.url === './')) {
-    diagnostics.push({
-      file: PYPROJECT_FILE,
-      message: 'builds a package, which the image installs only when a requirement says so: add `-e .` to requirements.txt if service.py imports it',
-    });
+  let dependencies = readDependencies(python.version);
+  const basePython = dependencies.baseImage.python;
+  if (basePython !== null && basePython !== python.version && python.admits.includes(basePython)) {
+    // The base image ships another Python the project allows: using it spares the image a
+    // second interpreter, and a second copy of its packages (torch among them), beside it.
+    const source = python.source === 'default' ? 'base image' : `${python.source}; the base image's Python`;
+    python = { ...python, version: basePython, source };
+    dependencies = readDependencies(basePython);
   }
-  diagnostics.push(...describeUnmatchablePins([...installed, ...requirementSet.constraints]));
-  const apipod = installed.find((requirement) => requirement.key === 'apipod');
-  if (apipod) {
-    diagnostics.push({
-      ...apipod.source,
-      message: "apipod is provided by svc's runtime; the image leaves this requirement out",
-    });
-  }
-  const withoutApipod = applyConstraints(installed.filter((requirement) => requirement !== apipod), requirementSet.constraints);
-  const frameworks = detectFrameworks({
-    requirements: withoutApipod,
-    indexUrls: [requirementSet.indexUrl, ...requirementSet.extraIndexUrls, ...requirementSet.findLinks].filter((url): url is string => url !== null),
-  });
-  const baseImage = chooseBaseImage({ frameworks, pythonVersion: python.version }, catalog);
+  const { requirementSet, pyprojectSplit, installed, apipod, frameworks, baseImage } = dependencies;
+  diagnostics.push(...dependencies.diagnostics);
 
   const service = readServiceFile(parser, readText(entrypoint) ?? '', entrypoint);
   diagnostics.push(...service.diagnostics);
@@ -138,6 +119,45 @@ export function buildManifest(snapshot: ProjectSnapshot, parser: PythonParser, c
     ignore_files: snapshot.listing.ignoreFiles,
     warnings: sortDiagnostics(diagnostics).map(formatDiagnostic),
   };
+
+  /**
+   * What the project installs and the base image for it, read for one Python version: the
+   * requirements' markers depend on it, and the base image on those.
+   */
+  function readDependencies(pythonVersion: string) {
+    const noticed: Diagnostic[] = [];
+    const environment = linuxImageEnvironment(pythonVersion);
+
+    const requirementSet = readText(REQUIREMENTS_FILE) === null
+      ? emptyRequirementSet()
+      : readRequirements(REQUIREMENTS_FILE, readText, environment, snapshot.root);
+    noticed.push(...requirementSet.diagnostics);
+    const pyprojectSplit = splitByMarker(pyproject?.requirements ?? [], environment, noticed);
+    noticed.push(...(pyproject?.diagnostics ?? []));
+
+    const installed = [...requirementSet.requirements, ...pyprojectSplit.kept];
+    if (pyproject?.buildsPackage && !installed.some((requirement) => requirement.url === '.' || requirement.url === './')) {
+      noticed.push({
+        file: PYPROJECT_FILE,
+        message: 'builds a package, which the image installs only when a requirement says so: add `-e .` to requirements.txt if service.py imports it',
+      });
+    }
+    noticed.push(...describeUnmatchablePins([...installed, ...requirementSet.constraints]));
+    const apipod = installed.find((requirement) => requirement.key === 'apipod');
+    if (apipod) {
+      noticed.push({
+        ...apipod.source,
+        message: "apipod is provided by svc's runtime; the image leaves this requirement out",
+      });
+    }
+    const withoutApipod = applyConstraints(installed.filter((requirement) => requirement !== apipod), requirementSet.constraints);
+    const frameworks = detectFrameworks({
+      requirements: withoutApipod,
+      indexUrls: [requirementSet.indexUrl, ...requirementSet.extraIndexUrls, ...requirementSet.findLinks].filter((url): url is string => url !== null),
+    });
+    const baseImage = chooseBaseImage({ frameworks, pythonVersion }, catalog);
+    return { requirementSet, pyprojectSplit, installed, apipod, frameworks, baseImage, diagnostics: noticed };
+  }
 }
 
 function emptyRequirementSet(): RequirementSet {

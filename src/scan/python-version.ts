@@ -22,12 +22,17 @@ export interface PythonVersionHints {
 export interface PythonVersionChoice {
   version: string;
   source: string;
+  /**
+   * Every supported version the project allows, `version` among them: the one it names, the
+   * ones inside its range, or all of them when it says nothing.
+   */
+  admits: readonly string[];
   /** A `.python-version` that names a pyenv environment rather than a version, and so was passed over. */
   diagnostics: Diagnostic[];
 }
 
 /** A version and where it is stated. */
-type StatedVersion = Pick<PythonVersionChoice, 'version' | 'source'>;
+type StatedVersion = Pick<PythonVersionChoice, 'version' | 'source' | 'admits'>;
 
 const PYTHON_VERSION_FILE = '.python-version';
 
@@ -78,7 +83,7 @@ function chooseFromOtherHints(hints: PythonVersionHints): StatedVersion {
     }
     return oldestWithin(converted.alternatives, 'pyproject.toml', 'tool.poetry.dependencies.python');
   }
-  return { version: DEFAULT_PYTHON_VERSION, source: 'default' };
+  return { version: DEFAULT_PYTHON_VERSION, source: 'default', admits: SUPPORTED_PYTHON_VERSIONS };
 }
 
 /** The first line that is neither blank nor a comment, trimmed. */
@@ -106,19 +111,18 @@ function readExact(line: string, file: string): StatedVersion {
   if (!(SUPPORTED_PYTHON_VERSIONS as readonly string[]).includes(version)) {
     throw invalid(file, undefined, `Python ${version} is not supported; svc supports ${supportedList()}`);
   }
-  return { version, source: file };
+  return { version, source: file, admits: [version] };
 }
 
 function oldestWithin(alternatives: string[], file: string, field: string): StatedVersion {
   const unreadable = alternatives.find((range) => range !== '' && !validRange(range));
   if (unreadable !== undefined) throw invalid(file, field, `'${unreadable}' is not a PEP 440 version range`);
-  for (const version of SUPPORTED_PYTHON_VERSIONS) {
-    // Check the newest patch release too: "<3.11.4" still admits 3.11.
-    const admitted = alternatives.some(
-      (range) => satisfies(`${version}.0`, range) || satisfies(`${version}.99`, range),
-    );
-    if (admitted) return { version, source: `${file}: ${field}` };
-  }
+  // Check the newest patch release too: "<3.11.4" still admits 3.11.
+  const admits = SUPPORTED_PYTHON_VERSIONS.filter((version) =>
+    alternatives.some((range) => satisfies(`${version}.0`, range) || satisfies(`${version}.99`, range)),
+  );
+  const [oldest] = admits;
+  if (oldest !== undefined) return { version: oldest, source: `${file}: ${field}`, admits };
   const wanted = alternatives.join(' || ');
   throw invalid(file, field, `'${wanted}' excludes every Python version svc supports (${supportedList()})`);
 }

@@ -130,6 +130,20 @@ describe('svc scan', () => {
     expect(utf16Source.stdout).toContain('endpoints: POST /hello; POST /add');
   });
 
+  it("takes the GPU base image's own Python when the project's range allows it, and never over a version it names", async () => {
+    const project = copyProject(join(PROJECTS, 'torch-gpu'));
+    writeFileSync(join(project, 'pyproject.toml'), '[project]\nname = "x"\nversion = "1"\nrequires-python = ">=3.10,<3.13"\n');
+    const ranged = JSON.parse((await runSvc(['scan', project, '--json'])).stdout).manifest;
+    expect([ranged.python_version, ranged.python_version_source, ranged.base_image.python]).toEqual([
+      '3.11',
+      "pyproject.toml: project.requires-python; the base image's Python",
+      '3.11',
+    ]);
+    writeFileSync(join(project, '.python-version'), '3.10\n');
+    const named = JSON.parse((await runSvc(['scan', project, '--json'])).stdout).manifest;
+    expect([named.python_version, named.python_version_source]).toEqual(['3.10', '.python-version']);
+  });
+
   it('says when pyproject.toml builds a package that nothing installs into the image', async () => {
     const project = copyProject(join(EXAMPLES, 'hello'));
     const pyproject = '[build-system]\nrequires = ["setuptools"]\nbuild-backend = "setuptools.build_meta"\n\n[project]\nname = "textkit"\nversion = "0.1"\ndependencies = ["requests"]\n';

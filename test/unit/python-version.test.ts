@@ -14,13 +14,14 @@ function failure(run: () => unknown): SvcError {
 
 describe('choosing the Python version', () => {
   it('defaults to 3.10 when the project says nothing', () => {
-    expect(choosePythonVersion({})).toEqual({ version: '3.10', source: 'default', diagnostics: [] });
+    expect(choosePythonVersion({})).toEqual({ version: '3.10', source: 'default', admits: ['3.10', '3.11', '3.12', '3.13'], diagnostics: [] });
   });
 
   it('takes .python-version first, to the minor version', () => {
     expect(choosePythonVersion({ pythonVersionFile: '# pyenv\n3.11.7\n', requiresPython: '>=3.12' })).toEqual({
       version: '3.11',
       source: '.python-version',
+      admits: ['3.11'],
       diagnostics: [],
     });
   });
@@ -29,6 +30,7 @@ describe('choosing the Python version', () => {
     expect(choosePythonVersion({ requiresPython: '>=3.8' })).toEqual({
       version: '3.10',
       source: 'pyproject.toml: project.requires-python',
+      admits: ['3.10', '3.11', '3.12', '3.13'],
       diagnostics: [],
     });
   });
@@ -37,16 +39,19 @@ describe('choosing the Python version', () => {
     expect(choosePythonVersion({ requiresPython: '>=3.11,<3.13' }).version).toBe('3.11');
     expect(choosePythonVersion({ requiresPython: '~=3.12.1' }).version).toBe('3.12');
     expect(choosePythonVersion({ requiresPython: '<3.11.4,>=3.11' }).version).toBe('3.11');
+    // The others it admits, for a base image that ships one of them.
+    expect(choosePythonVersion({ requiresPython: '>=3.10,<3.13' }).admits).toEqual(['3.10', '3.11', '3.12']);
   });
 
   it('reads runtime.txt in the Heroku form', () => {
-    expect(choosePythonVersion({ runtimeTxt: 'python-3.12.3\n' })).toEqual({ version: '3.12', source: 'runtime.txt', diagnostics: [] });
+    expect(choosePythonVersion({ runtimeTxt: 'python-3.12.3\n' })).toEqual({ version: '3.12', source: 'runtime.txt', admits: ['3.12'], diagnostics: [] });
   });
 
   it("reads Poetry's python constraint", () => {
     expect(choosePythonVersion({ poetryPython: '^3.11' })).toEqual({
       version: '3.11',
       source: 'pyproject.toml: tool.poetry.dependencies.python',
+      admits: ['3.11', '3.12', '3.13'],
       diagnostics: [],
     });
     expect(choosePythonVersion({ poetryPython: '>=3.9,<3.12' }).version).toBe('3.10');
@@ -56,6 +61,7 @@ describe('choosing the Python version', () => {
     expect(choosePythonVersion({ pythonVersionFile: 'ml-env\n', requiresPython: '>=3.11' })).toEqual({
       version: '3.11',
       source: 'pyproject.toml: project.requires-python',
+      admits: ['3.11', '3.12', '3.13'],
       diagnostics: [
         {
           file: '.python-version',
@@ -77,6 +83,7 @@ describe('choosing the Python version', () => {
     expect(choosePythonVersion({ pythonVersionFile: '3.12.4/envs/ml-env' })).toEqual({
       version: '3.12',
       source: '.python-version',
+      admits: ['3.12'],
       diagnostics: [],
     });
   });

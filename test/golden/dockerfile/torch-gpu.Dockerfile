@@ -5,7 +5,6 @@
 # svc's runtime, the project's code), so a change to the code rebuilds only the last ones.
 
 FROM --platform=linux/amd64 node:22-bookworm-slim AS node
-FROM --platform=linux/amd64 ghcr.io/astral-sh/uv:0.8.14 AS uv
 
 # Base image: PyTorch 2.4.1 (torch==2.4.1) with CUDA 12.4
 FROM --platform=linux/amd64 pytorch/pytorch:2.4.1-cuda12.4-cudnn9-runtime
@@ -26,14 +25,11 @@ RUN apt-get update \
       tini \
  && rm -rf /var/lib/apt/lists/*
 
-# Python 3.10, installed with uv (the base image ships Python 3.11).
-# python, python3 and pip resolve to its virtualenv.
-COPY --from=uv /uv /usr/local/bin/uv
-ENV UV_PYTHON_INSTALL_DIR=/opt/python \
-    VIRTUAL_ENV=/opt/venv \
-    PATH=/opt/venv/bin:$PATH
-RUN uv python install 3.10 \
- && uv venv --seed --python 3.10 /opt/venv \
+# Python 3.11: the base image's own interpreter. python and pip resolve to it.
+RUN python3 -c 'import sys; v = "%d.%d" % sys.version_info[:2]; sys.exit(None if v == "3.11" else "the base image has Python " + v + ", not 3.11")' \
+ && bin="$(dirname "$(command -v python3)")" \
+ && if [ ! -e "$bin/python" ]; then ln -s python3 "$bin/python"; fi \
+ && if [ ! -e "$bin/pip" ]; then printf '#!/bin/sh\nexec "%s" -m pip "$@"\n' "$bin/python3" > "$bin/pip" && chmod 0755 "$bin/pip"; fi \
  && python -m pip --version
 
 # The service runs as an unprivileged user, who owns the project's directory.
@@ -74,4 +70,4 @@ LABEL org.opencontainers.image.created="${SVC_CREATED}" \
       org.opencontainers.image.description="svc service: 1 endpoint(s), dedicated, localhost" \
       svc.version="0.0.0-test" \
       svc.entrypoint="service.py" \
-      svc.manifest="{\"entrypoint\":\"service.py\",\"title\":\"torch-gpu\",\"python_version\":\"3.10\",\"orchestrator\":\"local\",\"compute\":\"dedicated\",\"provider\":\"localhost\",\"pytorch\":true,\"tensorflow\":false,\"onnx\":false,\"transformers\":true,\"diffusers\":true,\"cuda\":true,\"system_packages\":[\"ffmpeg\",\"g++\",\"gcc\"],\"model_files\":[],\"has_env_file\":false,\"schema_version\":2,\"python_version_source\":\"default\",\"frameworks\":{\"pytorch\":{\"package\":\"torch\",\"specifier\":\"==2.4.1\",\"version\":\"2.4.1\",\"packages\":[\"torch\",\"torchvision\"],\"source\":\"requirements.txt:1\"},\"transformers\":{\"package\":\"transformers\",\"specifier\":\">=4.44\",\"version\":null,\"packages\":[\"transformers\"],\"source\":\"requirements.txt:3\"},\"diffusers\":{\"package\":\"diffusers\",\"specifier\":\"==0.30.3\",\"version\":\"0.30.3\",\"packages\":[\"diffusers\"],\"source\":\"requirements.txt:4\"}},\"cuda_packages\":[\"torch\"],\"cuda_compiler_packages\":[],\"base_image\":{\"image\":\"pytorch/pytorch:2.4.1-cuda12.4-cudnn9-runtime\",\"variant\":\"runtime\",\"cuda\":\"12.4\",\"python\":\"3.11\",\"reason\":\"PyTorch 2.4.1 (torch==2.4.1) with CUDA 12.4\"},\"app\":{\"variable\":\"app\",\"line\":3,\"arguments\":{\"title\":\"torch-gpu\"}},\"endpoints\":[{\"path\":\"/predict\",\"methods\":[\"POST\"],\"function\":\"predict\",\"line\":7,\"async\":false,\"streaming\":false,\"parameters\":[{\"name\":\"text\",\"annotation\":\"str\",\"default\":null,\"required\":true,\"kind\":\"positional\",\"injected\":false}],\"returns\":\"str\"}],\"dependencies\":{\"files\":[\"requirements.txt\"],\"requirements\":[{\"name\":\"torch\",\"specifier\":\"==2.4.1\",\"extras\":[],\"marker\":null,\"url\":null,\"editable\":false,\"hashes\":[],\"source\":\"requirements.txt:1\"},{\"name\":\"torchvision\",\"specifier\":\"==0.19.1\",\"extras\":[],\"marker\":null,\"url\":null,\"editable\":false,\"hashes\":[],\"source\":\"requirements.txt:2\"},{\"name\":\"transformers\",\"specifier\":\">=4.44\",\"extras\":[],\"marker\":null,\"url\":null,\"editable\":false,\"hashes\":[],\"source\":\"requirements.txt:3\"},{\"name\":\"diffusers\",\"specifier\":\"==0.30.3\",\"extras\":[],\"marker\":null,\"url\":null,\"editable\":false,\"hashes\":[],\"source\":\"requirements.txt:4\"}],\"skipped\":[],\"constraints\":[],\"index_url\":null,\"extra_index_urls\":[],\"find_links\":[],\"pip_options\":[],\"unreadable\":[],\"apipod_requirement\":null},\"model_file_sizes\":{},\"ignore_files\":[],\"warnings\":[]}"
+      svc.manifest="{\"entrypoint\":\"service.py\",\"title\":\"torch-gpu\",\"python_version\":\"3.11\",\"orchestrator\":\"local\",\"compute\":\"dedicated\",\"provider\":\"localhost\",\"pytorch\":true,\"tensorflow\":false,\"onnx\":false,\"transformers\":true,\"diffusers\":true,\"cuda\":true,\"system_packages\":[\"ffmpeg\",\"g++\",\"gcc\"],\"model_files\":[],\"has_env_file\":false,\"schema_version\":2,\"python_version_source\":\"base image\",\"frameworks\":{\"pytorch\":{\"package\":\"torch\",\"specifier\":\"==2.4.1\",\"version\":\"2.4.1\",\"packages\":[\"torch\",\"torchvision\"],\"source\":\"requirements.txt:1\"},\"transformers\":{\"package\":\"transformers\",\"specifier\":\">=4.44\",\"version\":null,\"packages\":[\"transformers\"],\"source\":\"requirements.txt:3\"},\"diffusers\":{\"package\":\"diffusers\",\"specifier\":\"==0.30.3\",\"version\":\"0.30.3\",\"packages\":[\"diffusers\"],\"source\":\"requirements.txt:4\"}},\"cuda_packages\":[\"torch\"],\"cuda_compiler_packages\":[],\"base_image\":{\"image\":\"pytorch/pytorch:2.4.1-cuda12.4-cudnn9-runtime\",\"variant\":\"runtime\",\"cuda\":\"12.4\",\"python\":\"3.11\",\"reason\":\"PyTorch 2.4.1 (torch==2.4.1) with CUDA 12.4\"},\"app\":{\"variable\":\"app\",\"line\":3,\"arguments\":{\"title\":\"torch-gpu\"}},\"endpoints\":[{\"path\":\"/predict\",\"methods\":[\"POST\"],\"function\":\"predict\",\"line\":7,\"async\":false,\"streaming\":false,\"parameters\":[{\"name\":\"text\",\"annotation\":\"str\",\"default\":null,\"required\":true,\"kind\":\"positional\",\"injected\":false}],\"returns\":\"str\"}],\"dependencies\":{\"files\":[\"requirements.txt\"],\"requirements\":[{\"name\":\"torch\",\"specifier\":\"==2.4.1\",\"extras\":[],\"marker\":null,\"url\":null,\"editable\":false,\"hashes\":[],\"source\":\"requirements.txt:1\"},{\"name\":\"torchvision\",\"specifier\":\"==0.19.1\",\"extras\":[],\"marker\":null,\"url\":null,\"editable\":false,\"hashes\":[],\"source\":\"requirements.txt:2\"},{\"name\":\"transformers\",\"specifier\":\">=4.44\",\"extras\":[],\"marker\":null,\"url\":null,\"editable\":false,\"hashes\":[],\"source\":\"requirements.txt:3\"},{\"name\":\"diffusers\",\"specifier\":\"==0.30.3\",\"extras\":[],\"marker\":null,\"url\":null,\"editable\":false,\"hashes\":[],\"source\":\"requirements.txt:4\"}],\"skipped\":[],\"constraints\":[],\"index_url\":null,\"extra_index_urls\":[],\"find_links\":[],\"pip_options\":[],\"unreadable\":[],\"apipod_requirement\":null},\"model_file_sizes\":{},\"ignore_files\":[],\"warnings\":[]}"
