@@ -36,6 +36,18 @@ function requirement(fields: Partial<ManifestRequirement>): ManifestRequirement 
   return { name: 'numpy', specifier: '', extras: [], marker: null, url: null, editable: false, hashes: [], source: 'requirements.txt:1', ...fields };
 }
 
+/** The generated Dockerfile's logical lines for the reviewed manifest, changed. */
+function dockerfileLinesOf(change: (manifest: Manifest) => void): string[] {
+  return instructions(renderDockerfile(planBuild(manifest(change), options)));
+}
+
+/** The line is there, before the step that installs the requirements. */
+function expectBeforePip(lines: string[], line: string): void {
+  const at = lines.indexOf(line);
+  expect(at, line).toBeGreaterThan(0);
+  expect(at).toBeLessThan(lines.findIndex((candidate) => candidate.startsWith('RUN python -m pip install -r')));
+}
+
 /** The Dockerfile's logical lines (continuations joined), as the engine's parser sees them. */
 function instructions(dockerfile: string): string[] {
   return dockerfile
@@ -172,19 +184,11 @@ describe('hostile requirements never become pip options', () => {
   });
 
   it('declares the ${VARIABLES} pip expands in the requirements as build arguments, before pip runs', () => {
-    const dockerfile = renderDockerfile(
-      planBuild(
-        manifest((m) => {
-          m.dependencies.extra_index_urls = ['https://__token__:${PIP_TOKEN}@private.example.com/simple/'];
-          m.dependencies.requirements = [requirement({ name: 'mylib', specifier: '==1.0' })];
-        }),
-        options,
-      ),
-    );
-    const lines = instructions(dockerfile);
-    const argument = lines.indexOf('ARG PIP_TOKEN');
-    expect(argument).toBeGreaterThan(0);
-    expect(argument).toBeLessThan(lines.findIndex((line) => line.startsWith('RUN python -m pip install -r')));
+    const lines = dockerfileLinesOf((m) => {
+      m.dependencies.extra_index_urls = ['https://__token__:${PIP_TOKEN}@private.example.com/simple/'];
+      m.dependencies.requirements = [requirement({ name: 'mylib', specifier: '==1.0' })];
+    });
+    expectBeforePip(lines, 'ARG PIP_TOKEN');
     const label = lines.find((line) => line.includes('svc.manifest=')) ?? '';
     expect(label).toContain('https://***@private.example.com/simple/');
   });
@@ -203,19 +207,11 @@ describe('hostile requirements never become pip options', () => {
   });
 
   it('copies a wheelhouse named by --find-links into the image before pip runs, and points pip at the copy', () => {
-    const dockerfile = renderDockerfile(
-      planBuild(
-        manifest((m) => {
-          m.dependencies.find_links = ['./wheels/', 'https://example.org/wheels/'];
-          m.dependencies.requirements = [requirement({ name: 'idna', specifier: '==3.6' })];
-        }),
-        options,
-      ),
-    );
-    const lines = instructions(dockerfile);
-    const copy = lines.indexOf('COPY ["wheels", "/opt/svc/find-links/0/"]');
-    expect(copy).toBeGreaterThan(0);
-    expect(copy).toBeLessThan(lines.findIndex((line) => line.startsWith('RUN python -m pip install -r')));
+    const lines = dockerfileLinesOf((m) => {
+      m.dependencies.find_links = ['./wheels/', 'https://example.org/wheels/'];
+      m.dependencies.requirements = [requirement({ name: 'idna', specifier: '==3.6' })];
+    });
+    expectBeforePip(lines, 'COPY ["wheels", "/opt/svc/find-links/0/"]');
     const written = files([requirement({ name: 'idna', specifier: '==3.6' })], { find_links: ['./wheels/', 'https://example.org/wheels/'] });
     expect(written.requirements).toContain('--find-links /opt/svc/find-links/0\n--find-links https://example.org/wheels/\n');
     for (const location of ['../wheels', 'we$ird', '/srv/wheels']) expectRefused(() => files([], { find_links: [location] }), /find_links/);
