@@ -14,8 +14,14 @@ export function manifestStaleness(root: string, manifestPath: string): string | 
   } catch {
     return 'no manifest yet';
   }
-  const newer = findNewerThan(root, '', manifestTime);
-  return newer === null ? null : `${newer || '.'} changed since the last scan`;
+  const newer = changedSince(root, manifestTime);
+  return newer === null ? null : `${newer} changed since the last scan`;
+}
+
+/** The first file or directory of the project (`.` for its root) changed after `time` (ms), or null. */
+export function changedSince(root: string, time: number): string | null {
+  const newer = findNewerThan(root, '', time);
+  return newer === null ? null : newer || '.';
 }
 
 function findNewerThan(absolute: string, relative: string, time: number): string | null {

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { PassThrough, type Writable } from 'node:stream';
 import type Dockerode from 'dockerode';
 import { readBuildRecord } from '../build/build-record.js';
+import { changedSince } from '../build/manifest-freshness.js';
 import { connectEngine, describeError, type Engine } from '../build/docker-engine.js';
 import { imageTagFromTitle } from '../build/image-reference.js';
 import { COMPUTE_ENV, IMAGE_PORT, PROVIDER_ENV, SECRET_ENV_NAMES } from '../build/runtime-images.js';
@@ -59,7 +60,7 @@ const DEFAULT_STOP_TIMEOUT_SECONDS = 35;
 export async function runInDocker(options: DockerRunOptions): Promise<void> {
   const { log } = options;
   const engine = await connectEngine();
-  const image = options.image ?? defaultImage(options.target, options.entrypoint);
+  const image = options.image ?? defaultImage(options.target, options.entrypoint, log);
   const imageConfig = await inspectImage(engine, image);
   const useGpus = options.gpus === 'all' || ((options.gpus ?? 'auto') === 'auto' && engine.runtimes.includes('nvidia'));
   if (options.gpus === 'all' && !engine.runtimes.includes('nvidia')) {
@@ -136,11 +137,18 @@ export function containerEnv(options: Pick<DockerRunOptions, 'env' | 'compute' |
   return env;
 }
 
-/** The image `svc build --image` last built for the project, else the tag it would give it. */
-function defaultImage(target: string, entrypoint: string | undefined): string {
+/**
+ * The image `svc build --image` last built for the project (with a warning when the project
+ * changed since), else the tag it would give it.
+ */
+function defaultImage(target: string, entrypoint: string | undefined, log: ServeLog): string {
   const { root } = locateProject(target, entrypoint);
   const record = readBuildRecord(root);
-  if (record) return record.image;
+  if (record) {
+    const changed = changedSince(root, Date.parse(record.built_at));
+    if (changed !== null) log.warn(`${changed} changed since ${record.image} was built: the image runs the code as it was; svc build --image brings it up to date`);
+    return record.image;
+  }
   const path = join(root, DEPLOY_DIRECTORY, MANIFEST_FILE);
   try {
     const manifest = JSON.parse(readFileSync(path, 'utf8')) as Manifest;

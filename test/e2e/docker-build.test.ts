@@ -143,6 +143,9 @@ describe.skipIf(!engineAnswers && !mustRun)('svc build --image and svc start --o
 
   it('rebuilds after a change to service.py alone from the cache, up to the code layer', async () => {
     appendFileSync(join(project, 'service.py'), '\n# a code-only change\n');
+    const stale = await startSvc(['--orchestrator', 'docker', project]); // the image svc build recorded
+    expect(stale.logs()).toContain(`service.py changed since ${IMAGE} was built: the image runs the code as it was`);
+    expect(await stale.stop()).toBe(0);
     // Weights kept out of git but not out of the build context: the scan skips them, Docker does not.
     mkdirSync(join(project, 'weights'));
     writeFileSync(join(project, 'weights/model.safetensors'), Buffer.alloc(2_000_000));
