@@ -1,5 +1,6 @@
 import { posix } from 'node:path';
 import type { ManifestDependencies, ManifestRequirement } from '../scan/manifest.js';
+import { leavesProject, localPathOf } from '../scan/local-paths.js';
 import { normaliseName } from '../scan/pep508.js';
 import { SvcError } from '../svc-error.js';
 import { RUNTIME_DIR_IN_IMAGE } from './runtime-images.js';
@@ -47,7 +48,6 @@ const SPECIFIER = /^(?:(?:~=|===|==|!=|<=|>=|<|>)\s*[A-Za-z0-9_.*+!-]+\s*)(?:,\s
 /** PEP 508 markers: names, operators, quoted strings, parentheses; no backslash, `#` or control characters. */
 const MARKER = /^[A-Za-z0-9_.'"<>=!~ (),+*/:@-]+$/;
 const URL = /^[^\s\\#'"]+(?:#[^\s\\'"]*)?$/;
-const REMOTE_URL = /^[A-Za-z][A-Za-z0-9+.-]*:\/\//;
 const HASH = /^[a-z0-9]+:[0-9a-fA-F]+$/;
 const PROJECT_PATH = /^[A-Za-z0-9._/-]+$/;
 const FIND_LINKS_DIR_IN_IMAGE = `${RUNTIME_DIR_IN_IMAGE}/find-links`;
@@ -65,7 +65,8 @@ export function renderRequirementFiles(dependencies: ManifestDependencies, compi
   const findLinksDirectories: RequirementFiles['findLinksDirectories'] = [];
   for (const requirement of dependencies.requirements) {
     if (requirement.name.toLowerCase() === 'apipod') continue;
-    if (isLocal(requirement) && leavesProject(requirement.url as string)) {
+    const path = requirement.url === null ? null : localPathOf(requirement.url);
+    if (path !== null && leavesProject(path)) {
       outsideProject.push(`${requirement.source} (${requirement.url})`);
       continue;
     }
@@ -129,9 +130,10 @@ export function requirementLine(requirement: ManifestRequirement): string {
 
 /** A remote find-links URL as it is; a path inside the project becomes where the image will have it. */
 function findLinksLocation(location: string, directories: RequirementFiles['findLinksDirectories']): string {
-  if (REMOTE_URL.test(location)) return checkUrl(location, 'find_links');
-  const source = posix.normalize(location.replace(/^file:(\/\/[^/]*)?/, '')).replace(/\/+$/, '');
-  if (!PROJECT_PATH.test(source) || posix.isAbsolute(source) || source === '..' || source.startsWith('../')) {
+  const path = localPathOf(location);
+  if (path === null) return checkUrl(location, 'find_links');
+  const source = posix.normalize(path).replace(/\/+$/, '');
+  if (!PROJECT_PATH.test(source) || leavesProject(source)) {
     fail(location, 'find_links', 'is not a directory inside the project that svc can copy into the image (letters, digits, ".", "_", "-" and "/")');
   }
   const target = `${FIND_LINKS_DIR_IN_IMAGE}/${directories.length}`;
@@ -153,13 +155,7 @@ function refuseUnreadableLines([first, ...more]: readonly string[]): void {
 
 /** A path into the project (`./pkg`, `file:...`): it exists in the image only once the code is copied. */
 function isLocal(requirement: ManifestRequirement): boolean {
-  return requirement.url !== null && (!REMOTE_URL.test(requirement.url) || requirement.url.startsWith('file:'));
-}
-
-/** svc scan records paths inside the project relative to it, so an absolute one, or one up from it, is outside. */
-function leavesProject(url: string): boolean {
-  const path = posix.normalize(url.replace(/^file:(\/\/[^/]*)?/, ''));
-  return posix.isAbsolute(path) || path === '..' || path.startsWith('../');
+  return requirement.url !== null && localPathOf(requirement.url) !== null;
 }
 
 function checkUrl(url: string, field: string): string {

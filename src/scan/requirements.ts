@@ -2,6 +2,7 @@ import { posix } from 'node:path';
 import type { Diagnostic } from './diagnostic.js';
 import { evaluateMarker, type MarkerEnvironment } from './markers.js';
 import { normaliseName, parseRequirement, type Requirement } from './pep508.js';
+import { leavesProject, localPathOf } from './local-paths.js';
 import type { ReadText } from './project-text.js';
 
 /** A requirement with the file and line that declare it, and its `--hash` options. */
@@ -298,12 +299,10 @@ function credentialWarning(what: string): string {
  * is elsewhere.
  */
 function inProject(requirement: Requirement, projectRoot: string | null): Requirement {
-  const { url } = requirement;
-  if (projectRoot === null || url === null || VCS_SCHEME.test(url) || (URL_SCHEME.test(url) && !url.startsWith('file:'))) return requirement;
-  const path = decodeURI(url.replace(/^file:(\/\/[^/]*)?/, ''));
-  if (!posix.isAbsolute(path)) return requirement;
+  const path = requirement.url === null ? null : localPathOf(requirement.url);
+  if (projectRoot === null || path === null || !posix.isAbsolute(path)) return requirement;
   const relative = posix.relative(projectRoot, path);
-  if (relative.startsWith('..') || posix.isAbsolute(relative)) return requirement;
+  if (leavesProject(relative)) return requirement;
   return { ...requirement, url: relative === '' ? '.' : `./${relative}` };
 }
 
@@ -311,12 +310,9 @@ function inProject(requirement: Requirement, projectRoot: string | null): Requir
  * A path requirement that leads out of the project (absolute, `file:///...`, `../`), or null.
  * pip reads such paths from its working directory, which in the image is the project root.
  */
-function pathOutsideProject(requirement: Requirement): string | null {
-  const { url } = requirement;
-  if (url === null || (URL_SCHEME.test(url) && !url.startsWith('file:')) || VCS_SCHEME.test(url)) return null;
-  const path = url.replace(/^file:(\/\/[^/]*)?/, '');
-  if (posix.isAbsolute(path)) return url;
-  return posix.normalize(path).startsWith('../') ? url : null;
+function pathOutsideProject({ url }: Requirement): string | null {
+  const path = url === null ? null : localPathOf(url);
+  return path !== null && leavesProject(path) ? url : null;
 }
 
 /** The name pip would know before building: `#egg=name`, or a wheel/sdist file name. */
