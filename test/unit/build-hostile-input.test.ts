@@ -212,6 +212,11 @@ describe('hostile requirements never become pip options', () => {
       m.dependencies.requirements = [requirement({ name: 'idna', specifier: '==3.6' })];
     });
     expectBeforePip(lines, 'COPY ["wheels", "/opt/svc/find-links/0/"]');
+    const onlyLocal = dockerfileLinesOf((m) => {
+      m.dependencies.find_links = ['wheels'];
+      m.dependencies.requirements = [requirement({ name: '', url: '.', editable: true })];
+    });
+    expect(onlyLocal).toContain('COPY ["wheels", "/opt/svc/find-links/0/"]'); // the paths' pip step needs it too
     const written = files([requirement({ name: 'idna', specifier: '==3.6' })], { find_links: ['./wheels/', 'https://example.org/wheels/'] });
     expect(written.requirements).toContain('--find-links /opt/svc/find-links/0\n--find-links https://example.org/wheels/\n');
     for (const location of ['../wheels', 'we$ird', '/srv/wheels']) expectRefused(() => files([], { find_links: [location] }), /find_links/);
