@@ -63,10 +63,9 @@ export function choosePythonVersion(hints: PythonVersionHints): PythonVersionCho
   }
   const choice = chooseFromOtherHints(hints);
   if (pyenvLine === null) return { ...choice, diagnostics: [] };
-  const decided = choice.source === 'default'
-    ? `svc's default, Python ${choice.version}`
-    : `Python ${choice.version} from ${choice.source}`;
-  const message = `'${pyenvLine}' names a pyenv environment (a virtualenv or \`system\`), not a Python version; the image uses ${decided}`;
+  // Which version the image gets may still follow the base image (see python_version_source).
+  const decides = choice.source === 'default' ? "svc's default" : choice.source;
+  const message = `'${pyenvLine}' names a pyenv environment (a virtualenv or \`system\`), not a Python version; passed over for ${decides}`;
   return { ...choice, diagnostics: [{ file: PYTHON_VERSION_FILE, message }] };
 }
 

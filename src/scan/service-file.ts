@@ -484,17 +484,17 @@ function readAppArguments(call: Node, report: Report): Record<string, StaticValu
  */
 function findHiddenRegistrations(root: Node, declarations: Declarations, file: string): Diagnostic[] {
   const variable = declarations.app?.variable;
-  const lines = new Set<number>();
+  const found = new Map<number, string>(); // line -> `app.get`, `app.endpoint`, ...
   const pending = namedChildrenOf(root).filter((statement) => !isMainGuard(statement));
   for (let node = pending.pop(); node !== undefined; node = pending.pop()) {
     pending.push(...namedChildrenOf(node));
     if (node.type !== 'attribute' || node.childForFieldName('object')?.text !== variable) continue;
-    if (ROUTE_DECORATORS.has(node.childForFieldName('attribute')?.text ?? '') && isOutOfReach(node)) lines.add(node.startPosition.row + 1);
+    if (ROUTE_DECORATORS.has(node.childForFieldName('attribute')?.text ?? '') && isOutOfReach(node)) found.set(node.startPosition.row + 1, node.text);
   }
-  return [...lines].map((line) => ({
+  return [...found].map(([line, registration]) => ({
     file,
     line,
-    message: `\`${variable}.endpoint\` registers an endpoint here that svc cannot read without running the file (inside a class, a loop or a function, or called directly); svc start serves it, but the manifest leaves it out: decorate a top-level function instead`,
+    message: `\`${registration}\` registers an endpoint here that svc cannot read without running the file (inside a class, a loop or a function, or called directly); svc start serves it, but the manifest leaves it out: decorate a top-level function instead`,
   }));
 }
 

@@ -67,14 +67,14 @@ describe('choosing the Python version', () => {
           file: '.python-version',
           message:
             "'ml-env' names a pyenv environment (a virtualenv or `system`), not a Python version; " +
-            'the image uses Python 3.11 from pyproject.toml: project.requires-python',
+            'passed over for pyproject.toml: project.requires-python',
         },
       ],
     });
     const system = choosePythonVersion({ pythonVersionFile: 'system' });
     expect([system.version, system.source]).toEqual(['3.10', 'default']);
     expect(system.diagnostics.map((diagnostic) => diagnostic.message)).toEqual([
-      "'system' names a pyenv environment (a virtualenv or `system`), not a Python version; the image uses svc's default, Python 3.10",
+      "'system' names a pyenv environment (a virtualenv or `system`), not a Python version; passed over for svc's default",
     ]);
     expect(choosePythonVersion({ pythonVersionFile: 'ml-env', runtimeTxt: 'python-3.12.1' }).source).toBe('runtime.txt');
   });

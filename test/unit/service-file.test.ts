@@ -77,6 +77,7 @@ describe('reading service.py statically', () => {
     );
     expect(result.endpoints.map((endpoint) => endpoint.path)).toEqual(['/read']);
     expect(result.diagnostics.map((diagnostic) => diagnostic.line)).toEqual([4, 7, 9]);
+    expect(result.diagnostics.map((diagnostic) => diagnostic.message.split(' registers')[0])).toEqual(['`app.endpoint`', '`app.get`', '`app.endpoint`']);
     expect(result.diagnostics[0]?.message).toMatch(/svc start serves it, but the manifest leaves it out/);
   });
 
