@@ -5,7 +5,7 @@ import dockerignoreModule from '@balena/dockerignore';
 import tar from 'tar-fs';
 import { isModelFile } from '../scan/model-files.js';
 import { SvcError } from '../svc-error.js';
-import { DOCKERIGNORE_FILE } from './dockerignore.js';
+import { DOCKERIGNORE_FILE, SHARED_ENV_TEMPLATES } from './dockerignore.js';
 
 // A CommonJS module whose typings declare a default export; it sets `.default` on itself for that.
 const dockerignore = dockerignoreModule.default;
@@ -13,10 +13,10 @@ const dockerignore = dockerignoreModule.default;
 /**
  * Never sent to the engine, whatever .dockerignore says: they hold secrets. `.env` and
  * `.env.production`, `config/.env.local` ... at any depth; the templates meant to be shared
- * (`.env.example`, `.env.sample`, `.env.template`) go.
+ * (SHARED_ENV_TEMPLATES) go.
  */
 function isSecretFile(name: string): boolean {
-  return (name === '.env' || name.startsWith('.env.')) && !/^\.env\.(example|sample|template|dist)$/.test(name);
+  return (name === '.env' || name.startsWith('.env.')) && !SHARED_ENV_TEMPLATES.includes(name);
 }
 
 export interface BuildContext {

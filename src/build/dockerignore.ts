@@ -4,6 +4,9 @@ import { VIRTUALENV_MARKER } from '../scan/ignore-rules.js';
 
 export const DOCKERIGNORE_FILE = '.dockerignore';
 
+/** `.env` files meant to be shared, with placeholders: they may go into an image. */
+export const SHARED_ENV_TEMPLATES: readonly string[] = ['.env.example', '.env.sample', '.env.template'];
+
 /**
  * The .dockerignore svc writes when a project has none: what never belongs in an image
  * (https://docs.docker.com/build/concepts/context/#dockerignore-files). Secrets (.env) and
@@ -17,7 +20,7 @@ export function renderDockerignore(virtualenvs: readonly string[] = []): string 
     // At any depth: Docker anchors a bare `.env` at the context root.
     '**/.env',
     '**/.env.*',
-    '!**/.env.example',
+    ...SHARED_ENV_TEMPLATES.map((name) => `!**/${name}`),
     '.git',
     '.hg',
     '.svn',

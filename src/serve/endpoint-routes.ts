@@ -128,7 +128,6 @@ function sendOutcome(reply: FastifyReply, outcome: CallOutcome, debug: boolean):
   }
 }
 
-
 /**
  * The function raised: a 500 with the exception. An argument the worker could not convert
  * (bad base64, a pydantic model's validation) is the caller's input, so a 422 naming it.
