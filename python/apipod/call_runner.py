@@ -61,7 +61,10 @@ class CallRunner:
             outcome = protocol.cancelled(call_id)
         except BaseException as exception:  # SystemExit from user code fails the call, not the worker
             argument = exception.argument if isinstance(exception, ArgumentError) else None
-            outcome = protocol.error(call_id, protocol.error_info(exception, argument))
+            error = protocol.error_info(exception, argument)
+            if argument is None:  # the caller gets the exception; whoever runs the server, the traceback
+                sys.stderr.write(error["traceback"])
+            outcome = protocol.error(call_id, error)
         finally:
             call_is_over.set()
         # The gateway tags output lines with the running call: let them out before it ends.

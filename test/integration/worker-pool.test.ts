@@ -121,6 +121,15 @@ describe('running calls', () => {
     expect(outcome.kind === 'error' && outcome.error.traceback).toContain('raise ValueError(reason)');
   });
 
+  it("logs a user's exception with its traceback, tagged with the call, for whoever runs the server", async () => {
+    const pool = await startedPool(behaviours);
+    await pool.submit('/fail', { reason: 'prompt is empty' }, { id: 'job-7' });
+    await until(() => logs.some((line) => line.line === 'ValueError: prompt is empty'));
+    const callLines = logs.filter((line) => line.call === 'job-7' && line.stream === 'stderr').map((line) => line.line);
+    expect(callLines[0]).toBe('Traceback (most recent call last):');
+    expect(callLines).toContain('    raise ValueError(reason)');
+  });
+
   it("tags the user's prints with the call that made them", async () => {
     const pool = await startedPool(behaviours);
     await pool.submit('/echo', { text: 'Ada' }, { id: 'job-42' });
