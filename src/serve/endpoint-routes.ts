@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest, HTTPMethods } from 'fastify';
 import type { CancelSignal } from '../worker/cancel-signal.js';
 import type { EndpointReport, ErrorInfo } from '../worker/protocol.js';
+import { SvcError } from '../svc-error.js';
 import { PoolClosedError, QueueFullError } from '../worker/worker-pool.js';
 import type { CallOutcome } from '../worker/worker-process.js';
 import type { GatewayOptions } from './gateway.js';
@@ -52,6 +53,7 @@ export async function registerEndpointRoutes(app: FastifyInstance, options: Endp
       }
     };
     for (const url of [endpoint.path, `/v1${endpoint.path}`]) {
+      refuseOwnRoute(app, endpoint, url);
       app.route({ method: endpoint.methods as HTTPMethods[], url, handler, config: { endpoint: endpoint.path } });
       const known = methodsByPath.get(url) ?? new Set<string>();
       endpoint.methods.forEach((method) => known.add(method));
@@ -70,6 +72,19 @@ export async function registerEndpointRoutes(app: FastifyInstance, options: Endp
     }
     throw new HttpError(404, 'not_found', 'unknown_route', `no endpoint at ${request.method} ${path}; see /docs for the endpoints`);
   });
+}
+
+/**
+ * svc's own routes (health, docs, the job API) are registered first; an endpoint on one of
+ * them would make Fastify throw an internal error, so name the endpoint and the route.
+ */
+function refuseOwnRoute(app: FastifyInstance, endpoint: EndpointReport, url: string): void {
+  const method = endpoint.methods.find((candidate) => app.hasRoute({ method: candidate as HTTPMethods, url }));
+  if (method === undefined) return;
+  throw new SvcError(
+    'invalid-project',
+    `endpoint ${endpoint.function} (${endpoint.methods.join(', ')} ${endpoint.path}): svc serves ${method} ${url} itself; choose another path`,
+  );
 }
 
 /** Creates the job and queues its call; a full queue is a 503 and leaves no job behind. */

@@ -57,6 +57,17 @@ describe('svc start on the command line', () => {
     expect(run.stderr.trim().split('\n').at(-1)).toBe('error: --endpoint-timeout /helo: no endpoint has that path; the endpoints are /hello, /add');
   });
 
+  it("refuses an endpoint on a route svc serves itself, naming both, rather than an internal error", async () => {
+    const project = mkdtempSync(join(tmpdir(), 'svc-own-route-'));
+    writeFileSync(
+      join(project, 'service.py'),
+      'from apipod import APIPod\napp = APIPod()\n\n@app.get("/health")\ndef my_health() -> dict:\n    return {"ok": True}\n',
+    );
+    const run = await runSvc(['start', project, '--port', '0']);
+    expect(run.exitCode).toBe(1);
+    expect(run.stderr.trim().split('\n').at(-1)).toBe('error: endpoint my_health (GET /health): svc serves GET /health itself; choose another path');
+  });
+
   it('names a missing keys file', async () => {
     const run = await runSvc(['start', HELLO, '--api-keys', '/nonexistent/keys.json', '--port', '0']);
     expect(run.exitCode).toBe(2);
