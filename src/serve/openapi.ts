@@ -43,24 +43,25 @@ export function describeService(service: ServiceDescription): Json {
     const definitions = endpoint.input_schema.$defs;
     return components.adopt(definitions === undefined ? schema : { ...schema, $defs: definitions });
   };
+  const operationName = operationNames(service.endpoints);
   const paths: Json = {};
   for (const reported of service.endpoints) {
     const chat = reported.is_chat ? findChatParameter(reported) : null;
     if (chat) {
-      paths[reported.path] = { post: describeChatOperation(reported, chatRequestSchema(reported, chat.schema)) };
+      paths[reported.path] = { post: describeChatOperation(reported, operationName(reported), chatRequestSchema(reported, chat.schema)) };
       continue;
     }
     const endpoint = { ...reported, input_schema: components.adopt(reported.input_schema), output_schema: components.adopt(reported.output_schema) };
     const operations: Json = {};
     for (const method of endpoint.methods) {
-      operations[method.toLowerCase()] = describeOperation(endpoint, method);
+      operations[method.toLowerCase()] = describeOperation(endpoint, operationName(endpoint), method);
     }
     paths[endpoint.path] = operations;
   }
   const firstChat = service.endpoints.find((endpoint) => endpoint.is_chat);
   const firstChatSchema = firstChat ? findChatParameter(firstChat) : null;
   if (firstChat && firstChatSchema) {
-    const operation = describeChatOperation(firstChat, chatRequestSchema(firstChat, firstChatSchema.schema));
+    const operation = describeChatOperation(firstChat, operationName(firstChat), chatRequestSchema(firstChat, firstChatSchema.schema));
     paths['/v1/chat/completions'] = { post: { ...operation, operationId: 'chat_completions' } };
   }
   return {
@@ -75,13 +76,24 @@ export function describeService(service: ServiceDescription): Json {
   };
 }
 
-function describeOperation(endpoint: EndpointReport, method: string): Json {
+/**
+ * Operation ids must be unique, and generated clients name their methods after them: the
+ * function's name, with its path as well when two endpoints share a function name (as
+ * FastAPI does), so `run` at /predict and /predict2 give `run_predict` and `run_predict2`.
+ */
+function operationNames(endpoints: readonly EndpointReport[]): (endpoint: EndpointReport) => string {
+  const uses = new Map<string, number>();
+  for (const endpoint of endpoints) uses.set(endpoint.function, (uses.get(endpoint.function) ?? 0) + 1);
+  return (endpoint) => ((uses.get(endpoint.function) ?? 0) > 1 ? `${endpoint.function}${endpoint.path}`.replace(/\W/g, '_') : endpoint.function);
+}
+
+function describeOperation(endpoint: EndpointReport, name: string, method: string): Json {
   const errorResponse = (description: string): Json => ({
     description,
     content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
   });
   const hasMedia = Object.values(propertiesOf(endpoint)).some((schema) => isMediaSchema(schema));
-  const operation: Json = { operationId: `${endpoint.function}_${method.toLowerCase()}`, summary: endpoint.function };
+  const operation: Json = { operationId: `${name}_${method.toLowerCase()}`, summary: endpoint.function };
   if (endpoint.doc) operation.description = endpoint.doc;
   if (method === 'GET') operation.parameters = queryParameters(endpoint);
   else operation.requestBody = requestBody(endpoint, hasMedia);
@@ -98,9 +110,9 @@ function describeOperation(endpoint: EndpointReport, method: string): Json {
 }
 
 /** A chat endpoint takes the chat request itself as the body and answers a chat completion. */
-function describeChatOperation(endpoint: EndpointReport, requestSchema: Json): Json {
+function describeChatOperation(endpoint: EndpointReport, name: string, requestSchema: Json): Json {
   return {
-    operationId: `${endpoint.function}_chat`,
+    operationId: `${name}_chat`,
     summary: `${endpoint.function} (OpenAI-compatible chat completion)`,
     ...(endpoint.doc ? { description: endpoint.doc } : {}),
     requestBody: { required: true, content: { 'application/json': { schema: requestSchema } } },

@@ -242,6 +242,7 @@ describe('svc start publishing the schemas of pydantic models', () => {
       const document = JSON.parse(text);
       expect(Object.keys(document.components.schemas).sort()).toEqual(['Box', 'Colour', 'Error']);
       expect(text).not.toContain('#/$defs/');
+      expect([document.paths['/scene'].post.operationId, document.paths['/v2/scene'].post.operationId]).toEqual(['scene_scene_post', 'scene_v2_scene_post']);
       const validator = 'import json, sys; from openapi_spec_validator import validate; validate(json.load(sys.stdin))';
       execFileSync('python3', ['-c', validator], { input: text }); // throws with the validator's complaint
       const answer = await postJson(`${server.url}/scene`, { scene: { boxes: [{ width: 3 }] } });
