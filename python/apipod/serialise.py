@@ -1,7 +1,6 @@
 """Endpoint results (and chunks) -> the JSON VALUE of docs/worker-protocol.md."""
 from __future__ import annotations
 
-import base64
 import dataclasses
 import datetime
 import enum
@@ -32,8 +31,8 @@ def to_json_value(value: Any) -> Any:
         return {_json_key(key): to_json_value(item) for key, item in value.items()}
     if isinstance(value, (list, tuple, set, frozenset)):
         return [to_json_value(item) for item in value]
-    if isinstance(value, (bytes, bytearray, memoryview)):
-        return base64.b64encode(bytes(value)).decode("ascii")
+    if isinstance(value, (bytes, bytearray, memoryview)):  # a file, as its schema says (and large ones by reference)
+        return _media_value(MediaFile.from_bytes(bytes(value)))
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         return {field.name: to_json_value(getattr(value, field.name)) for field in dataclasses.fields(value)}
     if is_pydantic_model(value):

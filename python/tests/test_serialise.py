@@ -7,6 +7,7 @@ import unittest
 import uuid
 
 from apipod import ChatCompletionResponse, ImageFile
+from apipod.file_reference import INLINE_LIMIT
 from apipod.serialise import to_json_value
 
 
@@ -29,8 +30,11 @@ class SerialiseTest(unittest.TestCase):
     def test_nan_and_infinities_become_null(self):
         self.assertEqual(to_json_value([float("nan"), float("inf"), -float("inf"), 1.5]), [None, None, None, 1.5])
 
-    def test_bytes_become_base64(self):
-        self.assertEqual(to_json_value(b"\x00\x01"), "AAE=")
+    def test_bytes_become_a_file_as_their_schema_says(self):
+        self.assertEqual(to_json_value(b"\x00\x01"),
+                         {"file_name": None, "content_type": "application/octet-stream", "content": "AAE="})
+        self.assertEqual(to_json_value({"png": bytearray(b"\x89PNG\r\n\x1a\n")})["png"]["content_type"], "image/png")
+        self.assertIn("$file", to_json_value(bytes(INLINE_LIMIT + 1)))
 
     def test_sets_and_tuples_become_lists(self):
         self.assertEqual(to_json_value((1, 2)), [1, 2])

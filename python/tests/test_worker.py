@@ -128,7 +128,8 @@ class CallTest(WorkerTestCase):
 
     def test_structured_results_are_made_json(self):
         self.assertEqual(self.call(self.worker, "c-1", "/report")[-1]["value"],
-                         {"colour": "red", "pair": [1, 2], "ratio": None, "raw": "AAE="})
+                         {"colour": "red", "pair": [1, 2], "ratio": None,
+                          "raw": {"file_name": None, "content_type": "application/octet-stream", "content": "AAE="}})
 
     def test_a_result_that_is_not_json_fails_the_call_naming_its_type(self):
         [event] = self.call(self.worker, "c-1", "/unserialisable")
