@@ -70,16 +70,22 @@ export function renderDocsPage(title: string): string {
     details.appendChild(summary);
     var body = element('div', undefined, 'body');
     if (operation.description) body.appendChild(element('p', operation.description));
-    var schema = method === 'GET' ? null : operation.requestBody.content['application/json'].schema;
+    // An endpoint with file parameters has a multipart body: its binary parts become file inputs.
+    var content = method === 'GET' ? null : operation.requestBody.content;
+    var schema = content && (content['multipart/form-data'] || content['application/json']).schema;
     var properties = (schema && schema.properties) || {};
     var fileInputs = {};
     var plain = {};
     Object.keys(properties).forEach(function (name) {
-      if (properties[name]['x-media-type']) {
-        var label = element('label', name + ' (' + properties[name]['x-media-type'] + ' file): ');
+      var property = properties[name];
+      var file = property.format === 'binary' ? property : property.type === 'array' && property.items && property.items.format === 'binary' ? property.items : null;
+      if (file) {
+        var label = element('label', name + (file === property ? ' (file): ' : ' (files): '));
         var input = element('input');
         input.type = 'file';
         input.name = name;
+        input.multiple = file !== property;
+        input.accept = file.contentMediaType || '';
         label.appendChild(input);
         body.appendChild(label);
         fileInputs[name] = input;
@@ -133,7 +139,9 @@ export function renderDocsPage(title: string): string {
         var value = values[key];
         form.append(key, typeof value === 'string' ? value : JSON.stringify(value));
       });
-      names.forEach(function (name) { form.append(name, fileInputs[name].files[0]); });
+      names.forEach(function (name) {
+        Array.prototype.forEach.call(fileInputs[name].files, function (file) { form.append(name, file); });
+      });
       init.body = form;
     } else {
       init.headers['content-type'] = 'application/json';

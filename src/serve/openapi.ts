@@ -1,6 +1,7 @@
 import type { EndpointReport, Value } from '../worker/protocol.js';
 import { findChatParameter } from './chat/chat-request.js';
 import { ComponentSchemas } from './component-schemas.js';
+import { fileUploadOf } from './file-parameters.js';
 
 export interface ServiceDescription {
   title: string;
@@ -87,12 +88,14 @@ function operationNames(endpoints: readonly EndpointReport[]): (endpoint: Endpoi
   return (endpoint) => ((uses.get(endpoint.function) ?? 0) > 1 ? `${endpoint.function}${endpoint.path}`.replace(/\W/g, '_') : endpoint.function);
 }
 
+const MEDIA_CONTENT_TYPES: { [media: string]: string } = { image: 'image/*', audio: 'audio/*', video: 'video/*' };
+
 function describeOperation(endpoint: EndpointReport, name: string, method: string): Json {
   const errorResponse = (description: string): Json => ({
     description,
     content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
   });
-  const hasMedia = Object.values(propertiesOf(endpoint)).some((schema) => isMediaSchema(schema));
+  const hasMedia = Object.values(propertiesOf(endpoint)).some((schema) => fileUploadOf(schema) !== null);
   const operation: Json = { operationId: `${name}_${method.toLowerCase()}`, summary: endpoint.function };
   if (endpoint.doc) operation.description = endpoint.doc;
   if (method === 'GET') operation.parameters = queryParameters(endpoint);
@@ -132,11 +135,20 @@ function requestBody(endpoint: EndpointReport, hasMedia: boolean): Json {
   return { required: (endpoint.input_schema.required as Value[] | undefined)?.length !== 0, content };
 }
 
-/** Media parameters become binary file parts in a multipart form. */
+/**
+ * Media parameters become binary file parts in a multipart form, with the kinds of file
+ * they take (contentMediaType, which /docs gives its file inputs); a list of them, repeated parts.
+ */
 function multipartSchema(endpoint: EndpointReport): Json {
   const properties: Json = {};
   for (const [name, schema] of Object.entries(propertiesOf(endpoint))) {
-    properties[name] = isMediaSchema(schema) ? { type: 'string', format: 'binary' } : schema;
+    const upload = fileUploadOf(schema);
+    if (upload === null) {
+      properties[name] = schema;
+      continue;
+    }
+    const file = { type: 'string', format: 'binary', contentMediaType: MEDIA_CONTENT_TYPES[upload.media] ?? 'application/octet-stream' };
+    properties[name] = upload.repeated ? { type: 'array', items: file } : file;
   }
   return { ...endpoint.input_schema, properties };
 }
@@ -154,8 +166,4 @@ function queryParameters(endpoint: EndpointReport): Value[] {
 function propertiesOf(endpoint: EndpointReport): { [name: string]: Value } {
   const properties = endpoint.input_schema.properties;
   return typeof properties === 'object' && properties !== null && !Array.isArray(properties) ? properties : {};
-}
-
-export function isMediaSchema(schema: Value): boolean {
-  return typeof schema === 'object' && schema !== null && !Array.isArray(schema) && 'x-media-type' in schema;
 }

@@ -8,7 +8,7 @@ import type { FastifyRequest } from 'fastify';
 import type { EndpointReport, Value } from '../worker/protocol.js';
 import { HttpError } from './http-error.js';
 import type { Arguments, InputValidator } from './input-validation.js';
-import { isMediaSchema } from './openapi.js';
+import { fileUploadOf } from './file-parameters.js';
 import { FormFields } from './request-bodies.js';
 
 export interface ReadArguments {
@@ -72,7 +72,9 @@ async function readMultipart(request: FastifyRequest, endpoint: EndpointReport, 
   const stagedFiles: string[] = [];
   try {
     for await (const part of request.parts()) {
-      if (part.fieldname in fields || part.fieldname in files) {
+      const upload = fileUploadOf(properties[part.fieldname]);
+      const repeatable = part.type === 'file' && upload?.repeated === true;
+      if (part.fieldname in fields || (part.fieldname in files && !repeatable)) {
         if (part.type === 'file') part.file.resume();
         throw givenTwice(part.fieldname);
       }
@@ -80,7 +82,7 @@ async function readMultipart(request: FastifyRequest, endpoint: EndpointReport, 
         fields[part.fieldname] = fieldValue(part.value, properties[part.fieldname]);
         continue;
       }
-      if (!isMediaSchema(properties[part.fieldname] ?? null)) {
+      if (upload === null) {
         part.file.resume();
         throw new HttpError(422, 'validation_error', 'invalid_input', `${part.fieldname} is not a file parameter`, {
           detail: [{ field: part.fieldname, message: 'is not a file parameter of this endpoint' }],
@@ -90,11 +92,12 @@ async function readMultipart(request: FastifyRequest, endpoint: EndpointReport, 
       const path = join(UPLOAD_DIR, randomUUID());
       stagedFiles.push(path);
       await pipeline(part.file, createWriteStream(path));
-      files[part.fieldname] = { $file: { path, file_name: part.filename || null, content_type: part.mimetype || null } };
+      const reference = { $file: { path, file_name: part.filename || null, content_type: part.mimetype || null } };
+      files[part.fieldname] = upload.repeated ? [...((files[part.fieldname] as Value[] | undefined) ?? []), reference] : reference;
     }
     // Validate with each file standing in as a string, then hand the worker the file references.
-    const placeholders = Object.fromEntries(Object.keys(files).map((name) => [name, '']));
-    const validated = validate({ ...fields, ...placeholders });
+    const placeholders = Object.entries(files).map(([name, value]) => [name, Array.isArray(value) ? value.map(() => '') : '']);
+    const validated = validate({ ...fields, ...Object.fromEntries(placeholders) });
     return { arguments: { ...validated, ...files }, stagedFiles };
   } catch (error) {
     await removeStagedFiles(stagedFiles);

@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import { chromium, type Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PNG_BASE64 } from '../support/images.js';
 import { startSvc, type RunningSvc } from '../support/server.js';
 import { REPO_ROOT } from '../support/svc.js';
 
@@ -57,6 +58,35 @@ describe('the /docs page in a real browser', () => {
       expect(JSON.parse((await search.locator('pre').textContent()) ?? '')).toEqual({ q: '', limit: 2, tags: null });
     } finally {
       await keyed.stop();
+    }
+  });
+
+  it('uploads files from its file inputs: one file, an optional one left empty, and several for a list', async () => {
+    const uploads = await startSvc([join(REPO_ROOT, 'test/fixtures/gateway/uploads.py')]);
+    try {
+      const page = await browser.newPage();
+      await page.goto(`${uploads.url}/docs`);
+      const inpaint = page.locator('details.endpoint[data-path="/inpaint"]');
+      await inpaint.locator('summary').click();
+      const png = (name: string) => ({ name, mimeType: 'image/png', buffer: Buffer.from(PNG_BASE64, 'base64') });
+      expect(await inpaint.locator('input[type=file]').evaluateAll((inputs) => inputs.map((input) => [(input as HTMLInputElement).name, (input as HTMLInputElement).multiple, (input as HTMLInputElement).accept]))).toEqual([
+        ['image', false, 'image/*'],
+        ['mask', false, 'image/*'],
+        ['references', true, 'image/*'],
+      ]);
+      await inpaint.locator('input[name=image]').setInputFiles(png('photo.png'));
+      await inpaint.locator('input[name=references]').setInputFiles([png('first.png'), png('second.png')]);
+      await inpaint.getByRole('button', { name: 'Send' }).click();
+      await expect.poll(() => inpaint.locator('.status').textContent()).toMatch(/^200/);
+      const size = Buffer.from(PNG_BASE64, 'base64').length;
+      expect(JSON.parse((await inpaint.locator('pre').textContent()) ?? '')).toEqual({
+        image: 'photo.png',
+        mask: null,
+        references: [['first.png', size], ['second.png', size]],
+        strength: 0.5,
+      });
+    } finally {
+      await uploads.stop();
     }
   });
 });

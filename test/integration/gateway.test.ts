@@ -4,12 +4,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { postJson, startSvc, type RunningSvc } from '../support/server.js';
+import { PNG_BASE64 } from '../support/images.js';
 import { REPO_ROOT, runSvc } from '../support/svc.js';
 
 const BEHAVIOURS = join(REPO_ROOT, 'test/fixtures/gateway/behaviours.py');
-// A 2x2 red PNG.
-const PNG_BASE64 =
-  'iVBORw0KGgoAAAANSUhEUgAAAAIAAAACCAIAAAD91JpzAAAAEElEQVR4nGP4z8AARAwQCgAf7gP9i18U1AAAAABJRU5ErkJggg==';
 
 describe('svc start serving examples/hello', () => {
   let server: RunningSvc;
@@ -361,6 +359,56 @@ describe('svc start serving examples/image', () => {
     const bad = await postJson(`${server.url}/thumbnail`, { image: 'not base64 !!!' });
     expect(bad.status).toBe(422);
     expect(bad.body.error).toMatchObject({ type: 'validation_error', detail: [{ field: 'image', message: expect.stringContaining('not valid base64') }] });
+  });
+});
+
+describe('svc start taking optional files and lists of files from a form', () => {
+  let server: RunningSvc;
+  beforeAll(async () => {
+    server = await startSvc([join(REPO_ROOT, 'test/fixtures/gateway/uploads.py')]);
+  });
+  afterAll(async () => {
+    await server.stop();
+  });
+  const png = (extra = 0) => new Blob([Buffer.from(PNG_BASE64, 'base64'), Buffer.alloc(extra)], { type: 'image/png' });
+
+  it('takes an Optional file as one part and a list of files as repeated parts, in order', async () => {
+    const form = new FormData();
+    form.append('image', png(), 'photo.png');
+    form.append('mask', png(), 'mask.png');
+    form.append('references', png(1), 'first.png');
+    form.append('strength', '0.8');
+    form.append('references', png(2), 'second.png');
+    const response = await fetch(`${server.url}/inpaint`, { method: 'POST', body: form });
+    const size = Buffer.from(PNG_BASE64, 'base64').length;
+    expect(await response.json()).toEqual({
+      image: 'photo.png',
+      mask: 'mask.png',
+      references: [['first.png', size + 1], ['second.png', size + 2]],
+      strength: 0.8,
+    });
+  });
+
+  it('leaves parts that are not sent to their defaults, and still refuses a single file given twice', async () => {
+    const alone = new FormData();
+    alone.append('image', png(), 'photo.png');
+    const response = await fetch(`${server.url}/inpaint`, { method: 'POST', body: alone });
+    expect(await response.json()).toEqual({ image: 'photo.png', mask: null, references: [], strength: 0.5 });
+
+    const twoMasks = new FormData();
+    twoMasks.append('image', png(), 'photo.png');
+    twoMasks.append('mask', png(), 'a.png');
+    twoMasks.append('mask', png(), 'b.png');
+    const refused = await fetch(`${server.url}/inpaint`, { method: 'POST', body: twoMasks });
+    expect(refused.status).toBe(422);
+    expect(((await refused.json()) as any).error.detail).toEqual([{ field: 'mask', message: expect.stringContaining('is given more than once') }]);
+  });
+
+  it('describes them as binary parts in the OpenAPI document', async () => {
+    const document: any = await (await fetch(`${server.url}/openapi.json`)).json();
+    const form = document.paths['/inpaint'].post.requestBody.content['multipart/form-data'].schema.properties;
+    const file = { type: 'string', format: 'binary', contentMediaType: 'image/*' };
+    expect([form.image, form.mask, form.references]).toEqual([file, file, { type: 'array', items: file }]);
   });
 });
 
