@@ -67,7 +67,8 @@ interface WaitingCall {
 /**
  * N worker processes serving one service: calls wait in one queue, oldest first, bounded
  * per endpoint; a worker that crashes or is killed is replaced, with a growing delay, until
- * the service crash-loops. Failures become call outcomes and health, never exceptions.
+ * the service crash-loops (see RestartPolicy). Failures become call outcomes and health,
+ * never exceptions.
  */
 export class WorkerPool {
   private phase: Phase = 'created';
@@ -214,9 +215,10 @@ export class WorkerPool {
 
     if (exit.killedFor === 'cancel-timeout') {
       // Killing a worker that ignored a cancel is no sign of a broken service: replace it at once.
+      this.note(slot, 'worker killed: its call did not stop within the grace period after it was cancelled; starting a new one');
       this.restartLater(slot, 0);
     } else {
-      const decision = this.hasGivenUpRestarting ? null : this.crashes.recordCrash();
+      const decision = this.hasGivenUpRestarting ? null : this.crashes.recordCrash(exit.duringCall);
       const how = exit.signal ? `was killed by ${exit.signal}` : `exited with code ${exit.code}`;
       if (!decision) {
         this.note(slot, `worker ${how}; not restarted, as the service keeps crashing`);
@@ -227,7 +229,7 @@ export class WorkerPool {
         this.hasGivenUpRestarting = true;
         this.cancelRestarts();
         const window = `${this.restartPolicy.windowMs / 1000} s`;
-        this.note(slot, `worker ${how}; workers crashed ${decision.crashes} times within ${window}, so svc stops restarting them`);
+        this.note(slot, `worker ${how}; workers crashed ${decision.crashes} times outside calls within ${window}, so svc stops restarting them`);
       }
     }
     if (this.health().state === 'DEFUNCT') this.failWaitingCalls();

@@ -48,6 +48,8 @@ export interface WorkerExit {
   signal: NodeJS.Signals | null;
   /** Set when svc killed the worker. */
   killedFor: KillReason | null;
+  /** A call was running when it exited. */
+  duringCall: boolean;
 }
 
 export interface WorkerProcessOptions {
@@ -306,7 +308,7 @@ export class WorkerProcess {
       );
     }
     if (this.currentState !== 'setup_failed') this.currentState = 'exited';
-    this.resolveExited({ ...exit, killedFor: this.killed?.reason ?? null });
+    this.resolveExited({ ...exit, killedFor: this.killed?.reason ?? null, duringCall: call !== null });
   }
 
   private describeExit(exit: Pick<WorkerExit, 'code' | 'signal'>): string {

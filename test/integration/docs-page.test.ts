@@ -69,7 +69,8 @@ describe('the /docs page in a real browser', () => {
       const inpaint = page.locator('details.endpoint[data-path="/inpaint"]');
       await inpaint.locator('summary').click();
       const png = (name: string) => ({ name, mimeType: 'image/png', buffer: Buffer.from(PNG_BASE64, 'base64') });
-      expect(await inpaint.locator('input[type=file]').evaluateAll((inputs) => inputs.map((input) => [(input as HTMLInputElement).name, (input as HTMLInputElement).multiple, (input as HTMLInputElement).accept]))).toEqual([
+      const fileInputs = inpaint.locator('input[type=file]');
+      expect(await fileInputs.evaluateAll((inputs) => inputs.map((input: any) => [input.name, input.multiple, input.accept]))).toEqual([
         ['image', false, 'image/*'],
         ['mask', false, 'image/*'],
         ['references', true, 'image/*'],

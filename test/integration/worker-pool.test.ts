@@ -252,6 +252,7 @@ describe('cancelling', () => {
     const newPid = await workerPid(pool);
     expect(newPid).not.toBe(pid);
     expect(() => process.kill(pid, 0)).toThrow();
+    expect(logs).toContainEqual(expect.objectContaining({ stream: 'svc', line: expect.stringContaining('worker killed: its call did not stop') }));
   });
 });
 
@@ -280,15 +281,30 @@ describe('crashes', () => {
     expect((await pool.submit('/echo', { text: 'again' })).kind).toBe('result');
   });
 
-  it('gives up on a service that keeps crashing: DEFUNCT, and no more calls', async () => {
+  it('keeps replacing workers that crash during calls: requests that crash it never take the service down', async () => {
     const pool = await startedPool(behaviours, {
       restartPolicy: { maxCrashes: 2, windowMs: 60_000, firstDelayMs: 10, maxDelayMs: 10 },
     });
-    expect((await pool.submit('/exit', {})).kind).toBe('crashed');
-    await until(() => pool.health().state === 'READY');
-    expect((await pool.submit('/exit', {})).kind).toBe('crashed');
+    for (let crash = 0; crash < 3; crash++) {
+      await until(() => pool.health().state === 'READY');
+      expect((await pool.submit('/exit', {})).kind).toBe('crashed');
+    }
+    expect((await pool.submit('/echo', { text: 'still serving' })).kind).toBe('result');
+  });
+
+  it('gives up on a service whose workers keep crashing outside calls: DEFUNCT, and no more calls', async () => {
+    const pool = await startedPool(behaviours, {
+      restartPolicy: { maxCrashes: 2, windowMs: 60_000, firstDelayMs: 10, maxDelayMs: 10 },
+    });
+    const exits = () => logs.filter((line) => line.stream === 'svc' && line.line.startsWith('worker exited with code 1')).length;
+    for (let crash = 1; crash <= 2; crash++) {
+      await until(() => pool.health().state === 'READY');
+      expect(await pool.submit('/exit-when-idle', {})).toEqual({ kind: 'result', value: 'leaving soon' });
+      await until(() => exits() === crash);
+    }
     expect(pool.health()).toEqual({ state: 'DEFUNCT', workers: 0, busy: 0, queued: 0 });
     expect(() => pool.submit('/echo', { text: 'anyone?' })).toThrow(PoolClosedError);
+    expect(logs.some((line) => line.line.includes('workers crashed 2 times outside calls within 60 s'))).toBe(true);
   });
 });
 
