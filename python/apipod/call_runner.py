@@ -16,7 +16,7 @@ from . import protocol
 from .app import Endpoint
 from .arguments import ArgumentError, bind_arguments
 from .cancellation import CallCancelled, Cancellation
-from .channel import EventWriter
+from .channel import EventWriter, ResultTooLarge
 from .file_reference import delete_referenced_files
 from .progress import JobProgress
 from .serialise import to_json_value
@@ -70,7 +70,11 @@ class CallRunner:
         # The gateway tags output lines with the running call: let them out before it ends.
         sys.stdout.flush()
         sys.stderr.flush()
-        self._events.send(outcome)
+        try:
+            self._events.send(outcome)
+        except ResultTooLarge as too_large:
+            sys.stderr.write(f"{type(too_large).__name__}: {too_large}\n")
+            self._events.send(protocol.error(call_id, protocol.error_info(too_large)))
 
     def _find(self, path: str) -> ServedEndpoint:
         if path not in self._endpoints:

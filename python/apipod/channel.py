@@ -9,30 +9,45 @@ import select
 import sys
 import threading
 import time
-from typing import Callable, ContextManager, Iterator
+from typing import Callable, ContextManager, Iterator, Optional
 
 from .protocol import validate_command
 
 _READ_SIZE = 1 << 16  # bytes per read of a command pipe
 
 
+class ResultTooLarge(ValueError):
+    """A result, chunk or progress message too large to send as one event."""
+
+
 class EventWriter:
     """Thread-safe: progress may come from any of the user's threads while the main thread
     sends chunks. Each event is written whole and unbuffered, so the gateway sees it at once."""
 
-    def __init__(self, descriptor: int, shield: Callable[[], ContextManager] = contextlib.nullcontext):
+    def __init__(self, descriptor: int, shield: Callable[[], ContextManager] = contextlib.nullcontext,
+                 max_bytes: Optional[int] = None):
         self._descriptor = descriptor
         self._shield = shield  # holds a cancel back until the line is written
         self._lock = threading.Lock()
+        self._max_bytes = max_bytes  # the longest line the reader takes (APIPOD_MAX_EVENT_BYTES)
 
     def send(self, message: dict) -> None:
         line = json.dumps(message, ensure_ascii=False, allow_nan=False, separators=(",", ":")) + "\n"
         # A lone surrogate ("\ud800" is valid JSON input) has no UTF-8 form, and can only sit
         # inside a JSON string, where backslashreplace's `\ud800` is exactly JSON's escape.
         remaining = memoryview(line.encode("utf-8", "backslashreplace"))
+        if self._max_bytes is not None and len(remaining) > self._max_bytes:
+            raise ResultTooLarge(
+                f"the {message['type']} is {_mebibytes(len(remaining))} as JSON, more than the "
+                f"{_mebibytes(self._max_bytes)} svc carries in one: store large data elsewhere (a bucket, "
+                "a shared disk) and return where it is")
         with self._shield(), self._lock:
             while remaining:
                 remaining = remaining[os.write(self._descriptor, remaining):]
+
+
+def _mebibytes(size: int) -> str:
+    return f"{size / 2**20:.1f} MiB"
 
 
 def read_commands(descriptor: int, accepted_types: tuple[str, ...], poll_seconds: float = 0.0) -> Iterator[dict]:

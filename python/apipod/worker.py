@@ -67,15 +67,17 @@ def main(arguments: list[str]) -> int:
             return 2
 
     poll_microseconds = os.environ.get("APIPOD_COMMAND_POLL_US", str(DEFAULT_COMMAND_POLL_US))
-    if not poll_microseconds.isdigit():
-        print(f"apipod worker: APIPOD_COMMAND_POLL_US must be a whole number of microseconds, "
-              f"not {poll_microseconds!r}", file=sys.stderr)
-        return 2
+    max_event_bytes = os.environ.get("APIPOD_MAX_EVENT_BYTES", "")
+    for name, value, unit in (("APIPOD_COMMAND_POLL_US", poll_microseconds, "microseconds"),
+                              ("APIPOD_MAX_EVENT_BYTES", max_event_bytes or "0", "bytes")):
+        if not value.isdigit():
+            print(f"apipod worker: {name} must be a whole number of {unit}, not {value!r}", file=sys.stderr)
+            return 2
 
     threading.Thread(target=exit_when_orphaned, args=(os.getppid(),), name="apipod-orphan-watch", daemon=True).start()
     cancellation = Cancellation()
     cancellation.install()
-    events = EventWriter(event_descriptor, cancellation.shielded)
+    events = EventWriter(event_descriptor, cancellation.shielded, int(max_event_bytes) if max_event_bytes else None)
     loop = asyncio.new_event_loop()
     asyncio.set_event_loop(loop)
     try:

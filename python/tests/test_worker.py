@@ -179,6 +179,10 @@ class CallTest(WorkerTestCase):
         self.worker.send_on(3, protocol.cancel("c-1"))  # each pipe carries its own commands only
         self.worker.send_on(5, protocol.call("c-9", "/echo", {"text": "lost"}))
         self.assertEqual(self.call(self.worker, "c-1", "/echo", {"text": "fine"})[-1]["value"], "fine")
+        # The cancel thread reads fd 5 in order: once this cancel has acted, the line before it was reported.
+        self.worker.send(protocol.call("c-2", "/sleep", {"seconds": 30}))
+        self.worker.send_on(5, protocol.cancel("c-2"))
+        self.assertEqual(self.worker.events_until_end_of("c-2")[-1]["type"], "cancelled")
         _, _, stderr = self.worker.finish()
         self.assertEqual(stderr.count("ignoring a command line"), 5)
         self.assertIn("a cancel command does not belong on fd 3", stderr)
@@ -199,6 +203,25 @@ class CommandPollTest(WorkerTestCase):
         code, _, stderr = worker.finish()
         self.assertEqual(code, 2)
         self.assertIn("APIPOD_COMMAND_POLL_US must be a whole number of microseconds, not 'soon'", stderr)
+
+
+class EventSizeTest(WorkerTestCase):
+    def test_a_result_or_chunk_larger_than_the_gateway_takes_fails_its_call_and_the_worker_goes_on(self):
+        limit = 64 * 1024  # the ready event, with every endpoint's schema, is smaller
+        worker, _ = self.start_ready_worker(service_path("calls.py"), {"APIPOD_MAX_EVENT_BYTES": str(limit)})
+        [event] = self.call(worker, "c-1", "/echo", {"text": "x" * 2 * limit})
+        self.assertEqual(event["error"]["type"], "ResultTooLarge")
+        self.assertIn("the result is 0.1 MiB as JSON, more than the 0.1 MiB svc carries in one", event["error"]["message"])
+        *_, failed = self.call(worker, "c-2", "/tokens", {"prompt": "short " + "y" * 2 * limit})
+        self.assertEqual([failed["type"], failed["error"]["type"]], ["error", "ResultTooLarge"])
+        self.assertIn("the chunk is", failed["error"]["message"])
+        self.assertEqual(self.call(worker, "c-3", "/echo", {"text": "small"})[-1]["value"], "small")
+
+    def test_a_limit_that_is_not_a_number_is_refused(self):
+        worker = self.start_worker(service_path("calls.py"), {"APIPOD_MAX_EVENT_BYTES": "lots"})
+        code, _, stderr = worker.finish()
+        self.assertEqual(code, 2)
+        self.assertIn("APIPOD_MAX_EVENT_BYTES must be a whole number of bytes, not 'lots'", stderr)
 
 
 class CancelTest(WorkerTestCase):

@@ -1,8 +1,8 @@
 import { spawn } from 'node:child_process';
 import { delimiter } from 'node:path';
-import { createInterface } from 'node:readline';
 import type { Readable } from 'node:stream';
 import type { EndpointReport } from '../worker/protocol.js';
+import { readLogLines } from '../worker/line-reader.js';
 import { toolkitPythonDir } from '../worker/svc-package.js';
 import type { TestJob } from './runpod-mode.js';
 
@@ -122,7 +122,7 @@ export function startRunpodBridge(options: RunpodBridgeOptions): RunpodBridge {
 }
 
 function forwardLines(stream: Readable | null, onLine: (line: string) => void): void {
-  if (stream) createInterface({ input: stream, crlfDelay: Infinity }).on('line', onLine);
+  if (stream) readLogLines(stream, onLine);
 }
 
 async function readResult(stream: Readable): Promise<TestJobResult | null> {

@@ -1,10 +1,15 @@
-import { readFile, realpath, rm } from 'node:fs/promises';
+import { readFile, realpath, rm, stat } from 'node:fs/promises';
 import { sep } from 'node:path';
 import type { FileReference, MediaValue, Value } from './protocol.js';
 
 /** A `$file` reference the gateway will not follow: outside the file directory, or unreadable. */
 export class FileReferenceError extends Error {
   override readonly name = 'FileReferenceError';
+}
+
+/** The files a value refers to are too large to answer with inline. */
+export class ResultTooLarge extends Error {
+  override readonly name = 'ResultTooLarge';
 }
 
 /**
@@ -18,49 +23,99 @@ export class FileReferenceError extends Error {
  * endpoint that echoes its input must not let a client read or delete any file the gateway
  * can reach.
  *
+ * The base64 of one value's files comes to at most `maxInlineChars` (the gateway answers
+ * with the value as one JSON string); beyond that a ResultTooLarge is thrown. When it
+ * throws, every file the value refers to is deleted: none is left in the directory.
+ *
  * A value without any `$file` key, as most results are, comes back as it is, without the
  * asynchronous walk, which costs a promise per value.
  */
 export async function inlineFileReferences(
   value: Value,
   fileDir: string,
+  maxInlineChars: number,
   alreadyRead: Map<string, MediaValue> = new Map(),
 ): Promise<Value> {
-  return mayHoldFileReferences(value) ? inlineAll(value, fileDir, alreadyRead) : value;
+  if (!mayHoldFileReferences(value)) return value;
+  try {
+    return await inlineAll(value, fileDir, { alreadyRead, maxChars: maxInlineChars, usedChars: 0 });
+  } catch (error) {
+    await deleteReferencedFiles(value, fileDir);
+    throw error;
+  }
 }
 
-async function inlineAll(value: Value, fileDir: string, alreadyRead: Map<string, MediaValue>): Promise<Value> {
+interface Inlining {
+  alreadyRead: Map<string, MediaValue>;
+  maxChars: number;
+  usedChars: number;
+}
+
+async function inlineAll(value: Value, fileDir: string, inlining: Inlining): Promise<Value> {
   const reference = asFileReference(value);
   if (reference) {
-    const known = alreadyRead.get(reference.path);
-    if (known) return known;
+    const known = inlining.alreadyRead.get(reference.path);
+    if (known) return spend(known, inlining);
     const path = await insideDirectory(reference.path, fileDir);
-    const content = await readFile(path).catch((error: NodeJS.ErrnoException) => {
+    const unreadable = (error: NodeJS.ErrnoException) => {
       throw new FileReferenceError(`cannot read the worker's file ${reference.path}: ${error.code ?? error.message}`);
-    });
+    };
+    const { size } = await stat(path).catch(unreadable);
+    if (inlining.usedChars + base64Length(size) > inlining.maxChars) throw tooLarge(inlining);
+    const content = await readFile(path).catch(unreadable);
     await rm(path, { force: true });
     const inline: MediaValue = {
       file_name: reference.file_name,
       content_type: reference.content_type,
       content: content.toString('base64'),
     };
-    alreadyRead.set(reference.path, inline);
-    return inline;
+    inlining.alreadyRead.set(reference.path, inline);
+    return spend(inline, inlining);
   }
   // One reference at a time, so a file named twice is read once.
   if (Array.isArray(value)) {
     const items: Value[] = [];
-    for (const item of value) items.push(await inlineAll(item, fileDir, alreadyRead));
+    for (const item of value) items.push(await inlineAll(item, fileDir, inlining));
     return items;
   }
   if (isObject(value)) {
     const entries: [string, Value][] = [];
     for (const [key, item] of Object.entries(value)) {
-      entries.push([key, await inlineAll(item, fileDir, alreadyRead)]);
+      entries.push([key, await inlineAll(item, fileDir, inlining)]);
     }
     return Object.fromEntries(entries);
   }
   return value;
+}
+
+function spend(inline: MediaValue, inlining: Inlining): MediaValue {
+  if (inlining.usedChars + inline.content.length > inlining.maxChars) throw tooLarge(inlining);
+  inlining.usedChars += inline.content.length;
+  return inline;
+}
+
+function tooLarge(inlining: Inlining): ResultTooLarge {
+  const limit = `${((inlining.maxChars * 3) / 4 / 2 ** 20).toFixed(1)} MiB`;
+  return new ResultTooLarge(
+    `the files in the result come to more than the ${limit} svc answers with inline: ` +
+      'store large files elsewhere (a bucket, a shared disk) and return where they are',
+  );
+}
+
+function base64Length(bytes: number): number {
+  return Math.ceil(bytes / 3) * 4;
+}
+
+/** Deletes the files a value refers to inside `fileDir`, those not read yet. */
+async function deleteReferencedFiles(value: Value, fileDir: string): Promise<void> {
+  const reference = isObject(value) && isObject(value.$file) && typeof value.$file.path === 'string' ? value.$file.path : null;
+  if (reference !== null) {
+    const path = await insideDirectory(reference, fileDir).catch(() => null);
+    if (path !== null) await rm(path, { force: true });
+    return;
+  }
+  const items = Array.isArray(value) ? value : isObject(value) ? Object.values(value) : [];
+  for (const item of items) await deleteReferencedFiles(item, fileDir);
 }
 
 /** Whether a value holds any `$file` key anywhere. */

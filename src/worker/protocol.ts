@@ -9,6 +9,15 @@ import type { Compute, Provider } from '../deployment-target.js';
 
 export const PROTOCOL_VERSION = 2;
 
+/**
+ * The longest event line a worker sends (it is told so in APIPOD_MAX_EVENT_BYTES and fails a
+ * larger result with ResultTooLarge), and the most base64 a result's files are inlined
+ * into: the gateway holds a result as one JavaScript string, which V8 caps at ~512 M
+ * characters, and answers with the two together.
+ */
+export const MAX_EVENT_BYTES = 200 * 2 ** 20;
+export const MAX_INLINE_MEDIA_CHARS = 200 * 2 ** 20;
+
 /** Plain JSON, as it travels on the pipes. */
 export type Value = null | boolean | number | string | Value[] | { [key: string]: Value };
 

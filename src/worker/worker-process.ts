@@ -2,11 +2,11 @@ import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import { delimiter, resolve } from 'node:path';
-import { createInterface } from 'node:readline';
 import type { Readable, Writable } from 'node:stream';
 import type { CancelSignal } from './cancel-signal.js';
-import { FileReferenceError, inlineFileReferences } from './file-references.js';
-import { ProtocolError, encodeCommand, parseEvent } from './protocol.js';
+import { FileReferenceError, ResultTooLarge, inlineFileReferences } from './file-references.js';
+import { readLines, readLogLines } from './line-reader.js';
+import { MAX_EVENT_BYTES, MAX_INLINE_MEDIA_CHARS, ProtocolError, encodeCommand, parseEvent } from './protocol.js';
 import type { CallEvent, Command, ErrorInfo, MediaValue, ReadyEvent, Value } from './protocol.js';
 import { toolkitPythonDir } from './svc-package.js';
 import { WorkerStartError } from './worker-start-error.js';
@@ -139,6 +139,7 @@ export class WorkerProcess {
         APIPOD_CANCEL_FD: '5',
         PYTHONUNBUFFERED: '1',
         APIPOD_FILE_DIR: this.fileDir,
+        APIPOD_MAX_EVENT_BYTES: String(MAX_EVENT_BYTES),
       },
       stdio: ['ignore', 'pipe', 'pipe', 'pipe', 'pipe', 'pipe'],
       // Its own process group: a Ctrl-C at the terminal reaches the gateway, which shuts
@@ -148,9 +149,13 @@ export class WorkerProcess {
     this.commands = this.child.stdio[3] as Writable;
     this.cancels = (this.child.stdio as readonly unknown[])[5] as Writable; // Node's types stop at the fifth descriptor
     for (const pipe of [this.commands, this.cancels]) pipe.on('error', () => {}); // a dead worker's pipe: its exit is handled below
-    this.readLines(this.child.stdio[4] as Readable, (line) => this.enqueue(() => this.handleEventLine(line)));
-    this.readLines(this.child.stdout!, (line) => this.log('stdout', line));
-    this.readLines(this.child.stderr!, (line) => {
+    readLines(this.child.stdio[4] as Readable, {
+      maxLineBytes: MAX_EVENT_BYTES,
+      onLine: (line) => this.enqueue(() => this.handleEventLine(line)),
+      onOverlongLine: () => this.enqueue(async () => this.killForProtocolError(`protocol error: an event longer than ${MAX_EVENT_BYTES} bytes`)),
+    });
+    readLogLines(this.child.stdout!, (line) => this.log('stdout', line));
+    readLogLines(this.child.stderr!, (line) => {
       this.stderrTail.push(line);
       if (this.stderrTail.length > STDERR_LINES_KEPT) this.stderrTail.shift();
       this.log('stderr', line);
@@ -258,15 +263,19 @@ export class WorkerProcess {
           if (this.running?.id === event.call) await this.handleCallEvent(this.running, event);
       }
     } catch (error) {
-      if (error instanceof FileReferenceError && this.running) {
+      if ((error instanceof FileReferenceError || error instanceof ResultTooLarge) && this.running) {
         this.running.finish({ kind: 'error', error: { type: error.name, message: error.message, traceback: '', argument: null } });
         return;
       }
       const problem = error instanceof ProtocolError ? 'protocol error' : 'error handling an event';
-      const detail = `${problem}: ${error instanceof Error ? error.message : String(error)}`;
-      this.log('svc', `${detail}; killing the worker`);
-      this.kill('protocol-error', detail);
+      this.killForProtocolError(`${problem}: ${error instanceof Error ? error.message : String(error)}`);
     }
+  }
+
+  private killForProtocolError(detail: string): void {
+    if (this.hasFinished || this.killed !== null) return;
+    this.log('svc', `${detail}; killing the worker`);
+    this.kill('protocol-error', detail);
   }
 
   private async handleCallEvent(call: RunningCall, event: CallEvent): Promise<void> {
@@ -275,10 +284,10 @@ export class WorkerProcess {
         call.options.onProgress?.(event.progress, event.message);
         return;
       case 'chunk':
-        call.options.onChunk?.(await inlineFileReferences(event.value, this.fileDir, call.inlinedFiles));
+        call.options.onChunk?.(await inlineFileReferences(event.value, this.fileDir, MAX_INLINE_MEDIA_CHARS, call.inlinedFiles));
         return;
       case 'result':
-        call.finish({ kind: 'result', value: await inlineFileReferences(event.value, this.fileDir, call.inlinedFiles) });
+        call.finish({ kind: 'result', value: await inlineFileReferences(event.value, this.fileDir, MAX_INLINE_MEDIA_CHARS, call.inlinedFiles) });
         return;
       case 'error':
         call.finish({ kind: 'error', error: event.error });
@@ -321,9 +330,6 @@ export class WorkerProcess {
     this.handling = this.handling.then(step);
   }
 
-  private readLines(stream: Readable, onLine: (line: string) => void): void {
-    createInterface({ input: stream, crlfDelay: Infinity }).on('line', onLine);
-  }
 
   private log(stream: LogLine['stream'], line: string): void {
     this.onLog({ worker: this.id, call: this.running?.id ?? null, stream, line });

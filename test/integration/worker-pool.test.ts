@@ -164,6 +164,30 @@ describe('running calls', () => {
     expect(readdirSync(fileDir)).toEqual([]);
   });
 
+  it('fails a result too large to answer with, naming the limit, and keeps the worker', async () => {
+    const fileDir = mkdtempSync(join(tmpdir(), 'svc-test-files-'));
+    const pool = await startedPool(behaviours, { fileDir });
+    const pid = await workerPid(pool);
+    for (const [endpoint, message] of [
+      ['/huge-result', 'the result is 201.0 MiB as JSON, more than the 200.0 MiB svc carries in one'],
+      ['/huge-media', 'the files in the result come to more than the 150.0 MiB svc answers with inline'],
+    ] as const) {
+      const outcome = await pool.submit(endpoint, {});
+      expect(outcome).toMatchObject({ kind: 'error', error: { type: 'ResultTooLarge', message: expect.stringContaining(message) } });
+    }
+    expect(readdirSync(fileDir)).toEqual([]);
+    expect(await workerPid(pool)).toBe(pid);
+  });
+
+  it('survives a line of output longer than a JavaScript string holds, logging its start cut', async () => {
+    const pool = await startedPool(behaviours);
+    expect(await pool.submit('/endless-line', {})).toEqual({ kind: 'result', value: 'written' });
+    await until(() => logs.some((line) => line.line.endsWith('[cut: the line is longer than 64 KiB]')));
+    const cut = logs.find((line) => line.line.endsWith('[cut: the line is longer than 64 KiB]'))!;
+    expect(cut).toMatchObject({ stream: 'stdout', line: `${'z'.repeat(64 * 1024)} [cut: the line is longer than 64 KiB]` });
+    expect((await pool.submit('/echo', { text: 'still here' })).kind).toBe('result');
+  });
+
   it('runs two slow calls at once on two workers', async () => {
     const pool = await startedPool(behaviours, { workers: 2 });
     const started = Date.now();

@@ -1,0 +1,46 @@
+import { once } from 'node:events';
+import { PassThrough } from 'node:stream';
+import { describe, expect, it } from 'vitest';
+import { readLines } from '../../src/worker/line-reader.js';
+
+/** The lines (and cut lines, marked) that the reader gives for these writes. */
+async function linesOf(writes: (string | Buffer)[], maxLineBytes = 1024): Promise<string[]> {
+  const stream = new PassThrough();
+  const lines: string[] = [];
+  readLines(stream, { maxLineBytes, onLine: (line) => lines.push(line), onOverlongLine: (start) => lines.push(`CUT ${start}`) });
+  for (const write of writes) stream.write(write);
+  stream.end();
+  await once(stream, 'end');
+  return lines;
+}
+
+describe('readLines', () => {
+  it('splits on \\n, \\r\\n and a lone \\r, as readline does', async () => {
+    expect(await linesOf(['a\nb\r\nc\rd\n\n'])).toEqual(['a', 'b', 'c', 'd', '']);
+  });
+
+  it('joins a line written in pieces, a \\r\\n split between reads, and a character split between reads', async () => {
+    const snowman = Buffer.from('☃');
+    expect(await linesOf(['hel', 'lo\r', '\nwor', snowman.subarray(0, 1), snowman.subarray(1), 'ld\n'])).toEqual(['hello', 'wor☃ld']);
+  });
+
+  it('reads a last line that has no end', async () => {
+    expect(await linesOf(['first\nlast'])).toEqual(['first', 'last']);
+  });
+
+  it('cuts a line longer than the limit, drops the rest of it, and goes on with the next line', async () => {
+    expect(await linesOf(['0123', '456789abc', 'def\nnext\n'], 8)).toEqual(['CUT 01234567', 'next']);
+    expect(await linesOf(['x'.repeat(20)], 8)).toEqual(['CUT xxxxxxxx']);
+  });
+
+  it('gives a line that never ends once, cut at the limit', async () => {
+    const stream = new PassThrough();
+    const cut: string[] = [];
+    readLines(stream, { maxLineBytes: 1 << 20, onLine: () => {}, onOverlongLine: (start) => cut.push(start) });
+    const megabyte = Buffer.alloc(1 << 20, 'z');
+    for (let written = 0; written < 64; written++) stream.write(megabyte);
+    stream.end();
+    await once(stream, 'end');
+    expect(cut.map((start) => start.length)).toEqual([1 << 20]);
+  });
+});
