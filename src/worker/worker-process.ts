@@ -168,6 +168,9 @@ export class WorkerProcess {
     });
     this.child.on('exit', (code, signal) => {
       exit = { code, signal };
+      // What the user's code started (a subprocess, a server) dies with the worker, rather
+      // than keep GPU memory or a port; it ran in the worker's process group.
+      signalGroup(this.child.pid!);
       setTimeout(() => this.child.stdio.forEach((stream) => stream?.destroy()), PIPE_DRAIN_MS).unref();
     });
     this.child.on('close', () => this.enqueue(() => this.finish(exit, null)));
@@ -222,11 +225,7 @@ export class WorkerProcess {
   kill(reason: KillReason, detail: string): void {
     if (this.hasFinished || this.killed !== null) return;
     this.killed = { reason, detail };
-    try {
-      process.kill(-this.child.pid!, 'SIGKILL');
-    } catch {
-      this.child.kill('SIGKILL'); // the group is gone already; make sure of the process itself
-    }
+    if (!signalGroup(this.child.pid!)) this.child.kill('SIGKILL'); // the group is gone already; make sure of the process itself
   }
 
   private cancel(call: RunningCall): void {
@@ -333,5 +332,15 @@ export class WorkerProcess {
 
   private log(stream: LogLine['stream'], line: string): void {
     this.onLog({ worker: this.id, call: this.running?.id ?? null, stream, line });
+  }
+}
+
+/** SIGKILL to a worker's process group (its pid: workers start detached); false when no process is left in it. */
+function signalGroup(pid: number): boolean {
+  try {
+    process.kill(-pid, 'SIGKILL');
+    return true;
+  } catch {
+    return false;
   }
 }

@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { postJson, startSvc, type RunningSvc } from '../support/server.js';
 import { PNG_BASE64 } from '../support/images.js';
 import { REPO_ROOT, runSvc } from '../support/svc.js';
+import { isRunning } from '../support/processes.js';
 
 const BEHAVIOURS = join(REPO_ROOT, 'test/fixtures/gateway/behaviours.py');
 
@@ -252,15 +253,6 @@ describe('svc start publishing the schemas of pydantic models', () => {
 });
 
 describe('svc start killed outright', () => {
-  /** Alive and not a zombie: an orphan's parent may never reap it. */
-  const isRunning = (pid: number) => {
-    try {
-      return !/^\d+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
-    } catch {
-      return false;
-    }
-  };
-
   it('leaves no worker behind, even one in a call that never ends', async () => {
     const server = await startSvc([BEHAVIOURS]);
     const call = postJson(`${server.url}/sleep`, { seconds: 3600 }).catch(() => null);

@@ -8,6 +8,7 @@ import { WorkerStartError } from '../../src/worker/worker-start-error.js';
 import { PoolClosedError, QueueFullError, WorkerPool } from '../../src/worker/worker-pool.js';
 import type { WorkerPoolOptions } from '../../src/worker/worker-pool.js';
 import type { CallOutcome, LogLine } from '../../src/worker/worker-process.js';
+import { isRunning } from '../support/processes.js';
 
 const repo = fileURLToPath(new URL('../..', import.meta.url));
 const helloService = join(repo, 'examples/hello/service.py');
@@ -329,6 +330,21 @@ describe('crashes', () => {
     expect(pool.health()).toEqual({ state: 'DEFUNCT', workers: 0, busy: 0, queued: 0 });
     expect(() => pool.submit('/echo', { text: 'anyone?' })).toThrow(PoolClosedError);
     expect(logs.some((line) => line.line.includes('workers crashed 2 times outside calls within 60 s'))).toBe(true);
+  });
+});
+
+describe("the user's own processes", () => {
+  it('end with their worker, when it crashes and when it shuts down', async () => {
+    const pool = await startedPool(behaviours);
+    const beforeCrash = resultValue(await pool.submit('/spawn', {})) as number;
+    expect((await pool.submit('/exit', {})).kind).toBe('crashed');
+    await until(() => !isRunning(beforeCrash));
+
+    await until(() => pool.health().state === 'READY');
+    const beforeShutdown = resultValue(await pool.submit('/spawn', {})) as number;
+    expect(isRunning(beforeShutdown)).toBe(true);
+    await pool.shutdown(5000);
+    await until(() => !isRunning(beforeShutdown));
   });
 });
 
