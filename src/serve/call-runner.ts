@@ -1,7 +1,7 @@
 import type { CallOptions, CallOutcome } from '../worker/worker-process.js';
 import type { AppReport, EndpointReport, Value } from '../worker/protocol.js';
 
-export type HealthState = 'STARTING' | 'READY' | 'BUSY' | 'SETUP_FAILED' | 'DEFUNCT';
+export type HealthState = 'STARTING' | 'READY' | 'BUSY' | 'SETUP_FAILED' | 'DEFUNCT' | 'STOPPING';
 
 /** The states in which the service takes calls: what "healthy" and "ready" mean to orchestrators. */
 export const SERVING_HEALTH_STATES: readonly HealthState[] = ['READY', 'BUSY'];

@@ -1,5 +1,5 @@
 import multipart from '@fastify/multipart';
-import Fastify, { type FastifyError, type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply } from 'fastify';
 import type { Compute } from '../deployment-target.js';
 import type { ApiKeys } from './api-keys.js';
 import { registerAuth } from './auth.js';
@@ -54,15 +54,23 @@ export interface JobSettings {
  * each own their routes.
  */
 export async function createGateway(options: GatewayOptions): Promise<FastifyInstance> {
-  const app = Fastify({ bodyLimit: options.maxBodyBytes, logger: false, return503OnClosing: true });
-  registerBodyParsers(app);
-  await app.register(multipart, { limits: { fileSize: options.maxBodyBytes, fieldSize: options.maxBodyBytes } });
-
-  app.setErrorHandler((error: FastifyError | HttpError, _request, reply) => {
+  const sendError = (error: FastifyError | HttpError, reply: FastifyReply) => {
     const httpError = error instanceof HttpError ? error : fromFastifyError(error);
     for (const [name, value] of Object.entries(httpError.extra.headers ?? {})) reply.header(name, value);
     return reply.code(httpError.status).send(httpError.toBody());
+  };
+  const app = Fastify({
+    bodyLimit: options.maxBodyBytes,
+    logger: false,
+    return503OnClosing: true,
+    // A URL the router cannot read (bad percent-encoding, an over-long parameter) is refused
+    // before any route runs: in the one error shape too, not Fastify's own.
+    frameworkErrors: (error, _request, reply) => sendError(error, reply),
   });
+  registerBodyParsers(app);
+  await app.register(multipart, { limits: { fileSize: options.maxBodyBytes, fieldSize: options.maxBodyBytes } });
+
+  app.setErrorHandler((error: FastifyError | HttpError, _request, reply) => sendError(error, reply));
 
   if (options.onRequestLog) {
     const log = options.onRequestLog;

@@ -7,9 +7,10 @@ import type { CallOptions, CallOutcome, LogLine, WorkerExit, WorkerProcessOption
 /**
  * STARTING until every worker first reports ready (and again while none is, between
  * restarts); READY with a worker idle; BUSY with all of them running calls; SETUP_FAILED
- * when start() failed; DEFUNCT with no live worker and none to come.
+ * when start() failed; DEFUNCT with no live worker and none to come; STOPPING once
+ * shutdown began, when new calls are refused (so a load balancer stops sending them).
  */
-export type PoolHealthState = 'STARTING' | 'READY' | 'BUSY' | 'SETUP_FAILED' | 'DEFUNCT';
+export type PoolHealthState = 'STARTING' | 'READY' | 'BUSY' | 'SETUP_FAILED' | 'DEFUNCT' | 'STOPPING';
 
 export interface PoolHealth {
   state: PoolHealthState;
@@ -297,6 +298,7 @@ export class WorkerPool {
 
   private healthState(serving: number, busy: number): PoolHealthState {
     if (this.phase === 'setup_failed') return 'SETUP_FAILED';
+    if (this.phase === 'stopping' || this.phase === 'stopped') return 'STOPPING';
     if (this.phase !== 'created' && this.phase !== 'starting' && this.hasNoWorkerLeft()) return 'DEFUNCT';
     if (this.phase === 'created' || this.phase === 'starting' || serving === 0) return 'STARTING';
     return busy === serving ? 'BUSY' : 'READY';

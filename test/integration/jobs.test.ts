@@ -177,6 +177,15 @@ describe('the job API (serverless compute, localhost provider)', () => {
     expect((await getJson(`${server.url}/v1/jobs/0123456789abcdef0123456789abcdef`)).status).toBe(404);
     expect((await getJson(`${server.url}/status?job_id=nope`)).status).toBe(404);
   });
+
+  it('answers URLs the router cannot read in the one error shape', async () => {
+    const badEncoding = await getJson(`${server.url}/v1/jobs/%E0%A4%A`);
+    expect(badEncoding.status).toBe(400);
+    expect(badEncoding.body.error).toMatchObject({ status: 400, type: 'invalid_request', message: expect.stringContaining('not a valid url component') });
+    const longId = await getJson(`${server.url}/v1/jobs/${'a'.repeat(101)}`);
+    expect(longId.status).toBe(414);
+    expect(longId.body.error).toMatchObject({ status: 414, type: 'invalid_request' });
+  });
 });
 
 describe('the job API with API keys', () => {

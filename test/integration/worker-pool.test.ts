@@ -357,6 +357,7 @@ describe('shutting down', () => {
     await until(() => logs.filter((line) => line.line === 'sleeping').length === 2);
     const stopping = pool.shutdown(5000);
     expect(() => pool.submit('/echo', { text: 'after shutdown' })).toThrow(PoolClosedError);
+    expect(pool.health().state).toBe('STOPPING');
     expect(await queued).toEqual({ kind: 'cancelled' });
     expect((await first).kind).toBe('result');
     expect((await second).kind).toBe('result');
