@@ -22,7 +22,8 @@ export function compileValidators(endpoint: EndpointReport): { json: InputValida
 }
 
 function createAjv(coerceTypes: boolean): Ajv2020 {
-  const ajv = new Ajv2020({ allErrors: true, strict: false, coerceTypes: coerceTypes ? 'array' : false });
+  // verbose: an anyOf error then carries its branches, which describeAnyOf counts.
+  const ajv = new Ajv2020({ allErrors: true, verbose: true, strict: false, coerceTypes: coerceTypes ? 'array' : false });
   ajv.addKeyword('x-media-type');
   return ajv;
 }
@@ -46,21 +47,63 @@ function validatorFrom(validate: ValidateFunction): InputValidator {
 
 /** One problem per field, in words, with the field's path as `a.b[0]`. */
 export function describeProblems(errors: readonly ErrorObject[]): FieldProblem[] {
+  const branchesByAnyOf = new Map(errors.filter((error) => error.keyword === 'anyOf').map((anyOf) => [anyOf, branchesOf(anyOf, errors)]));
+  const toldWithAnAnyOf = new Set([...branchesByAnyOf.values()].flat(2));
   const problems: FieldProblem[] = [];
   const seen = new Set<string>();
   for (const error of errors) {
-    // anyOf reports each failed branch, then itself; the summary line is enough.
-    if (errors.some((other) => other !== error && other.keyword === 'anyOf' && error.schemaPath.startsWith(other.schemaPath.replace(/\/anyOf$/, '/anyOf/')))) {
-      continue;
-    }
-    const problem = describeProblem(error);
-    const key = `${problem.field}\u0000${problem.message}`;
-    if (!seen.has(key)) {
-      seen.add(key);
-      problems.push(problem);
+    if (toldWithAnAnyOf.has(error)) continue;
+    const branches = branchesByAnyOf.get(error);
+    for (const problem of branches ? describeAnyOf(error, branches, errors) : [describeProblem(error)]) {
+      const key = `${problem.field}\u0000${problem.message}`;
+      if (!seen.has(key)) {
+        seen.add(key);
+        problems.push(problem);
+      }
     }
   }
   return problems;
+}
+
+/**
+ * The errors each branch of an anyOf reported: ajv lists them just before the anyOf.
+ * Errors inside a referenced schema ($ref, a pydantic model) carry that schema's path, not
+ * the branch's; they belong to the one branch that reported nothing under its own path.
+ */
+function branchesOf(anyOf: ErrorObject, errors: readonly ErrorObject[]): ErrorObject[][] {
+  const branches: ErrorObject[][] = Array.from({ length: Array.isArray(anyOf.schema) ? anyOf.schema.length : 0 }, () => []);
+  const referenced: ErrorObject[] = [];
+  for (let index = errors.indexOf(anyOf) - 1; index >= 0; index--) {
+    const error = errors[index]!;
+    if (error.instancePath !== anyOf.instancePath && !error.instancePath.startsWith(`${anyOf.instancePath}/`)) break;
+    if (error.schemaPath.startsWith(`${anyOf.schemaPath}/`)) {
+      branches[Number(error.schemaPath.slice(anyOf.schemaPath.length + 1).split('/')[0])]?.unshift(error);
+    } else {
+      referenced.unshift(error);
+    }
+  }
+  const silent = branches.filter((branch) => branch.length === 0);
+  if (silent.length === 1) silent[0]!.push(...referenced);
+  return branches;
+}
+
+/**
+ * An anyOf (Optional[X], a Union) that no branch matched. When the value's type fits no
+ * branch: "must be an integer or null". When it fits one branch's type, that branch's own
+ * problems (`stop[0]: must be a string` for Optional[list[str]]). Otherwise it says so plainly.
+ */
+function describeAnyOf(anyOf: ErrorObject, branches: ErrorObject[][], errors: readonly ErrorObject[]): FieldProblem[] {
+  const field = pathOf(anyOf.instancePath);
+  const isWrongType = (branch: ErrorObject[]) =>
+    branch.length > 0 && branch.every((error) => error.keyword === 'type' && error.instancePath === anyOf.instancePath);
+  const wrongType = branches.filter(isWrongType);
+  if (branches.length > 0 && wrongType.length === branches.length) {
+    const types = wrongType.flatMap((branch) => branch.map((error) => String((error.params as { type: string }).type)));
+    return [{ field, message: `must be ${article([...new Set(types)].join(','))}` }];
+  }
+  const fitting = branches.filter((branch) => !isWrongType(branch));
+  if (fitting.length === 1 && fitting[0]!.length > 0) return describeProblems(fitting[0]!);
+  return [{ field, message: 'does not match any of the allowed types' }];
 }
 
 function describeProblem(error: ErrorObject): FieldProblem {
@@ -77,8 +120,6 @@ function describeProblem(error: ErrorObject): FieldProblem {
       return { field: base, message: `must be one of ${(params.allowedValues as unknown[]).map((value) => JSON.stringify(value)).join(', ')}` };
     case 'const':
       return { field: base, message: `must be ${JSON.stringify(params.allowedValue)}` };
-    case 'anyOf':
-      return { field: base, message: 'does not match any of the allowed types' };
     default:
       return { field: base, message: error.message ?? 'is invalid' };
   }

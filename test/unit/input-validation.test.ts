@@ -1,0 +1,55 @@
+import { describe, expect, it } from 'vitest';
+import { compileValidators } from '../../src/serve/input-validation.js';
+import type { EndpointReport, Value } from '../../src/worker/protocol.js';
+
+/** Schemas as the worker reports them (python/apipod/schema.py). */
+const OPTIONAL_INT: Value = { anyOf: [{ type: 'integer' }, { type: 'null' }], default: null };
+const OPTIONAL_STRINGS: Value = { anyOf: [{ type: 'array', items: { type: 'string' } }, { type: 'null' }], default: null };
+const BOX: Value = { type: 'object', properties: { width: { type: 'integer' } }, required: ['width'], additionalProperties: false };
+
+function endpointWith(properties: { [name: string]: Value }, defs: { [name: string]: Value } = {}): EndpointReport {
+  return {
+    path: '/run',
+    methods: ['POST'],
+    function: 'run',
+    doc: null,
+    is_async: false,
+    is_generator: false,
+    is_chat: false,
+    input_schema: { type: 'object', properties, additionalProperties: false, ...(Object.keys(defs).length ? { $defs: defs } : {}) },
+    output_schema: {},
+    injected: [],
+  };
+}
+
+function problemsOf(endpoint: EndpointReport, input: Value): unknown {
+  try {
+    compileValidators(endpoint).json(input);
+    return 'valid';
+  } catch (error) {
+    return (error as { extra: { detail: unknown } }).extra.detail;
+  }
+}
+
+describe('input validation messages', () => {
+  it('names the types an Optional accepts when the value fits none', () => {
+    expect(problemsOf(endpointWith({ count: OPTIONAL_INT }), { count: 'seven' })).toEqual([{ field: 'count', message: 'must be an integer or null' }]);
+  });
+
+  it("names the exact item when the value fits one branch's type", () => {
+    expect(problemsOf(endpointWith({ stop: OPTIONAL_STRINGS }), { stop: ['ok', 2] })).toEqual([{ field: 'stop[1]', message: 'must be a string' }]);
+  });
+
+  it("gives a referenced model's own problems for an Optional model", () => {
+    const endpoint = endpointWith({ box: { anyOf: [{ $ref: '#/$defs/Box' }, { type: 'null' }] } }, { Box: BOX });
+    expect(problemsOf(endpoint, { box: { width: 'wide' } })).toEqual([{ field: 'box.width', message: 'must be an integer' }]);
+    expect(problemsOf(endpoint, { box: 'wide' })).toEqual([{ field: 'box', message: 'must be an object or null' }]);
+  });
+
+  it("gives the one branch's problem when the value has its type, and says plainly when several branches could have matched", () => {
+    const typed: Value = { anyOf: [{ type: 'integer', minimum: 10 }, { type: 'string' }] };
+    expect(problemsOf(endpointWith({ size: typed }), { size: 5 })).toEqual([{ field: 'size', message: 'must be >= 10' }]);
+    const ranges: Value = { anyOf: [{ type: 'integer', minimum: 10 }, { type: 'integer', maximum: 2 }] };
+    expect(problemsOf(endpointWith({ size: ranges }), { size: 5 })).toEqual([{ field: 'size', message: 'does not match any of the allowed types' }]);
+  });
+});
