@@ -12,6 +12,9 @@ export interface ApiKey {
 
 export type KeyCheck = { kind: 'valid'; key: ApiKey } | { kind: 'unknown' };
 
+/** Shorter keys are refused: an empty one (`--api-key "$UNSET"`) would otherwise turn authentication off. */
+const MIN_KEY_LENGTH = 8;
+
 /** A keys file's JSON in the environment, for where no file can go: a container. */
 export const API_KEYS_ENV = 'SVC_API_KEYS';
 
@@ -30,7 +33,16 @@ export class ApiKeys {
 
   static from(options: { key?: string | undefined; keysFile?: string | undefined; keysJson?: string | undefined }): ApiKeys {
     const keys: ApiKey[] = [];
-    if (options.key !== undefined && options.key !== '') keys.push(makeKey(options.key, 'service-key', null));
+    if (options.key !== undefined) {
+      if (options.key.length < MIN_KEY_LENGTH) {
+        const given = options.key === '' ? 'empty' : `${options.key.length} characters long`;
+        throw new SvcError(
+          'usage',
+          `the API key (--api-key or $SERVICE_API_KEY) is ${given}: a key has at least ${MIN_KEY_LENGTH} characters; to serve without keys, unset it`,
+        );
+      }
+      keys.push(makeKey(options.key, 'service-key', null));
+    }
     if (options.keysFile !== undefined) keys.push(...parseKeys(readKeysFile(options.keysFile), { file: options.keysFile }));
     if (options.keysJson !== undefined && options.keysJson !== '') keys.push(...parseKeys(options.keysJson, { file: `$${API_KEYS_ENV}` }));
     return new ApiKeys(keys);
@@ -79,11 +91,14 @@ function parseKeys(text: string, { file }: { file: string }): ApiKey[] {
   }
   const entries = (data as { keys?: unknown } | null)?.keys;
   if (!Array.isArray(entries)) throw new SvcError('usage', 'expected {"keys": [...]}', { file, field: 'keys' });
+  if (entries.length === 0) {
+    throw new SvcError('usage', 'lists no keys, which would leave the server open to everyone; to serve without keys, leave the file out', { file, field: 'keys' });
+  }
   return entries.map((entry: unknown, index) => {
     const field = `keys[${index}]`;
     const { key, name, endpoints } = (entry ?? {}) as { key?: unknown; name?: unknown; endpoints?: unknown };
-    if (typeof key !== 'string' || key.length < 8) {
-      throw new SvcError('usage', 'needs a "key" string of at least 8 characters', { file, field: `${field}.key` });
+    if (typeof key !== 'string' || key.length < MIN_KEY_LENGTH) {
+      throw new SvcError('usage', `needs a "key" string of at least ${MIN_KEY_LENGTH} characters`, { file, field: `${field}.key` });
     }
     if (name !== undefined && (typeof name !== 'string' || !/^[\w.-]+$/.test(name))) {
       throw new SvcError('usage', 'a name is letters, digits, "_", "-" or "."', { file, field: `${field}.name` });

@@ -73,6 +73,22 @@ describe('svc start on the command line', () => {
     expect(run.exitCode).toBe(2);
     expect(run.stderr).toContain('/nonexistent/keys.json');
   });
+
+  it('refuses an empty or short key and a keys file without keys, which would serve without authentication', async () => {
+    const emptyKeys = join(mkdtempSync(join(tmpdir(), 'svc-keys-')), 'keys.json');
+    writeFileSync(emptyKeys, '{"keys": []}');
+    const runs = [
+      await runSvc(['start', HELLO, '--port', '0', '--api-key', '']),
+      await runSvc(['start', HELLO, '--port', '0'], { env: { SERVICE_API_KEY: 'short' } }),
+      await runSvc(['start', HELLO, '--port', '0', '--api-keys', emptyKeys]),
+    ];
+    expect(runs.map((run) => run.exitCode)).toEqual([2, 2, 2]);
+    expect(runs.map((run) => run.stderr.trim().split('\n').at(-1))).toEqual([
+      'error: the API key (--api-key or $SERVICE_API_KEY) is empty: a key has at least 8 characters; to serve without keys, unset it',
+      'error: the API key (--api-key or $SERVICE_API_KEY) is 5 characters long: a key has at least 8 characters; to serve without keys, unset it',
+      `error: ${emptyKeys}: keys: lists no keys, which would leave the server open to everyone; to serve without keys, leave the file out`,
+    ]);
+  });
 });
 
 describe('svc start --provider runpod on the command line', () => {

@@ -106,7 +106,7 @@ describe.skipIf(!engineAnswers && !mustRun)('svc build --image and svc start --o
   });
 
   it('runs the image with svc start --orchestrator docker: /health and /hello answer over HTTP, the key comes from the environment', async () => {
-    const server = await startSvc(['--orchestrator', 'docker', '--image', IMAGE, project], { SERVICE_API_KEY: 'e2e-key' });
+    const server = await startSvc(['--orchestrator', 'docker', '--image', IMAGE, project], { SERVICE_API_KEY: 'e2e-key-123' });
     const health = await fetch(`${server.url}/health`);
     expect(health.status).toBe(200);
     expect(await health.json()).toMatchObject({ status: 'READY' });
@@ -114,7 +114,7 @@ describe.skipIf(!engineAnswers && !mustRun)('svc build --image and svc start --o
     expect(anonymous.status).toBe(401);
     const hello = await fetch(`${server.url}/hello`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', authorization: 'Bearer e2e-key' },
+      headers: { 'content-type': 'application/json', authorization: 'Bearer e2e-key-123' },
       body: JSON.stringify({ name: 'Ada' }),
     });
     expect(await hello.json()).toEqual({ greeting: 'Hello, Ada.' });
