@@ -30,7 +30,11 @@ try {
   await program.parseAsync(process.argv);
 } catch (error) {
   if (!(error instanceof CommanderError)) throw error;
-  // Help and version exit 0; every other commander complaint is bad usage.
+  // Help and version exit 0; every other commander complaint is bad usage, which --json
+  // also gets as an error object, as it does any other failure.
   const benign = ['commander.helpDisplayed', 'commander.version', 'commander.help'];
   process.exitCode = benign.includes(error.code) ? 0 : 2;
+  if (process.exitCode === 2 && process.argv.includes('--json')) {
+    process.stdout.write(`${JSON.stringify({ error: { code: 'usage', message: error.message.replace(/^error: /, '') } })}\n`);
+  }
 }

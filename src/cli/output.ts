@@ -60,10 +60,13 @@ export class Output {
     this.stderr.write(`${this.paint.yellow('warning:')} ${message}\n`);
   }
 
-  /** One line on stderr; with --json also an error object on stdout, so scripts can parse it. */
+  /**
+   * One line on stderr; with --json also an error object on stdout, on one line so that
+   * the JSON-lines output of `svc start` and `svc build --image` stays parseable.
+   */
   error(message: string, machine: Record<string, unknown>): void {
     this.stderr.write(`${this.paint.red('error:')} ${message}\n`);
-    if (this.mode.json) this.stdout.write(`${JSON.stringify({ error: machine }, null, 2)}\n`);
+    if (this.mode.json) this.stdout.write(`${JSON.stringify({ error: machine })}\n`);
   }
 
   debug(text: string): void {

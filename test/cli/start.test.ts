@@ -57,6 +57,14 @@ describe('svc start on the command line', () => {
     expect(run.stderr.trim().split('\n').at(-1)).toBe('error: --endpoint-timeout /helo: no endpoint has that path; the endpoints are /hello, /add');
   });
 
+  it('keeps --json output JSON lines when it fails, a usage error included', async () => {
+    const failed = await runSvc(['--json', 'start', HELLO, '--port', '0', '--endpoint-timeout', '/helo=5']);
+    const lines = failed.stdout.trim().split('\n').map((line) => JSON.parse(line));
+    expect(lines.at(-1)).toEqual({ error: expect.objectContaining({ code: 'usage', message: expect.stringContaining('--endpoint-timeout /helo') }) });
+    const misused = await runSvc(['--json', 'start', HELLO, '--bogus']);
+    expect([misused.exitCode, JSON.parse(misused.stdout)]).toEqual([2, { error: { code: 'usage', message: "unknown option '--bogus'" } }]);
+  });
+
   it("refuses an endpoint on a route svc serves itself, naming both, rather than an internal error", async () => {
     const project = mkdtempSync(join(tmpdir(), 'svc-own-route-'));
     writeFileSync(
