@@ -5,6 +5,7 @@ import dockerignoreModule from '@balena/dockerignore';
 import tar from 'tar-fs';
 import { isModelFile } from '../scan/model-files.js';
 import { SvcError } from '../svc-error.js';
+import { BUILD_RECORD_FILE } from './build-record.js';
 import { DOCKERIGNORE_FILE, SHARED_ENV_TEMPLATES } from './dockerignore.js';
 
 // A CommonJS module whose typings declare a default export; it sets `.default` on itself for that.
@@ -36,7 +37,9 @@ export interface BuildContext {
  * The files of the build context, as `docker build` would send them: the project root less
  * what the root .dockerignore excludes, matched with Docker's own rules (@balena/dockerignore
  * follows moby's patternmatcher, `!` exceptions included), plus always the Dockerfile and
- * .dockerignore themselves (as the docker CLI does). `.env` is never sent.
+ * .dockerignore themselves (as the docker CLI does). `.env` is never sent, nor the record of
+ * the last build (apipod-deploy/image.json), which changes with every build and would make
+ * every rebuild miss the cache from the code layer on.
  */
 export function listBuildContext(root: string, dockerfile: string): BuildContext {
   let rulesText = '';
@@ -60,7 +63,7 @@ export function listBuildContext(root: string, dockerfile: string): BuildContext
       const ignored = rules.ignores(path);
       if (stats.isDirectory()) {
         if (!ignored || hasExceptions) walk(path);
-      } else if (!ignored) {
+      } else if (!ignored && path !== BUILD_RECORD_FILE) {
         if (isSecretFile(name)) {
           secretsLeftOut.push(path);
           continue;

@@ -1,6 +1,8 @@
 import { existsSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { VIRTUALENV_MARKER } from '../scan/ignore-rules.js';
+import { SvcError } from '../svc-error.js';
+import { BUILD_RECORD_FILE } from './build-record.js';
 
 export const DOCKERIGNORE_FILE = '.dockerignore';
 
@@ -17,6 +19,8 @@ export function renderDockerignore(virtualenvs: readonly string[] = []): string 
   const lines = [
     '# Written by svc build because the project had no .dockerignore; edit it freely, svc never overwrites it.',
     '# apipod-deploy/ must stay in the build context: the Dockerfile copies svc\'s runtime from it.',
+    // The record of the last build changes with each one: in the context, no rebuild would hit the cache.
+    BUILD_RECORD_FILE,
     // At any depth: Docker anchors a bare `.env` at the context root.
     '**/.env',
     '**/.env.*',
@@ -46,7 +50,12 @@ export function renderDockerignore(virtualenvs: readonly string[] = []): string 
 export function writeDockerignoreIfMissing(root: string): boolean {
   const path = join(root, DOCKERIGNORE_FILE);
   if (existsSync(path)) return false;
-  writeFileSync(path, renderDockerignore(topLevelVirtualenvs(root)), { flag: 'wx' });
+  try {
+    writeFileSync(path, renderDockerignore(topLevelVirtualenvs(root)), { flag: 'wx' });
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code ?? (error as Error).message;
+    throw new SvcError('io', `cannot write the default .dockerignore (${code}); add one yourself, or make the project writable`, { file: path });
+  }
   return true;
 }
 

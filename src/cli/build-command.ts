@@ -1,4 +1,4 @@
-import { relative } from 'node:path';
+import { join, relative } from 'node:path';
 import type { Command } from 'commander';
 import packageJson from '../../package.json' with { type: 'json' };
 import { writeBuildRecord } from '../build/build-record.js';
@@ -156,7 +156,9 @@ function formatSize(bytes: number): string {
 
 function summariseFiles(prepared: PreparedBuild): Summary {
   const { plan } = prepared;
-  const build: [string, string] = ['build', `svc build --image, or docker build -f ${prepared.dockerfile} ${relativeDir(prepared.root)}`];
+  // docker reads -f from the current directory, not the context's.
+  const dockerfilePath = shellWord(join(relativeDir(prepared.root), prepared.dockerfile));
+  const build: [string, string] = ['build', `svc build --image, or docker build -f ${dockerfilePath} ${shellWord(relativeDir(prepared.root))}`];
   if (prepared.usesProjectDockerfile) {
     // The generated file's base image, Python and packages say nothing about the project's own.
     return {
@@ -202,6 +204,11 @@ function machineResult(prepared: PreparedBuild, build: Record<string, unknown> |
 
 function relativeDir(root: string): string {
   return relative(process.cwd(), root) || '.';
+}
+
+/** A path as one word of a shell command line, quoted when it needs to be. */
+function shellWord(text: string): string {
+  return /^[\w./@%+=:,-]+$/.test(text) ? text : `'${text.replace(/'/g, "'\\''")}'`;
 }
 
 function collect(value: string, previous: string[]): string[] {

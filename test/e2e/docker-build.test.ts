@@ -1,4 +1,5 @@
 import { execFileSync, spawnSync } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
 import { appendFileSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -142,7 +143,7 @@ describe.skipIf(!engineAnswers && !mustRun)('svc build --image and svc start --o
   }, 120_000);
 
   it('rebuilds after a change to service.py alone from the cache, up to the code layer', async () => {
-    appendFileSync(join(project, 'service.py'), '\n# a code-only change\n');
+    appendFileSync(join(project, 'service.py'), `\n# a code-only change, new in this run: ${randomUUID()}\n`);
     const stale = await startSvc(['--orchestrator', 'docker', project]); // the image svc build recorded
     expect(stale.logs()).toContain(`service.py changed since ${IMAGE} was built: the image runs the code as it was`);
     expect(await stale.stop()).toBe(0);
@@ -166,6 +167,14 @@ describe.skipIf(!engineAnswers && !mustRun)('svc build --image and svc start --o
     }
     expect(after[codeStep]?.cached).toBe(false);
     expect(after[codeStep]?.layer).not.toBe(before[codeStep]?.layer);
+
+    // Nothing changed since: every step comes from the cache but the label of the build's
+    // time. (The record of the last build, apipod-deploy/image.json, changes with each build,
+    // so it stays out of the context.)
+    const third = await runSvc(['build', project, '--image', IMAGE, '--json']);
+    expect(third.exitCode, third.stderr).toBe(0);
+    const rerun = buildResult(third).step_records.filter((step) => !step.cached && !step.instruction.startsWith('FROM '));
+    expect(rerun.map((step) => step.instruction.slice(0, 40))).toEqual(['LABEL org.opencontainers.image.created="']);
   }, 600_000);
 
   it("builds a runpod worker image that takes the provider's jobs as it is, and serves the library's test API under svc start", async () => {
