@@ -25,7 +25,7 @@ interface Streams {
  * the tail of its output, whatever the mode.
  */
 export function createBuildProgressView(mode: OutputMode, streams: Streams = { stdout: process.stdout, stderr: process.stderr }): BuildProgressView {
-  const paint = new Chalk({ level: mode.color ? 1 : 0 });
+  const paint = new Chalk({ level: mode.stderrColor ? 1 : 0 });
   const err = (line: string) => streams.stderr.write(`${line}\n`);
   let current: { step: number; total: number; instruction: string; started: number; cached: boolean } | null = null;
   let tail: string[] = [];

@@ -134,7 +134,7 @@ function printOutcome(output: Output, outcome: CallOutcome, elapsedMs: number): 
   const { job } = outcome;
   const running = job !== null && !hasEnded(job.status);
   process.stdout.write(`${JSON.stringify(running ? job : outcome.result, null, 2)}\n`);
-  const paint = new Chalk({ level: output.mode.color ? 1 : 0 });
+  const paint = new Chalk({ level: output.mode.stderrColor ? 1 : 0 });
   const took = `in ${(elapsedMs / 1000).toFixed(2)} s`;
   if (running) {
     process.stderr.write(`job ${job.id} is ${job.status}; follow it at ${job.refresh_job_url}\n`);

@@ -17,7 +17,7 @@ const BAR_WIDTH = 24;
  */
 export function createCallProgress(mode: OutputMode, stderr: NodeJS.WriteStream = process.stderr): CallProgress {
   if (mode.json) return { update: () => {}, end: () => {} };
-  const paint = new Chalk({ level: mode.color ? 1 : 0 });
+  const paint = new Chalk({ level: mode.stderrColor ? 1 : 0 });
   if (!stderr.isTTY) {
     return {
       // The end has its own line (or error) once the call returns.

@@ -15,7 +15,7 @@ export async function runCommand(
   options: CommonOptions,
   action: (output: Output) => Promise<void>,
 ): Promise<void> {
-  const output = new Output(chooseOutputMode(options, process.stdout, process.env));
+  const output = new Output(chooseOutputMode(options, process, process.env));
   try {
     await action(output);
   } catch (error) {

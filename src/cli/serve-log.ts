@@ -9,7 +9,7 @@ import type { OutputMode } from './output.js';
  * line writes the pending ones first, so the log keeps its order.
  */
 export function createServeLog(mode: OutputMode, stderr: NodeJS.WritableStream = process.stderr): ServeLog {
-  const paint = new Chalk({ level: mode.color ? 1 : 0 });
+  const paint = new Chalk({ level: mode.stderrColor ? 1 : 0 });
   let pendingRequests = '';
   const flushRequests = () => {
     if (pendingRequests === '') return;

@@ -1,8 +1,9 @@
+import { execFileSync } from 'node:child_process';
 import { mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { expectGolden } from '../support/golden.js';
-import { copyProject, REPO_ROOT, runSvc } from '../support/svc.js';
+import { copyProject, REPO_ROOT, runSvc, SVC_BIN } from '../support/svc.js';
 
 const EXAMPLES = join(REPO_ROOT, 'examples');
 const PROJECTS = join(REPO_ROOT, 'test/fixtures/projects');
@@ -42,6 +43,26 @@ describe('svc scan', () => {
     const project = copyProject(join(PROJECTS, 'messy-requirements'));
     expect((await runSvc(['scan', project], { env: { FORCE_COLOR: '1' } })).stderr).toMatch(ANSI);
     expect((await runSvc(['scan', project], { env: { FORCE_COLOR: '1', NO_COLOR: '1' } })).stderr).not.toMatch(ANSI);
+  });
+
+  it('decides colour per stream: on a terminal, a stderr sent to a file gets no escape codes', async () => {
+    const project = copyProject(join(PROJECTS, 'messy-requirements'));
+    const errors = join(project, 'stderr.txt');
+    const inner = [process.execPath, SVC_BIN, 'scan', project].map((word) => `'${word}'`).join(' ');
+    const { NO_COLOR: _, FORCE_COLOR: __, ...env } = process.env;
+    // script(1) gives the command a terminal for stdout; stderr goes to the file.
+    const stdout = execFileSync('script', ['-qec', `${inner} 2>'${errors}'`, '/dev/null'], { env, encoding: 'utf8' });
+    expect(stdout).toMatch(ANSI);
+    expect(readFileSync(errors, 'utf8')).toContain('warning:');
+    expect(readFileSync(errors, 'utf8')).not.toMatch(ANSI);
+  });
+
+  it("escapes control characters from the project's text, so a cloned repository cannot drive the terminal", async () => {
+    const project = copyProject(join(EXAMPLES, 'hello'));
+    writeFileSync(join(project, 'requirements.txt'), 'numpy==1.26.4\nfoo \u001b[2J\u001b]0;pwned\u0007 bar\n');
+    const run = await runSvc(['scan', project]);
+    expect(run.stderr).toContain('\\x1b[2J\\x1b]0;pwned\\x07');
+    expect(run.stderr + run.stdout).not.toMatch(/[\u0007\u001b]/);
   });
 
   it('gives machines the manifest and its path with --json', async () => {
