@@ -208,8 +208,13 @@ export class WorkerProcess {
     });
   }
 
-  /** Asks the worker to run its lifespan shutdown and exit; kills it when it takes longer than `graceMs`. */
+  /**
+   * Asks the worker to run its lifespan shutdown and exit; kills it when it takes longer than
+   * `graceMs`. A worker still starting (importing the service, loading its model) has no call
+   * to finish and reads no command until it is ready: it is killed at once.
+   */
   async shutdown(graceMs: number): Promise<WorkerExit> {
+    if (this.currentState === 'starting') this.kill('pool-stopping', 'stopped while it was starting');
     if (!this.hasFinished) {
       this.send({ type: 'shutdown' });
       this.commands.end();

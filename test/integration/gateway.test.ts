@@ -268,6 +268,19 @@ describe('svc start killed outright', () => {
 });
 
 describe('svc start with a model that takes a while to load', () => {
+  it('stops at once when stopped while the model loads, rather than waiting out the grace period', async () => {
+    const startupLog = join(mkdtempSync(join(tmpdir(), 'svc-startup-')), 'log');
+    const server = await startSvc(
+      [join(REPO_ROOT, 'test/fixtures/gateway/slow-start.py'), '--grace-period', '600'],
+      { STARTUP_LOG: startupLog, STARTUP_SECONDS: '600' },
+      { until: 'starting' },
+    );
+    await expect.poll(() => existsSync(startupLog)).toBe(true); // the lifespan is loading
+    expect(await server.stop()).toBe(0);
+    const [pid] = readFileSync(startupLog, 'utf8').trim().split('\n').map(Number);
+    expect(isRunning(pid!)).toBe(false);
+  }, 30_000);
+
   it('says STARTING, then READY, runs the lifespan once per worker, and BUSY when every worker is busy', async () => {
     const startupLog = join(mkdtempSync(join(tmpdir(), 'svc-startup-')), 'log');
     const server = await startSvc(
