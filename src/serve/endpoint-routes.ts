@@ -8,7 +8,7 @@ import type { GatewayOptions } from './gateway.js';
 import { cancelledWhenClientLeaves } from './client-disconnect.js';
 import { HttpError } from './http-error.js';
 import { compileValidators, type Arguments } from './input-validation.js';
-import { envelopeOf, type JobRoutesOptions } from './jobs/job-routes.js';
+import { envelopeOf, streamJob, type JobRoutesOptions } from './jobs/job-routes.js';
 import { readPreferences } from './prefer-header.js';
 import { readArguments, removeStagedFiles } from './request-arguments.js';
 import { crashFailure } from './worker-crash.js';
@@ -19,7 +19,8 @@ type EndpointRoutesOptions = GatewayOptions & { jobRoutes: JobRoutesOptions };
 /**
  * One route per endpoint, at its own path and under /v1. Dedicated compute answers with
  * the function's return value; serverless compute (or `Prefer: respond-async`) with a job
- * envelope at once, or when the job ends within `Prefer: wait=N`. A path known under
+ * envelope at once, or when the job ends within `Prefer: wait=N`; `Accept: text/event-stream`
+ * with the job's server-sent events (a generator's chunks as they come). A path known under
  * another method answers 405, any other unknown path 404, both in the one error shape.
  */
 export async function registerEndpointRoutes(app: FastifyInstance, options: EndpointRoutesOptions): Promise<void> {
@@ -30,6 +31,12 @@ export async function registerEndpointRoutes(app: FastifyInstance, options: Endp
     const handler = async (request: FastifyRequest, reply: FastifyReply) => {
       const preferences = readPreferences(request.headers.prefer, options.jobs.maxWaitSeconds);
       const { arguments: args, stagedFiles } = await readArguments(request, endpoint, validators);
+      if (acceptsEventStream(request)) {
+        // The call as server-sent events: a generator's chunks as it yields them, whatever the compute.
+        const job = submitJob(request, options, endpoint, args, () => void removeStagedFiles(stagedFiles));
+        streamJob(request, reply, job, options.jobRoutes, { cancelWhenClientLeaves: true });
+        return;
+      }
       if (options.compute === 'serverless' || preferences.respondAsync) {
         const job = submitJob(request, options, endpoint, args, () => void removeStagedFiles(stagedFiles));
         if (preferences.waitSeconds !== null) {
@@ -72,6 +79,11 @@ export async function registerEndpointRoutes(app: FastifyInstance, options: Endp
     }
     throw new HttpError(404, 'not_found', 'unknown_route', `no endpoint at ${request.method} ${path}; see /docs for the endpoints`);
   });
+}
+
+/** The client asks for server-sent events: `Accept: text/event-stream` (not a wildcard, which every client sends). */
+function acceptsEventStream(request: FastifyRequest): boolean {
+  return (request.headers.accept ?? '').toLowerCase().includes('text/event-stream');
 }
 
 /**

@@ -101,10 +101,14 @@ function describeOperation(endpoint: EndpointReport, name: string, method: strin
   if (method === 'GET') operation.parameters = queryParameters(endpoint);
   else operation.requestBody = requestBody(endpoint, hasMedia);
   operation.responses = {
-    '200': {
-      description: endpoint.is_generator ? 'every chunk the function yielded, as a list' : 'the function result',
-      content: { 'application/json': { schema: endpoint.output_schema } },
-    },
+    '200': endpoint.is_generator
+      ? {
+          description:
+            'every chunk the function yielded, as a list; with `Accept: text/event-stream`, server-sent events as it yields: ' +
+            'a `chunk` event per item, `progress` events, then a `status` event with the job envelope',
+          content: { 'application/json': { schema: endpoint.output_schema }, 'text/event-stream': { schema: { type: 'string' } } },
+        }
+      : { description: 'the function result', content: { 'application/json': { schema: endpoint.output_schema } } },
     '422': errorResponse('the input does not match the schema'),
     '500': errorResponse('the function raised an exception'),
     '503': errorResponse('the queue is full; retry after the Retry-After seconds'),

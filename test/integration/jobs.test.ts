@@ -257,6 +257,48 @@ describe('a dedicated server asked to answer asynchronously', () => {
   });
 });
 
+describe('a call asked for as server-sent events (Accept: text/event-stream)', () => {
+  /** The call's events, read as they come; `onEvent` sees each one first. */
+  async function streamCall(url: string, body: object, onEvent: (event: EventSourceMessage) => void, signal?: AbortSignal) {
+    const events: EventSourceMessage[] = [];
+    const parser = createParser({ onEvent: (event) => { events.push(event); onEvent(event); } });
+    const response = await fetch(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'text/event-stream' },
+      body: JSON.stringify(body),
+      signal,
+    });
+    expect(response.headers.get('content-type')).toContain('text/event-stream');
+    const decoder = new TextDecoder();
+    for await (const chunk of response.body!) parser.feed(decoder.decode(chunk as Uint8Array, { stream: true }));
+    return events;
+  }
+
+  it("streams a generator's chunks as it yields them from a dedicated server, then the envelope; leaving cancels it", async () => {
+    const server = await startSvc([JOBS, '--compute', 'dedicated']);
+    try {
+      const marker = join(mkdtempSync(join(tmpdir(), 'svc-stream-')), 'go-on');
+      // The function yields the rest only once the marker exists, which the test writes on the first chunk.
+      const events = await streamCall(`${server.url}/first-then-rest`, { marker }, (event) => {
+        if (event.event === 'chunk') writeFileSync(marker, '');
+      });
+      expect(events.filter((event) => event.event === 'chunk').map((event) => JSON.parse(event.data))).toEqual(['first', 'second', 'third']);
+      expect(JSON.parse(events.at(-1)!.data)).toMatchObject({ status: 'FINISHED', result: ['first', 'second', 'third'] });
+
+      const leaving = new AbortController();
+      const never = join(mkdtempSync(join(tmpdir(), 'svc-stream-')), 'never');
+      await streamCall(`${server.url}/first-then-rest`, { marker: never }, (event) => {
+        if (event.event === 'chunk') leaving.abort();
+      }, leaving.signal).catch(() => null);
+      // The only worker is free again at once: the call that would wait 30 s was cancelled.
+      const next = await postJson(`${server.url}/order`, { tag: 'next' });
+      expect(next.body).toBe('next');
+    } finally {
+      await server.stop();
+    }
+  }, 20_000);
+});
+
 describe('SIGTERM with jobs waiting', () => {
   it('lets the running job finish and fails the queued ones with a clear error', async () => {
     const server = await startSvc([JOBS, '--grace-period', '5']);

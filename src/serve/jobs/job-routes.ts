@@ -49,7 +49,7 @@ export async function registerJobRoutes(app: FastifyInstance, options: JobRoutes
     return envelopeOf(request, job, options);
   });
   app.get<{ Params: { id: string } }>('/v1/jobs/:id/stream', async (request, reply) => {
-    streamJob(request, reply, findJob(request, request.params.id), options);
+    streamJob(request, reply, findJob(request, request.params.id), options, { cancelWhenClientLeaves: false });
   });
 }
 
@@ -61,9 +61,17 @@ export function envelopeOf(request: FastifyRequest, job: Job, options: Pick<JobR
 /**
  * Server-sent events (the WHATWG EventSource format): `chunk` for every chunk (those sent
  * before the client connected first), `progress` on progress, and one final `status`
- * event with the whole envelope once the job ends; then the stream closes.
+ * event with the whole envelope once the job ends; then the stream closes. A client that
+ * submitted the call as a stream (`Accept: text/event-stream`) cancels it by leaving, as a
+ * dedicated call's client does; one following a job it submitted otherwise does not.
  */
-function streamJob(request: FastifyRequest, reply: FastifyReply, job: Job, options: JobRoutesOptions): void {
+export function streamJob(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  job: Job,
+  options: JobRoutesOptions,
+  { cancelWhenClientLeaves }: { cancelWhenClientLeaves: boolean },
+): void {
   reply.hijack();
   const response = reply.raw;
   response.writeHead(200, {
@@ -91,5 +99,8 @@ function streamJob(request: FastifyRequest, reply: FastifyReply, job: Job, optio
   const stop = options.store.watch(job, (changed) => {
     if (flush(changed)) stop();
   });
-  response.on('close', stop);
+  response.on('close', () => {
+    stop();
+    if (cancelWhenClientLeaves && !isTerminal(job.status)) options.runner.cancel(job);
+  });
 }
