@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // bench/scan: `svc scan` against `find` over the same 100,000-file project tree, run
-// alternately so both see the same machine load; reports medians and their ratio.
+// alternately so both see the same machine load; reports medians and their ratio, beside the
+// floor of any Node CLI on this machine (Node's start-up plus a bare readdirSync walk).
 // Usage: node bench/scan/run.js [--files 100000] [--runs 7]
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -25,11 +26,13 @@ const find = [];
 const scan = [];
 const scanTiny = [];
 const nodeStartup = [];
+const bareWalk = [];
 for (let run = 0; run < runs; run += 1) {
   find.push(time('find', [tree, '-type', 'f']));
   scan.push(time(process.execPath, [svc, 'scan', tree, '--json']));
   scanTiny.push(time(process.execPath, [svc, 'scan', tiny, '--json']));
   nodeStartup.push(time(process.execPath, ['-e', '0']));
+  bareWalk.push(time(process.execPath, [join(here, 'bare-walk.js'), tree]));
 }
 const findMedian = median(find);
 const scanMedian = median(scan);
@@ -40,6 +43,7 @@ console.log(`find -type f   median ${findMedian.toFixed(0)} ms  (runs: ${find.ma
 console.log(`svc scan       median ${scanMedian.toFixed(0)} ms  (runs: ${scan.map((t) => t.toFixed(0)).join(' ')})`);
 console.log(`svc scan, 1 file median ${fixedMedian.toFixed(0)} ms  (fixed cost: node, bundle, grammar; node -e 0 alone: ${median(nodeStartup).toFixed(0)} ms)`);
 console.log(`ratio svc/find: ${(scanMedian / findMedian).toFixed(2)}x (target: under 3x)`);
+console.log(`floor, a bare Node readdirSync walk: median ${median(bareWalk).toFixed(0)} ms, ${(median(bareWalk) / findMedian).toFixed(2)}x find`);
 console.log(`ratio of the walk alone, (svc 100k - svc 1 file)/find: ${((scanMedian - fixedMedian) / findMedian).toFixed(2)}x`);
 
 function time(command, args) {
