@@ -211,6 +211,9 @@ export class WorkerPool {
 
   private onWorkerExit(slot: Slot, worker: WorkerProcess, exit: WorkerExit): void {
     slot.worker = null;
+    if (exit.killedFor === 'shutdown-timeout' && exit.duringCall) {
+      this.note(slot, 'worker killed: the grace period ended during a call, which fails (raise --grace-period to let calls finish)');
+    }
     const isStartFailure = this.phase === 'starting' && !this.readyWorkers.has(worker);
     if (isStartFailure || this.phase === 'setup_failed' || this.phase === 'stopping' || this.phase === 'stopped') return;
 

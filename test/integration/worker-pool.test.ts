@@ -372,5 +372,6 @@ describe('shutting down', () => {
     await pool.shutdown(300);
     const outcome = await stubborn;
     expect(outcome.kind === 'crashed' && outcome.message).toContain('the shutdown grace period ran out');
+    expect(logs).toContainEqual(expect.objectContaining({ stream: 'svc', line: expect.stringContaining('the grace period ended during a call, which fails') }));
   });
 });
