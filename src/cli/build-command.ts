@@ -4,6 +4,7 @@ import packageJson from '../../package.json' with { type: 'json' };
 import { writeBuildRecord } from '../build/build-record.js';
 import type { PreparedBuild } from '../build/prepare-build.js';
 import { runCommand, type CommonOptions } from './run-command.js';
+import { fileName } from './option-parsers.js';
 import { createBuildProgressView, type BuildProgressView } from './build-progress.js';
 import type { Output, Summary } from './output.js';
 import { SvcError } from '../svc-error.js';
@@ -28,7 +29,7 @@ export function registerBuildCommand(program: Command): void {
         'A Dockerfile at the project root replaces the generated one.',
     )
     .argument('[dir]', 'project directory, or the service file itself', '.')
-    .option('--entrypoint <file>', 'service file, relative to the project directory (default: service.py)')
+    .option('--entrypoint <file>', 'service file, relative to the project directory (default: service.py)', fileName)
     .option('--image [tag]', 'build the image, tagged TAG (default: from the title, e.g. hello:latest)')
     .option('--base-image <ref>', 'build FROM this image instead of the one the manifest chose')
     .option('--build-arg <name=value>', 'a build argument for the Dockerfile (repeatable)', collect, [])

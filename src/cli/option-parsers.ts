@@ -34,7 +34,6 @@ export function oneOf<T extends string>(all: readonly T[], implemented: readonly
   };
 }
 
-/** `PATH=SECONDS`, collected into a map by endpoint path. */
 /** An http(s) URL without query or fragment, as an origin (and optional path prefix) for job URLs; no trailing slash. */
 export function publicUrl(text: string): string {
   let url: URL;
@@ -49,9 +48,16 @@ export function publicUrl(text: string): string {
   return text.replace(/\/+$/, '');
 }
 
+/** `PATH=SECONDS`, collected into a map by endpoint path. */
 export function endpointSeconds(text: string, previous: Map<string, number> = new Map()): Map<string, number> {
   const match = /^(\/[^=\s]*)=(.+)$/.exec(text);
   if (!match) throw new InvalidArgumentError('expected PATH=SECONDS, e.g. /generate=600');
   previous.set(match[1] as string, seconds(match[2] as string));
   return previous;
+}
+
+/** A file name that is not empty: `--entrypoint ""` would otherwise name the project directory itself. */
+export function fileName(text: string): string {
+  if (text.trim() === '') throw new InvalidArgumentError('expected a file name, e.g. service.py');
+  return text;
 }

@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { writeManifest } from '../scan/manifest-file.js';
 import { runCommand, type CommonOptions } from './run-command.js';
+import { fileName } from './option-parsers.js';
 import { summariseScan } from './scan-summary.js';
 
 interface ScanOptions extends CommonOptions {
@@ -16,7 +17,7 @@ export function registerScanCommand(program: Command): void {
         'and write its manifest to apipod-deploy/apipod.json: frameworks, Python version, endpoints, base image.',
     )
     .argument('[dir]', 'project directory, or the service file itself', '.')
-    .option('--entrypoint <file>', 'service file, relative to the project directory (default: service.py)')
+    .option('--entrypoint <file>', 'service file, relative to the project directory (default: service.py)', fileName)
     .action(async (dir: string, options: ScanOptions, command: Command) => {
       const all = command.optsWithGlobals<ScanOptions>();
       await runCommand(all, async (output) => {

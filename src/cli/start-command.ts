@@ -9,7 +9,7 @@ import {
   type Orchestrator,
   type ServedProvider,
 } from '../deployment-target.js';
-import { endpointSeconds, integerBetween, oneOf, publicUrl, seconds } from './option-parsers.js';
+import { endpointSeconds, fileName, integerBetween, oneOf, publicUrl, seconds } from './option-parsers.js';
 import { runCommand, type CommonOptions } from './run-command.js';
 import { SvcError } from '../svc-error.js';
 import { createServeLog } from './serve-log.js';
@@ -39,7 +39,7 @@ export function registerStartCommand(program: Command): void {
         'the grace period, then the lifespan shuts down.',
     )
     .argument('[target]', 'project directory, or the service file itself', '.')
-    .option('--entrypoint <file>', 'service file, relative to the project directory (default: service.py)')
+    .option('--entrypoint <file>', 'service file, relative to the project directory (default: service.py)', fileName)
     .option('--host <address>', 'address to listen on', '0.0.0.0')
     .option('--port <port>', 'port to listen on', integerBetween(0, 65535), 8000)
     .option('--workers <n>', 'worker processes, each running one call at a time', integerBetween(1, 256), 1)

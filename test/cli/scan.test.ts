@@ -65,6 +65,11 @@ describe('svc scan', () => {
     expect(run.stderr + run.stdout).not.toMatch(/[\u0007\u001b]/);
   });
 
+  it('refuses an empty --entrypoint as bad usage', async () => {
+    const run = await runSvc(['scan', join(EXAMPLES, 'hello'), '--entrypoint', '']);
+    expect([run.exitCode, run.stderr.trim()]).toEqual([2, "error: option '--entrypoint <file>' argument '' is invalid. expected a file name, e.g. service.py"]);
+  });
+
   it('gives machines the manifest and its path with --json', async () => {
     const project = copyProject(join(EXAMPLES, 'image'));
     const run = await runSvc(['scan', project, '--json']);
