@@ -116,7 +116,23 @@ def _convert_named(name: str, value: Any, annotation: Any) -> Any:
     try:
         return convert(value, annotation)
     except (TypeError, ValueError) as error:
-        raise ArgumentError(name, str(error)) from error
+        raise ArgumentError(name, _describe(error)) from error
+
+
+def _describe(error: Exception) -> str:
+    """One line: a pydantic ValidationError's own text spans lines and links to its docs;
+    its errors() name each field (`prompt: Value error, must not be blank`)."""
+    errors = getattr(error, "errors", None)
+    if not callable(errors):
+        return str(error)
+    return "; ".join(_field_path(problem.get("loc", ())) + problem.get("msg", "is invalid") for problem in errors())
+
+
+def _field_path(location: tuple) -> str:
+    path = ""
+    for part in location:
+        path += f"[{part}]" if isinstance(part, int) else (f".{part}" if path else str(part))
+    return f"{path}: " if path else ""
 
 
 def _convert_generic(value: Any, origin: Any, arguments: tuple) -> Any:

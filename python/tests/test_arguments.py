@@ -121,6 +121,30 @@ class BindArgumentsTest(unittest.TestCase):
         signature = read_signature("/test", function)
         return bind_arguments(signature.parameters, arguments, job_progress or JobProgress())
 
+    def test_a_pydantic_model_that_fails_validation_names_each_field_on_one_line(self):
+        try:
+            import pydantic
+        except ImportError:
+            self.skipTest("pydantic is not installed")
+
+        class Prompt(pydantic.BaseModel):
+            text: str
+            stops: list[str] = []
+
+            @pydantic.field_validator("text")
+            @classmethod
+            def not_blank(cls, text):
+                if not text.strip():
+                    raise ValueError("must not be blank")
+                return text
+
+        def endpoint(prompt: Prompt):
+            ...
+        with self.assertRaises(ArgumentError) as raised:
+            self.bind(endpoint, {"prompt": {"text": " ", "stops": ["a", 2]}})
+        self.assertEqual(str(raised.exception),
+                         "argument 'prompt': text: Value error, must not be blank; stops[1]: Input should be a valid string")
+
     def test_keyword_arguments_by_name_and_defaults_left_out(self):
         def endpoint(prompt: str, steps: int = 20):
             ...
