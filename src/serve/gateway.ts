@@ -63,6 +63,8 @@ export async function createGateway(options: GatewayOptions): Promise<FastifyIns
     bodyLimit: options.maxBodyBytes,
     logger: false,
     return503OnClosing: true,
+    // `/hello/` is `/hello`, as clients and proxies append slashes freely.
+    routerOptions: { ignoreTrailingSlash: true },
     // A URL the router cannot read (bad percent-encoding, an over-long parameter) is refused
     // before any route runs: in the one error shape too, not Fastify's own.
     frameworkErrors: (error, _request, reply) => sendError(error, reply),

@@ -27,6 +27,11 @@ describe('svc start serving examples/hello', () => {
     expect((await postJson(`${server.url}/v1/add`, { a: 2, b: 0.5 })).body).toEqual({ sum: 2.5 });
   });
 
+  it('answers at the path with a trailing slash too', async () => {
+    const slashed = await postJson(`${server.url}/hello/`, { name: 'Ada' });
+    expect([slashed.status, slashed.body]).toEqual([200, { greeting: 'Hello, Ada.' }]);
+  });
+
   it('treats an empty body as no arguments: defaults apply, missing required ones are a 422', async () => {
     expect((await postJson(`${server.url}/hello`, '')).body).toEqual({ greeting: 'Hello, world.' });
     const missing = await postJson(`${server.url}/add`, '');
