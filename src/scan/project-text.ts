@@ -1,7 +1,8 @@
 import type { Diagnostic } from './diagnostic.js';
 import { decodeText, describeEncoding, type DecodedText } from './text-decoding.js';
 
-export type ReadBytes = (path: string) => Uint8Array | null;
+/** A project file's bytes; null when there is no such file; `unreadable` says why one that is there cannot be read. */
+export type ReadBytes = (path: string) => Uint8Array | null | { unreadable: string };
 export type ReadText = (path: string) => string | null;
 
 /** The files whose readers accept less than pip does: Python's import system and TOML parsers. */
@@ -26,6 +27,10 @@ export function projectTextReader(readBytes: ReadBytes, strict: StrictTextFiles,
   function decodeOnce(path: string): string | null {
     const bytes = readBytes(path);
     if (bytes === null) return null;
+    if ('unreadable' in bytes) {
+      diagnostics.push({ file: path, message: `${bytes.unreadable}; the scan goes on without it` });
+      return null;
+    }
     const decoded = decodeText(bytes);
     if (decoded.firstInvalidLine !== null) {
       diagnostics.push({

@@ -1,4 +1,4 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, lstatSync, readFileSync, statSync } from 'node:fs';
 import { basename, resolve, sep } from 'node:path';
 import { locateProject } from '../project-location.js';
 import catalog from '../build/base-images.json' with { type: 'json' };
@@ -6,6 +6,7 @@ import type { BaseImageCatalog } from './base-image.js';
 import { buildManifest, type ProjectSnapshot } from './build-manifest.js';
 import type { Manifest } from './manifest.js';
 import { listProjectFiles } from './project-files.js';
+import type { ReadBytes } from './project-text.js';
 import { mightBeModelFile } from './model-files.js';
 import { loadPythonParser } from './python-parser.js';
 
@@ -33,11 +34,17 @@ export async function scanProject(target: string, request: ScanRequest = {}): Pr
 }
 
 function readSnapshot(root: string, entrypoint: string): ProjectSnapshot {
-  const readBytes = (path: string): Uint8Array | null => {
+  const readBytes: ReadBytes = (path) => {
+    const full = resolve(root, path);
     try {
-      return readFileSync(resolve(root, path));
-    } catch {
-      return null;
+      // Only regular files: reading a FIFO would wait forever, and a directory is no requirements file.
+      const stats = statSync(full);
+      if (!stats.isFile()) return { unreadable: `is ${stats.isDirectory() ? 'a directory' : 'not a regular file'}, not a file svc can read` };
+      return readFileSync(full);
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code ?? 'an error';
+      if (code !== 'ENOENT' && code !== 'ENOTDIR') return { unreadable: `cannot be read (${code})` };
+      return isSymbolicLink(full) ? { unreadable: 'is a symbolic link to nothing' } : null;
     }
   };
   return {
@@ -48,4 +55,12 @@ function readSnapshot(root: string, entrypoint: string): ProjectSnapshot {
     hasEnvFile: existsSync(resolve(root, '.env')),
     listing: listProjectFiles(root, mightBeModelFile),
   };
+}
+
+function isSymbolicLink(path: string): boolean {
+  try {
+    return lstatSync(path).isSymbolicLink();
+  } catch {
+    return false;
+  }
 }

@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { expectGolden } from '../support/golden.js';
@@ -63,6 +63,18 @@ describe('svc scan', () => {
     const run = await runSvc(['scan', project]);
     expect(run.stderr).toContain('\\x1b[2J\\x1b]0;pwned\\x07');
     expect(run.stderr + run.stdout).not.toMatch(/[\u0007\u001b]/);
+  });
+
+  it('says which dependency files are not files it can read, rather than skipping them or waiting on a pipe', async () => {
+    const project = copyProject(join(EXAMPLES, 'hello'));
+    mkdirSync(join(project, 'requirements.txt'));
+    execFileSync('mkfifo', [join(project, '.python-version')]);
+    symlinkSync(join(project, 'gone.toml'), join(project, 'pyproject.toml'));
+    const run = await runSvc(['scan', project]);
+    expect(run.exitCode).toBe(0);
+    expect(run.stderr).toContain('warning: requirements.txt: is a directory, not a file svc can read; the scan goes on without it');
+    expect(run.stderr).toContain('warning: .python-version: is not a regular file, not a file svc can read; the scan goes on without it');
+    expect(run.stderr).toContain('warning: pyproject.toml: is a symbolic link to nothing; the scan goes on without it');
   });
 
   it('refuses an empty --entrypoint as bad usage', async () => {
