@@ -39,6 +39,9 @@ export function registerBuildCommand(program: Command): void {
       const options = command.optsWithGlobals<BuildOptions>();
       await runCommand(options, async (output) => {
         if (options.image === undefined) {
+          const imageOnly = [options.buildArg.length > 0 && '--build-arg', options.cache === false && '--no-cache', options.skipDiskCheck === true && '--skip-disk-check'];
+          const given = imageOnly.filter((option): option is string => option !== false);
+          if (given.length > 0) throw new SvcError('usage', `${given.join(', ')} ${given.length === 1 ? 'applies' : 'apply'} to an image build: add --image`);
           const prepared = await prepare(dir, options);
           // With --json the result holds the same notes; only a streaming build sends them as events.
           if (!output.mode.json) reportPreparation(prepared, createBuildProgressView(output.mode));

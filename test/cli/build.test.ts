@@ -107,4 +107,11 @@ describe('svc build (files only, no engine)', () => {
     ]);
     expect(existsSync(join(project, 'apipod-deploy/Dockerfile'))).toBe(false);
   });
+
+  it('refuses the options of an image build without --image, rather than ignoring them', async () => {
+    const run = await runSvc(['build', copyProject(join(REPO_ROOT, 'examples/hello')), '--build-arg', 'A=1', '--no-cache']);
+    expect([run.exitCode, run.stderr.trim()]).toEqual([2, 'error: --build-arg, --no-cache apply to an image build: add --image']);
+    const start = await runSvc(['start', join(REPO_ROOT, 'examples/hello'), '--image', 'hello:latest']);
+    expect([start.exitCode, start.stderr.trim().split('\n').at(-1)]).toEqual([2, 'error: --image chooses the image --orchestrator docker runs: add --orchestrator docker']);
+  });
 });
