@@ -31,7 +31,7 @@ export function parseImageReference(text: string): ImageReference | null {
 /** An image reference that must be valid: `what` names where it came from, for the message. */
 export function checkImageReference(text: string, what: string): string {
   if (parseImageReference(text) === null) {
-    throw new SvcError('usage', `${what} '${printable(text)}' is not a valid image reference (e.g. python:3.11-slim-bookworm)`, {
+    throw new SvcError('usage', `'${abbreviated(text)}' is not a valid image reference (e.g. python:3.11-slim-bookworm)`, {
       field: what,
     });
   }
@@ -61,6 +61,7 @@ export function withDefaultTag(reference: string): string {
   return parsed.tag === null && parsed.digest === null ? `${reference}:latest` : reference;
 }
 
-function printable(text: string): string {
-  return text.replace(/[\u0000-\u001f\u007f]/g, '?').slice(0, 200);
+/** At most 200 characters of a reference: the terminal output escapes control characters itself. */
+function abbreviated(text: string): string {
+  return text.length > 200 ? `${text.slice(0, 200)}…` : text;
 }

@@ -87,7 +87,7 @@ describe('svc build (files only, no engine)', () => {
     const base = await runSvc(['build', project, '--base-image', 'Not A Reference']);
     expect(base.exitCode).toBe(2);
     expect(base.stderr.trim().split('\n')).toEqual([
-      "error: --base-image: --base-image 'Not A Reference' is not a valid image reference (e.g. python:3.11-slim-bookworm)",
+      "error: --base-image: 'Not A Reference' is not a valid image reference (e.g. python:3.11-slim-bookworm)",
     ]);
     const noEngine = { env: { DOCKER_HOST: 'unix:///nonexistent/docker.sock' } };
     const arg = await runSvc(['build', project, '--image', 'x', '--build-arg', 'NO SPACES=1'], noEngine);
@@ -95,7 +95,7 @@ describe('svc build (files only, no engine)', () => {
     expect(arg.stderr).toContain("--build-arg name 'NO SPACES' is not a valid variable name");
     const tag = await runSvc(['build', project, '--image', 'Bad Tag!'], noEngine);
     expect(tag.exitCode).toBe(2);
-    expect(tag.stderr).toContain("--image 'Bad Tag!' is not a valid image reference");
+    expect(tag.stderr).toContain("error: --image: 'Bad Tag!' is not a valid image reference");
   });
 
   it('says in one line how to start or point to the engine when none answers, before any work', async () => {
