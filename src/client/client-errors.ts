@@ -140,10 +140,13 @@ function errorObject(body: unknown): Record<string, unknown> | null {
 export function serverMessage(body: unknown): string {
   const error = errorObject(body);
   if (error && typeof error.message === 'string') {
+    const message = error.message;
     const fields = Array.isArray(error.detail)
       ? (error.detail as Array<{ field?: unknown; message?: unknown }>).map((problem) => `${String(problem.field)}: ${String(problem.message)}`)
       : [];
-    return fields.length > 0 ? `${error.message} (${fields.join('; ')})` : error.message;
+    // svc's own message already names its fields; another server's may not.
+    const unsaid = fields.filter((field) => !message.includes(field));
+    return unsaid.length > 0 ? `${message} (${unsaid.join('; ')})` : message;
   }
   if (typeof body === 'object' && body !== null && 'detail' in body) return JSON.stringify((body as { detail: unknown }).detail);
   const text = typeof body === 'string' ? body : JSON.stringify(body);

@@ -170,6 +170,7 @@ describe('the client against a serverless server', () => {
     const invalid = await expectRejection(client().run('/progress', { count: 'many' }), HttpStatusError);
     expect(invalid.status).toBe(422);
     expect(invalid.message).toContain('count: must be an integer');
+    expect(invalid.message.split('count: must be an integer')).toHaveLength(2); // said once, not again in brackets
   });
 
   it('reads the base URL and key from SERVICE_INFER_BACKEND_URL and SERVICE_API_KEY', async () => {
