@@ -128,7 +128,9 @@ export async function serveLocally(options: LocalServeOptions): Promise<void> {
     } else {
       const address = await listenOn(gateway, options.host, starting?.port ?? options.port);
       const shown = address.replace('0.0.0.0', 'localhost');
-      log.info(`${title} is ready on ${shown} (docs: ${shown}/docs; ${compute} compute${keys.enabled ? ', API key required' : ''})`);
+      // The default host answers other machines too; say so, and how to keep it local.
+      const everywhere = options.host === '0.0.0.0' || options.host === '::' ? '; open to the network, --host 127.0.0.1 keeps it to this machine' : '';
+      log.info(`${title} is ready on ${shown} (docs: ${shown}/docs; ${compute} compute${keys.enabled ? ', API key required' : ''}${everywhere})`);
       for (const endpoint of pool.endpoints) log.info(`  ${endpoint.methods.join(',')} ${endpoint.path}`);
       log.event('listening', { url: address, endpoints: pool.endpoints.map((endpoint) => endpoint.path) });
 
