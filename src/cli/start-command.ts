@@ -11,12 +11,14 @@ import {
 } from '../deployment-target.js';
 import { endpointSeconds, fileName, integerBetween, oneOf, publicUrl, seconds } from './option-parsers.js';
 import { runCommand, type CommonOptions } from './run-command.js';
+import { addMissing, readDotenvFile } from './dotenv-file.js';
 import { SvcError } from '../svc-error.js';
 import { createServeLog } from './serve-log.js';
 import { containerServeArgs, type ServeSettings } from './container-serve-args.js';
 
 interface StartOptions extends CommonOptions, ServeSettings {
   entrypoint?: string;
+  dotenv?: string;
   host: string;
   port: number;
   compute?: Compute;
@@ -66,6 +68,8 @@ export function registerStartCommand(program: Command): void {
         .default('local'),
     )
     .option('--image <ref>', 'with --orchestrator docker: the image to run (default: the one svc build built last)')
+    // Not --env-file: Node 20 takes that flag for itself wherever it stands on the command line.
+    .option('--dotenv <file>', "the service's environment variables, in .env format (those your shell sets win); never baked into an image")
     .option('--api-key <key>', 'require "Authorization: Bearer <key>" (default: $SERVICE_API_KEY)')
     .option('--api-keys <file>', 'JSON file of keys and the endpoints each may call')
     .option('--job-timeout <seconds>', 'longest a call or job may run once started (then 504, or TIMEOUT for a job)', seconds, 3600)
@@ -77,6 +81,8 @@ export function registerStartCommand(program: Command): void {
     .action(async (target: string, _options: StartOptions, command: Command) => {
       const options = command.optsWithGlobals<StartOptions>();
       await runCommand(options, async (output) => {
+        const fromEnvFile = options.dotenv === undefined ? {} : readDotenvFile(options.dotenv);
+        addMissing(process.env, fromEnvFile);
         if (options.orchestrator === 'docker') {
           if (options.testInput) {
             throw new SvcError('usage', "--test-input needs --orchestrator local; with --orchestrator docker, a runpod image serves the provider library's test API (/run, /runsync) on --port");
@@ -94,6 +100,7 @@ export function registerStartCommand(program: Command): void {
             provider: options.provider,
             extraArgs,
             env: await containerSecrets(options),
+            passEnv: Object.keys(fromEnvFile),
             stopTimeoutSeconds: options.gracePeriod + 5,
             log: createServeLog(output.mode),
           });

@@ -36,6 +36,8 @@ export interface DockerRunOptions {
   gpus?: 'auto' | 'all' | 'none' | undefined;
   /** Where SERVICE_API_KEY and HUB_TOKEN are read from (default process.env); never written into an image. */
   env?: NodeJS.ProcessEnv | undefined;
+  /** More variables of `env` the container gets (those of --dotenv). */
+  passEnv?: readonly string[];
   /** Seconds the container gets to drain after SIGTERM before the engine kills it. */
   stopTimeoutSeconds?: number | undefined;
   log: ServeLog;
@@ -128,10 +130,11 @@ export async function runInDocker(options: DockerRunOptions): Promise<void> {
   }
 }
 
-/** The environment the container gets: the secrets from the caller's environment, and target overrides. */
-export function containerEnv(options: Pick<DockerRunOptions, 'env' | 'compute' | 'provider'>): string[] {
+/** The environment the container gets: the secrets from the caller's environment, those of --dotenv, and target overrides. */
+export function containerEnv(options: Pick<DockerRunOptions, 'env' | 'passEnv' | 'compute' | 'provider'>): string[] {
   const source = options.env ?? process.env;
-  const env = SECRET_ENV_NAMES.filter((name) => source[name] !== undefined).map((name) => `${name}=${source[name]}`);
+  const names = [...new Set([...SECRET_ENV_NAMES, ...(options.passEnv ?? [])])];
+  const env = names.filter((name) => source[name] !== undefined).map((name) => `${name}=${source[name]}`);
   if (options.compute) env.push(`${COMPUTE_ENV}=${options.compute}`);
   if (options.provider) env.push(`${PROVIDER_ENV}=${options.provider}`);
   return env;

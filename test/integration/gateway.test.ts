@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
@@ -419,6 +419,22 @@ describe('svc start taking optional files and lists of files from a form', () =>
     const form = document.paths['/inpaint'].post.requestBody.content['multipart/form-data'].schema.properties;
     const file = { type: 'string', format: 'binary', contentMediaType: 'image/*' };
     expect([form.image, form.mask, form.references]).toEqual([file, file, { type: 'array', items: file }]);
+  });
+});
+
+describe('svc start --dotenv', () => {
+  it("gives the service the file's variables, those the shell sets winning", async () => {
+    const envFile = join(mkdtempSync(join(tmpdir(), 'svc-env-')), 'service.env');
+    writeFileSync(envFile, '# settings\nGREETING="hello there"\nPRESET=from-file\n');
+    const server = await startSvc([BEHAVIOURS, '--dotenv', envFile], { PRESET: 'from-shell' });
+    try {
+      expect((await postJson(`${server.url}/env`, { name: 'GREETING' })).body).toBe('hello there');
+      expect((await postJson(`${server.url}/env`, { name: 'PRESET' })).body).toBe('from-shell');
+    } finally {
+      await server.stop();
+    }
+    const missing = await runSvc(['start', BEHAVIOURS, '--port', '0', '--dotenv', '/nonexistent/.env']);
+    expect([missing.exitCode, missing.stderr.trim()]).toEqual([2, 'error: /nonexistent/.env: --dotenv: cannot read it (no such file)']);
   });
 });
 
