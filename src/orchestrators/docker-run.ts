@@ -104,7 +104,12 @@ export async function runInDocker(options: DockerRunOptions): Promise<void> {
     engine.docker.modem.demuxStream(logs, demuxed, demuxed);
     demuxed.pipe(output, { end: false });
     await container.start().catch((error: unknown) => {
-      throw new SvcError('engine', `the container from ${image} did not start: ${describeError(error)}`);
+      const reason = describeError(error);
+      // The engine's own words ("driver failed programming external connectivity ...") say it least plainly.
+      if (/address already in use|port is already allocated/.test(reason)) {
+        throw new SvcError('address', `port ${options.port} is in use on ${options.host}: stop what listens there, or choose another with --port`);
+      }
+      throw new SvcError('engine', `the container from ${image} did not start: ${reason}`);
     });
     const exited = container.wait().then((result: { StatusCode: number }) => result.StatusCode);
 
