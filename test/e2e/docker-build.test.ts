@@ -1,5 +1,6 @@
 import { execFileSync, spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
+import { createServer, type AddressInfo } from 'node:net';
 import { appendFileSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -140,6 +141,19 @@ describe.skipIf(!engineAnswers && !mustRun)('svc build --image and svc start --o
     const refused = await runSvc(['start', '--orchestrator', 'docker', '--image', IMAGE, '--python', '/usr/bin/python3', project]);
     expect(refused.exitCode).toBe(2);
     expect(refused.stderr).toContain("--python has no effect with --orchestrator docker");
+  }, 120_000);
+
+  it('says in one line when the port is taken, in the words of the local orchestrator', async () => {
+    const taken = createServer();
+    await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+    const { port } = taken.address() as AddressInfo;
+    try {
+      const run = await runSvc(['start', '--orchestrator', 'docker', '--image', IMAGE, '--host', '127.0.0.1', '--port', String(port), project]);
+      expect(run.exitCode).toBe(1);
+      expect(run.stderr.trim().split('\n').at(-1)).toBe(`error: port ${port} is in use on 127.0.0.1: stop what listens there, or choose another with --port`);
+    } finally {
+      taken.close();
+    }
   }, 120_000);
 
   it('rebuilds after a change to service.py alone from the cache, up to the code layer', async () => {
