@@ -30,11 +30,13 @@ try {
   await program.parseAsync(process.argv);
 } catch (error) {
   if (!(error instanceof CommanderError)) throw error;
-  // Help and version exit 0; every other commander complaint is bad usage, which --json
-  // also gets as an error object, as it does any other failure.
-  const benign = ['commander.helpDisplayed', 'commander.version', 'commander.help'];
-  process.exitCode = benign.includes(error.code) ? 0 : 2;
+  // Help asked for and the version exit 0; every other commander complaint, a bare `svc` or
+  // `svc help bogus` included (commander gives those exit code 1), is bad usage, which
+  // --json also gets as an error object, as it does any other failure.
+  process.exitCode = error.exitCode === 0 ? 0 : 2;
   if (process.exitCode === 2 && process.argv.includes('--json')) {
-    process.stdout.write(`${JSON.stringify({ error: { code: 'usage', message: error.message.replace(/^error: /, '') } })}\n`);
+    const commands = program.commands.map((command) => command.name()).join(', ');
+    const message = error.code === 'commander.help' ? `expected a command: ${commands}` : error.message.replace(/^error: /, '');
+    process.stdout.write(`${JSON.stringify({ error: { code: 'usage', message } })}\n`);
   }
 }

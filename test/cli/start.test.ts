@@ -61,6 +61,8 @@ describe('svc start on the command line', () => {
     const failed = await runSvc(['--json', 'start', HELLO, '--port', '0', '--endpoint-timeout', '/helo=5']);
     const lines = failed.stdout.trim().split('\n').map((line) => JSON.parse(line));
     expect(lines.at(-1)).toEqual({ error: expect.objectContaining({ code: 'usage', message: expect.stringContaining('--endpoint-timeout /helo') }) });
+    const bare = await runSvc(['--json']);
+    expect([bare.exitCode, JSON.parse(bare.stdout)]).toEqual([2, { error: { code: 'usage', message: 'expected a command: scan, build, start, call' } }]);
     const misused = await runSvc(['--json', 'start', HELLO, '--bogus']);
     expect([misused.exitCode, JSON.parse(misused.stdout)]).toEqual([2, { error: { code: 'usage', message: "unknown option '--bogus'" } }]);
   });
