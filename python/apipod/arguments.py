@@ -3,9 +3,11 @@ from __future__ import annotations
 
 import collections.abc
 import dataclasses
+import datetime
 import enum
 import inspect
 import typing
+import uuid
 from typing import Any
 
 from .chat import ChatCompletionRequest
@@ -98,6 +100,8 @@ def convert(value: Any, annotation: Any) -> Any:
         return base(_read_media(value, MediaFile).to_bytes())
     if issubclass(base, enum.Enum):
         return base(value)
+    if base in _FROM_TEXT and isinstance(value, str):
+        return _FROM_TEXT[base](value)
     if issubclass(base, ChatCompletionRequest):
         return value if isinstance(value, base) else base.from_dict(value)
     if base is float and isinstance(value, int) and not isinstance(value, bool):
@@ -110,6 +114,19 @@ def convert(value: Any, annotation: Any) -> Any:
         hints = typing.get_type_hints(base, include_extras=True)
         return {key: convert(item, hints.get(key, Any)) for key, item in value.items()}
     return value
+
+
+def _datetime_from_text(text: str) -> datetime.datetime:
+    # Before Python 3.11, fromisoformat does not take the "Z" that JavaScript's toISOString() writes.
+    return datetime.datetime.fromisoformat(text[:-1] + "+00:00" if text.endswith(("Z", "z")) else text)
+
+
+_FROM_TEXT = {
+    datetime.datetime: _datetime_from_text,
+    datetime.date: datetime.date.fromisoformat,
+    datetime.time: datetime.time.fromisoformat,
+    uuid.UUID: uuid.UUID,
+}
 
 
 def _convert_named(name: str, value: Any, annotation: Any) -> Any:

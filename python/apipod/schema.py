@@ -4,9 +4,11 @@ from __future__ import annotations
 import collections.abc
 import copy
 import dataclasses
+import datetime
 import enum
 import json
 import typing
+import uuid
 from typing import Any
 
 from .chat import (
@@ -30,6 +32,8 @@ MEDIA_OBJECT_SCHEMA = {
 }
 
 _PRIMITIVES = {str: "string", bool: "boolean", int: "integer", float: "number"}
+# Values that travel as strings in a standard format (ISO 8601, RFC 4122), as FastAPI takes them.
+_STRING_FORMATS = {datetime.datetime: "date-time", datetime.date: "date", datetime.time: "time", uuid.UUID: "uuid"}
 _ARRAY_ORIGINS = {
     list, set, frozenset, collections.abc.Sequence, collections.abc.MutableSequence,
     collections.abc.Set, collections.abc.MutableSet, collections.abc.Collection,
@@ -127,6 +131,8 @@ class SchemaBuilder:
             return self._describe_enum(cls)
         if cls in _PRIMITIVES:
             return {"type": _PRIMITIVES[cls]}
+        if cls in _STRING_FORMATS:
+            return {"type": "string", "format": _STRING_FORMATS[cls]}
         if issubclass(cls, MediaFile):
             return media_schema(cls.media_kind, self.for_output)
         if cls in (bytes, bytearray):

@@ -1,10 +1,12 @@
 """A call's JSON arguments converted to the Python values an endpoint expects."""
 import base64
 import dataclasses
+import datetime
 import enum
 import os
 import tempfile
 import unittest
+import uuid
 from unittest import mock
 from typing import Optional, TypedDict, Union
 
@@ -68,6 +70,15 @@ class ConvertTest(unittest.TestCase):
             steps: int
 
         self.assertEqual(convert({"steps": "4"}, Settings), Settings(steps=4))
+
+    def test_dates_times_and_uuids_from_their_standard_strings(self):
+        self.assertEqual(convert("2026-11-23T10:00:00Z", datetime.datetime),
+                         datetime.datetime(2026, 11, 23, 10, tzinfo=datetime.timezone.utc))
+        self.assertEqual(convert("2026-11-23", datetime.date), datetime.date(2026, 11, 23))
+        self.assertEqual(convert("10:30", datetime.time), datetime.time(10, 30))
+        self.assertEqual(convert("12345678123456781234567812345678", uuid.UUID), uuid.UUID(int=0x12345678123456781234567812345678))
+        with self.assertRaises(ValueError):
+            convert("next tuesday", datetime.datetime)
 
     def test_chat_requests(self):
         request = convert({"messages": [{"role": "user", "content": "hi"}]}, ChatCompletionRequest)

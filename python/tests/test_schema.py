@@ -1,8 +1,10 @@
 """JSON Schema derived from endpoint signatures."""
 import dataclasses
+import datetime
 import enum
 import typing
 import unittest
+import uuid
 from typing import Annotated, Any, AsyncIterator, Dict, Iterator, List, Literal, Optional, Tuple, TypedDict, Union
 
 from apipod import APIPod, AudioFile, ChatCompletionRequest, ImageFile, JobProgress, MediaFile, VideoFile
@@ -74,6 +76,12 @@ class PrimitiveSchemaTest(unittest.TestCase):
         self.assertEqual(parameter_schema(float), {"type": "number"})
         self.assertEqual(parameter_schema(bool), {"type": "boolean"})
         self.assertEqual(parameter_schema(None), {"type": "null"})
+
+    def test_dates_times_and_uuids_are_strings_in_their_standard_format(self):
+        self.assertEqual(parameter_schema(datetime.datetime), {"type": "string", "format": "date-time"})
+        self.assertEqual(parameter_schema(datetime.date), {"type": "string", "format": "date"})
+        self.assertEqual(parameter_schema(datetime.time), {"type": "string", "format": "time"})
+        self.assertEqual(parameter_schema(uuid.UUID), {"type": "string", "format": "uuid"})
 
     def test_any_and_unannotated_accept_anything(self):
         self.assertEqual(parameter_schema(Any), {})

@@ -422,6 +422,22 @@ describe('svc start taking optional files and lists of files from a form', () =>
   });
 });
 
+describe('svc start with date, time and UUID parameters', () => {
+  it('takes them as ISO 8601 and RFC 4122 strings, answers them the same way, and names a bad one in a 422', async () => {
+    const server = await startSvc([BEHAVIOURS]);
+    try {
+      const shifted = await postJson(`${server.url}/shift`, { when: '2026-11-23T10:00:00Z', ticket: '12345678-1234-5678-1234-567812345678' });
+      expect(shifted.body).toEqual({ when: '2026-11-24T10:00:00+00:00', ticket: '12345678-1234-5678-1234-567812345678' });
+      const bad = await postJson(`${server.url}/shift`, { when: 'next tuesday' });
+      expect(bad.status).toBe(422);
+      expect(bad.body.error.detail).toEqual([{ field: 'when', message: expect.stringContaining("Invalid isoformat string: 'next tuesday'") }]);
+      expect(server.logs()).not.toContain('unknown format');
+    } finally {
+      await server.stop();
+    }
+  });
+});
+
 describe('svc start --dotenv', () => {
   it("gives the service the file's variables, those the shell sets winning", async () => {
     const envFile = join(mkdtempSync(join(tmpdir(), 'svc-env-')), 'service.env');
