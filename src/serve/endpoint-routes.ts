@@ -9,6 +9,7 @@ import { cancelledWhenClientLeaves } from './client-disconnect.js';
 import { HttpError } from './http-error.js';
 import { compileValidators, type Arguments } from './input-validation.js';
 import { envelopeOf, streamJob, type JobRoutesOptions } from './jobs/job-routes.js';
+import { acceptsEventStream } from './accept-header.js';
 import { readPreferences } from './prefer-header.js';
 import { readArguments, removeStagedFiles } from './request-arguments.js';
 import { crashFailure } from './worker-crash.js';
@@ -31,7 +32,7 @@ export async function registerEndpointRoutes(app: FastifyInstance, options: Endp
     const handler = async (request: FastifyRequest, reply: FastifyReply) => {
       const preferences = readPreferences(request.headers.prefer, options.jobs.maxWaitSeconds);
       const { arguments: args, stagedFiles } = await readArguments(request, endpoint, validators);
-      if (acceptsEventStream(request)) {
+      if (acceptsEventStream(request.headers.accept)) {
         // The call as server-sent events: a generator's chunks as it yields them, whatever the compute.
         const job = submitJob(request, options, endpoint, args, () => void removeStagedFiles(stagedFiles));
         streamJob(request, reply, job, options.jobRoutes, { cancelWhenClientLeaves: true });
@@ -79,11 +80,6 @@ export async function registerEndpointRoutes(app: FastifyInstance, options: Endp
     }
     throw new HttpError(404, 'not_found', 'unknown_route', `no endpoint at ${request.method} ${path}; see /docs for the endpoints`);
   });
-}
-
-/** The client asks for server-sent events: `Accept: text/event-stream` (not a wildcard, which every client sends). */
-function acceptsEventStream(request: FastifyRequest): boolean {
-  return (request.headers.accept ?? '').toLowerCase().includes('text/event-stream');
 }
 
 /**

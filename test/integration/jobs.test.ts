@@ -294,8 +294,10 @@ describe('a call asked for as server-sent events (Accept: text/event-stream)', (
       const next = await postJson(`${server.url}/order`, { tag: 'next' });
       expect(next.body).toBe('next');
     } finally {
-      await server.stop();
+      expect(await server.stop()).toBe(0);
     }
+    // Nobody will read the job of a caller who left: stopping does not wait for it.
+    expect(server.logs()).not.toContain('for clients to read');
   }, 20_000);
 });
 

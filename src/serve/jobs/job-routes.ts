@@ -101,6 +101,12 @@ export function streamJob(
   });
   response.on('close', () => {
     stop();
-    if (cancelWhenClientLeaves && !isTerminal(job.status)) options.runner.cancel(job);
+    if (!cancelWhenClientLeaves || isTerminal(job.status)) return;
+    // Its caller is gone, and nobody else knows the job: watched until it ends, it is not
+    // counted among the ended jobs a stopping server waits to have read.
+    const forget = options.store.watch(job, (changed) => {
+      if (isTerminal(changed.status)) forget();
+    });
+    options.runner.cancel(job);
   });
 }
