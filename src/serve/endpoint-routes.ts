@@ -26,6 +26,7 @@ type EndpointRoutesOptions = GatewayOptions & { jobRoutes: JobRoutesOptions };
  */
 export async function registerEndpointRoutes(app: FastifyInstance, options: EndpointRoutesOptions): Promise<void> {
   const methodsByPath = new Map<string, Set<string>>();
+  const endpointsByRoute = new Map<string, EndpointReport>();
   for (const endpoint of options.runner.endpoints) {
     if (endpoint.is_chat) continue; // served by the chat plugin (src/serve/chat/)
     const validators = compileValidators(endpoint);
@@ -61,7 +62,7 @@ export async function registerEndpointRoutes(app: FastifyInstance, options: Endp
       }
     };
     for (const url of [endpoint.path, `/v1${endpoint.path}`]) {
-      refuseOwnRoute(app, endpoint, url);
+      refuseTakenRoute(app, endpointsByRoute, endpoint, url);
       app.route({ method: endpoint.methods as HTTPMethods[], url, handler, config: { endpoint: endpoint.path } });
       const known = methodsByPath.get(url) ?? new Set<string>();
       endpoint.methods.forEach((method) => known.add(method));
@@ -83,16 +84,23 @@ export async function registerEndpointRoutes(app: FastifyInstance, options: Endp
 }
 
 /**
- * svc's own routes (health, docs, the job API) are registered first; an endpoint on one of
- * them would make Fastify throw an internal error, so name the endpoint and the route.
+ * A route can be had once, and routes ignore a trailing slash. svc's own (health, docs, the
+ * job API) are registered first, and another endpoint's may come before this one; either
+ * would make Fastify throw an internal error, so name the endpoint and what it collides with.
  */
-function refuseOwnRoute(app: FastifyInstance, endpoint: EndpointReport, url: string): void {
-  const method = endpoint.methods.find((candidate) => app.hasRoute({ method: candidate as HTTPMethods, url }));
-  if (method === undefined) return;
-  throw new SvcError(
-    'invalid-project',
-    `endpoint ${endpoint.function} (${endpoint.methods.join(', ')} ${endpoint.path}): svc serves ${method} ${url} itself; choose another path`,
-  );
+function refuseTakenRoute(app: FastifyInstance, endpointsByRoute: Map<string, EndpointReport>, endpoint: EndpointReport, url: string): void {
+  const bare = url.length > 1 ? url.replace(/\/+$/, '') : url;
+  const described = `endpoint ${endpoint.function} (${endpoint.methods.join(', ')} ${endpoint.path})`;
+  for (const method of endpoint.methods) {
+    const other = endpointsByRoute.get(`${method} ${bare}`);
+    if (other !== undefined) {
+      throw new SvcError('invalid-project', `${described}: endpoint ${other.function} (${other.path}) answers ${method} ${bare} already; a trailing slash makes no difference`);
+    }
+    if ([url, bare, `${bare}/`].some((candidate) => app.hasRoute({ method: method as HTTPMethods, url: candidate }))) {
+      throw new SvcError('invalid-project', `${described}: svc serves ${method} ${bare} itself; choose another path`);
+    }
+  }
+  for (const method of endpoint.methods) endpointsByRoute.set(`${method} ${bare}`, endpoint);
 }
 
 /** Creates the job and queues its call; a full queue is a 503 and leaves no job behind. */

@@ -76,6 +76,20 @@ describe('svc start on the command line', () => {
     const run = await runSvc(['start', project, '--port', '0']);
     expect(run.exitCode).toBe(1);
     expect(run.stderr.trim().split('\n').at(-1)).toBe('error: endpoint my_health (GET /health): svc serves GET /health itself; choose another path');
+
+    // Routes ignore a trailing slash: /health/ is /health, and /x/ is /x.
+    writeFileSync(join(project, 'service.py'), 'from apipod import APIPod\napp = APIPod()\n\n@app.get("/health/")\ndef my_health() -> dict:\n    return {}\n');
+    const slashed = await runSvc(['start', project, '--port', '0']);
+    expect(slashed.stderr.trim().split('\n').at(-1)).toBe('error: endpoint my_health (GET /health/): svc serves GET /health itself; choose another path');
+    writeFileSync(
+      join(project, 'service.py'),
+      'from apipod import APIPod\napp = APIPod()\n\n@app.endpoint("/x")\ndef one() -> int:\n    return 1\n\n@app.endpoint("/x/")\ndef two() -> int:\n    return 2\n',
+    );
+    const twice = await runSvc(['start', project, '--port', '0']);
+    expect([twice.exitCode, twice.stderr.trim().split('\n').at(-1)]).toEqual([
+      1,
+      'error: endpoint two (POST /x/): endpoint one (/x) answers POST /x already; a trailing slash makes no difference',
+    ]);
   });
 
   it('names a missing keys file', async () => {
