@@ -80,12 +80,26 @@ export function describeService(service: ServiceDescription): Json {
 /**
  * Operation ids must be unique, and generated clients name their methods after them: the
  * function's name, with its path as well when two endpoints share a function name (as
- * FastAPI does), so `run` at /predict and /predict2 give `run_predict` and `run_predict2`.
+ * FastAPI does), so `run` at /predict and /predict2 give `run_predict` and `run_predict2`;
+ * a name still taken (`run` at /a beside a function `run_a`) gets a number.
  */
 function operationNames(endpoints: readonly EndpointReport[]): (endpoint: EndpointReport) => string {
   const uses = new Map<string, number>();
   for (const endpoint of endpoints) uses.set(endpoint.function, (uses.get(endpoint.function) ?? 0) + 1);
-  return (endpoint) => ((uses.get(endpoint.function) ?? 0) > 1 ? `${endpoint.function}${endpoint.path}`.replace(/\W/g, '_') : endpoint.function);
+  const names = new Map<string, string>(); // by path: the document describes copies of the reports
+  const taken = new Set(endpoints.filter((endpoint) => uses.get(endpoint.function) === 1).map((endpoint) => endpoint.function));
+  for (const endpoint of endpoints) {
+    if (uses.get(endpoint.function) === 1) {
+      names.set(endpoint.path, endpoint.function);
+      continue;
+    }
+    const wanted = `${endpoint.function}${endpoint.path}`.replace(/\W/g, '_');
+    let name = wanted;
+    for (let number = 2; taken.has(name); number++) name = `${wanted}_${number}`;
+    taken.add(name);
+    names.set(endpoint.path, name);
+  }
+  return (endpoint) => names.get(endpoint.path) ?? endpoint.function;
 }
 
 const MEDIA_CONTENT_TYPES: { [media: string]: string } = { image: 'image/*', audio: 'audio/*', video: 'video/*' };
