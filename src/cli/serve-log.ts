@@ -1,6 +1,6 @@
 import { Chalk } from 'chalk';
 import type { ServeLog } from '../serve/serve-log.js';
-import type { OutputMode } from './output.js';
+import { printable, type OutputMode } from './output.js';
 
 /**
  * `svc start`'s log: one line per event on stderr, coloured on a terminal; stdout is left to --json.
@@ -22,7 +22,9 @@ export function createServeLog(mode: OutputMode, stderr: NodeJS.WritableStream =
     stderr.write(`${line}\n`);
   };
   return {
-    info: (message) => write(`${paint.bold('svc')} ${message}`),
+    // svc's own lines carry the service's title and paths: escaped, as every project text is
+    // (printable); the worker's lines are the user's own output, passed as they are.
+    info: (message) => write(`${paint.bold('svc')} ${printable(message)}`),
     request: (line) => {
       if (pendingRequests === '') setImmediate(flushRequests);
       pendingRequests += `${paint.dim(line)}\n`;
@@ -32,7 +34,7 @@ export function createServeLog(mode: OutputMode, stderr: NodeJS.WritableStream =
       write(`${paint.cyan(`[${tag}]`)} ${stream === 'stderr' ? paint.yellow(line) : line}`);
     },
     provider: (name, stream, line) => write(`${paint.magenta(`[${name}]`)} ${stream === 'stderr' ? paint.yellow(line) : line}`),
-    warn: (message) => write(`${paint.yellow('warning:')} ${message}`),
+    warn: (message) => write(`${paint.yellow('warning:')} ${printable(message)}`),
     event: (name, fields) => {
       if (mode.json) process.stdout.write(`${JSON.stringify({ event: name, ...fields })}\n`);
     },

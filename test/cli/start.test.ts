@@ -4,6 +4,7 @@ import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { startSvc } from '../support/server.js';
 import { REPO_ROOT, runSvc } from '../support/svc.js';
 
 const HELLO = join(REPO_ROOT, 'examples/hello');
@@ -65,6 +66,19 @@ describe('svc start on the command line', () => {
     expect([bare.exitCode, JSON.parse(bare.stdout)]).toEqual([2, { error: { code: 'usage', message: 'expected a command: scan, build, start, call' } }]);
     const misused = await runSvc(['--json', 'start', HELLO, '--bogus']);
     expect([misused.exitCode, JSON.parse(misused.stdout)]).toEqual([2, { error: { code: 'usage', message: "unknown option '--bogus'" } }]);
+  });
+
+  it("escapes control characters in the title and paths it logs, so a cloned service cannot drive the terminal", async () => {
+    const project = mkdtempSync(join(tmpdir(), 'svc-title-'));
+    writeFileSync(
+      join(project, 'service.py'),
+      'from apipod import APIPod\napp = APIPod(title="evil\\x1b]0;pwned\\x07")\n\n@app.endpoint("/x\\x1b[31m")\ndef x() -> int:\n    return 1\n',
+    );
+    const server = await startSvc([project]);
+    await server.stop();
+    expect(server.logs()).toContain('evil\\x1b]0;pwned\\x07 is ready');
+    expect(server.logs()).toContain('POST /x\\x1b[31m');
+    expect(server.logs()).not.toMatch(/[\u0007\u001b]/);
   });
 
   it("refuses an endpoint on a route svc serves itself, naming both, rather than an internal error", async () => {
