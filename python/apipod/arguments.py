@@ -6,9 +6,10 @@ import dataclasses
 import datetime
 import enum
 import inspect
+import re
 import typing
 import uuid
-from typing import Any
+from typing import Any, Callable
 
 from .chat import ChatCompletionRequest
 from .file_reference import is_file_reference, read_file_reference
@@ -116,15 +117,26 @@ def convert(value: Any, annotation: Any) -> Any:
     return value
 
 
-def _datetime_from_text(text: str) -> datetime.datetime:
-    # Before Python 3.11, fromisoformat does not take the "Z" that JavaScript's toISOString() writes.
-    return datetime.datetime.fromisoformat(text[:-1] + "+00:00" if text.endswith(("Z", "z")) else text)
+_FRACTION = re.compile(r"(\d{2}:\d{2}:\d{2})[.,](\d+)")
+
+
+def _from_iso_text(parse: Callable[[str], Any]) -> Callable[[str], Any]:
+    """`parse` (a fromisoformat) made to read what clients send on every supported Python:
+    before 3.11 it takes neither the "Z" of JavaScript's toISOString() nor fractions of
+    other than 3 or 6 digits."""
+    def parse_text(text: str) -> Any:
+        normal = _FRACTION.sub(lambda match: f"{match.group(1)}.{(match.group(2) + '000000')[:6]}", text.strip())
+        try:
+            return parse(normal[:-1] + "+00:00" if normal.endswith(("Z", "z")) else normal)
+        except ValueError:
+            raise ValueError(f"Invalid isoformat string: {text!r}") from None
+    return parse_text
 
 
 _FROM_TEXT = {
-    datetime.datetime: _datetime_from_text,
-    datetime.date: datetime.date.fromisoformat,
-    datetime.time: datetime.time.fromisoformat,
+    datetime.datetime: _from_iso_text(datetime.datetime.fromisoformat),
+    datetime.date: _from_iso_text(datetime.date.fromisoformat),
+    datetime.time: _from_iso_text(datetime.time.fromisoformat),
     uuid.UUID: uuid.UUID,
 }
 

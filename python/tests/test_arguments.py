@@ -76,6 +76,11 @@ class ConvertTest(unittest.TestCase):
                          datetime.datetime(2026, 11, 23, 10, tzinfo=datetime.timezone.utc))
         self.assertEqual(convert("2026-11-23", datetime.date), datetime.date(2026, 11, 23))
         self.assertEqual(convert("10:30", datetime.time), datetime.time(10, 30))
+        # What Python 3.10's fromisoformat refuses: a Z, and fractions of other than 3 or 6 digits.
+        utc = datetime.timezone.utc
+        self.assertEqual(convert("12:30:00Z", datetime.time), datetime.time(12, 30, tzinfo=utc))
+        self.assertEqual(convert("2024-05-01T12:30:00.5Z", datetime.datetime), datetime.datetime(2024, 5, 1, 12, 30, 0, 500000, tzinfo=utc))
+        self.assertEqual(convert("2024-05-01T12:30:00.123456789Z", datetime.datetime).microsecond, 123456)
         self.assertEqual(convert("12345678123456781234567812345678", uuid.UUID), uuid.UUID(int=0x12345678123456781234567812345678))
         with self.assertRaises(ValueError):
             convert("next tuesday", datetime.datetime)
