@@ -63,8 +63,9 @@ export async function createGateway(options: GatewayOptions): Promise<FastifyIns
     bodyLimit: options.maxBodyBytes,
     logger: false,
     return503OnClosing: true,
-    // `/hello/` is `/hello`, as clients and proxies append slashes freely.
-    routerOptions: { ignoreTrailingSlash: true },
+    // `/hello/` is `/hello`, as clients and proxies append slashes freely. A long job id or
+    // model name reaches its route (and its 404) rather than a 414 from the router.
+    routerOptions: { ignoreTrailingSlash: true, maxParamLength: 1000 },
     // A URL the router cannot read (bad percent-encoding, an over-long parameter) is refused
     // before any route runs: in the one error shape too, not Fastify's own.
     frameworkErrors: (error, _request, reply) => sendError(error, reply),

@@ -183,8 +183,9 @@ describe('the job API (serverless compute, localhost provider)', () => {
     expect(badEncoding.status).toBe(400);
     expect(badEncoding.body.error).toMatchObject({ status: 400, type: 'invalid_request', message: expect.stringContaining('not a valid url component') });
     const longId = await getJson(`${server.url}/v1/jobs/${'a'.repeat(101)}`);
-    expect(longId.status).toBe(414);
-    expect(longId.body.error).toMatchObject({ status: 414, type: 'invalid_request' });
+    expect(longId.body.error).toMatchObject({ status: 404, code: 'unknown_job' });
+    const tooLong = await getJson(`${server.url}/v1/jobs/${'a'.repeat(1001)}`);
+    expect(tooLong.body.error).toMatchObject({ status: 414, type: 'invalid_request' });
   });
 });
 
