@@ -6,7 +6,7 @@ import { PoolClosedError, QueueFullError } from '../worker/worker-pool.js';
 import type { CallOutcome } from '../worker/worker-process.js';
 import type { GatewayOptions } from './gateway.js';
 import { cancelledWhenClientLeaves } from './client-disconnect.js';
-import { HttpError } from './http-error.js';
+import { HttpError, methodNotAllowed } from './http-error.js';
 import { compileValidators, type Arguments } from './input-validation.js';
 import { envelopeOf, streamJob, type JobRoutesOptions } from './jobs/job-routes.js';
 import { acceptsEventStream } from './accept-header.js';
@@ -73,12 +73,7 @@ export async function registerEndpointRoutes(app: FastifyInstance, options: Endp
   app.setNotFoundHandler(async (request) => {
     const path = request.url.split('?')[0] as string;
     const allowed = methodsByPath.get(path);
-    if (allowed) {
-      const allow = [...allowed].join(', ');
-      throw new HttpError(405, 'method_not_allowed', 'method_not_allowed', `${request.method} is not allowed on ${path}; use ${allow}`, {
-        headers: { allow },
-      });
-    }
+    if (allowed) throw methodNotAllowed(request.method, path, [...allowed]);
     throw new HttpError(404, 'not_found', 'unknown_route', `no endpoint at ${request.method} ${path}; see /docs for the endpoints`);
   });
 }

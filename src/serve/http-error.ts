@@ -72,3 +72,9 @@ export class HttpError extends Error {
     };
   }
 }
+
+/** A 405 naming the methods the path does take, in `Allow` too. */
+export function methodNotAllowed(method: string, path: string, allowed: readonly string[]): HttpError {
+  const allow = allowed.join(', ');
+  return new HttpError(405, 'method_not_allowed', 'method_not_allowed', `${method} is not allowed on ${path}; use ${allow}`, { headers: { allow } });
+}

@@ -178,6 +178,13 @@ describe('the job API (serverless compute, localhost provider)', () => {
     expect((await getJson(`${server.url}/status?job_id=nope`)).status).toBe(404);
   });
 
+  it('answers another method on a job URL with a 405 naming the one it takes', async () => {
+    const response = await fetch(`${server.url}/v1/jobs/0123456789abcdef0123456789abcdef/cancel`);
+    expect(response.status).toBe(405);
+    expect(response.headers.get('allow')).toBe('POST');
+    expect(((await response.json()) as any).error).toMatchObject({ type: 'method_not_allowed', message: 'GET is not allowed on /v1/jobs/0123456789abcdef0123456789abcdef/cancel; use POST' });
+  });
+
   it('answers URLs the router cannot read in the one error shape', async () => {
     const badEncoding = await getJson(`${server.url}/v1/jobs/%E0%A4%A`);
     expect(badEncoding.status).toBe(400);

@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { HttpError } from '../http-error.js';
+import { HttpError, methodNotAllowed } from '../http-error.js';
 import { readPreferences } from '../prefer-header.js';
 import { toEnvelope, type ServiceSpecification } from './job-envelope.js';
 import type { JobRunner } from './job-runner.js';
@@ -51,6 +51,17 @@ export async function registerJobRoutes(app: FastifyInstance, options: JobRoutes
   app.get<{ Params: { id: string } }>('/v1/jobs/:id/stream', async (request, reply) => {
     streamJob(request, reply, findJob(request, request.params.id), options, { cancelWhenClientLeaves: false });
   });
+  // Another method on a job URL is a 405 naming the one it takes, as on an endpoint's path.
+  for (const [url, allowed] of [['/v1/jobs/:id', 'GET'], ['/v1/jobs/:id/cancel', 'POST'], ['/v1/jobs/:id/stream', 'GET']] as const) {
+    const others = (['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const).filter((method) => method !== allowed);
+    app.route({
+      method: [...others],
+      url,
+      handler: async (request) => {
+        throw methodNotAllowed(request.method, request.url.split('?')[0] as string, [allowed]);
+      },
+    });
+  }
 }
 
 export function envelopeOf(request: FastifyRequest, job: Job, options: Pick<JobRoutesOptions, 'publicUrl' | 'specification'>) {
