@@ -1,4 +1,5 @@
 import type { Value } from '../worker/protocol.js';
+import { isJsonObject } from '../worker/protocol.js';
 
 type Json = { [key: string]: Value };
 
@@ -49,8 +50,4 @@ export class ComponentSchemas {
     this.schemas[candidate] = {}; // reserved until the caller fills it in
     return candidate;
   }
-}
-
-function isJsonObject(value: Value | undefined): value is Json {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

@@ -1,4 +1,5 @@
 import type { Value } from '../worker/protocol.js';
+import { isJsonObject } from '../worker/protocol.js';
 
 /** A parameter that takes multipart uploads. */
 export interface FileUpload {
@@ -16,21 +17,17 @@ export interface FileUpload {
 export function fileUploadOf(schema: Value | undefined): FileUpload | null {
   const parameter = withoutNull(schema);
   if (isMediaSchema(parameter)) return { repeated: false, media: String(parameter['x-media-type']) };
-  if (!isObject(parameter) || parameter.type !== 'array') return null;
+  if (!isJsonObject(parameter) || parameter.type !== 'array') return null;
   const item = withoutNull(parameter.items);
   return isMediaSchema(item) ? { repeated: true, media: String(item['x-media-type']) } : null;
 }
 
 function isMediaSchema(schema: Value | undefined): schema is { [key: string]: Value } {
-  return isObject(schema) && 'x-media-type' in schema;
+  return isJsonObject(schema) && 'x-media-type' in schema;
 }
 
 function withoutNull(schema: Value | undefined): Value | undefined {
-  if (!isObject(schema) || !Array.isArray(schema.anyOf)) return schema;
-  const others = schema.anyOf.filter((member) => !(isObject(member) && member.type === 'null'));
+  if (!isJsonObject(schema) || !Array.isArray(schema.anyOf)) return schema;
+  const others = schema.anyOf.filter((member) => !(isJsonObject(member) && member.type === 'null'));
   return others.length === 1 ? others[0] : schema;
-}
-
-function isObject(value: Value | undefined): value is { [key: string]: Value } {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

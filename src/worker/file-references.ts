@@ -1,6 +1,7 @@
 import { readFile, realpath, rm, stat } from 'node:fs/promises';
 import { sep } from 'node:path';
 import type { FileReference, MediaValue, Value } from './protocol.js';
+import { isJsonObject } from './protocol.js';
 
 /** A `$file` reference the gateway will not follow: outside the file directory, or unreadable. */
 export class FileReferenceError extends Error {
@@ -78,7 +79,7 @@ async function inlineAll(value: Value, fileDir: string, inlining: Inlining): Pro
     for (const item of value) items.push(await inlineAll(item, fileDir, inlining));
     return items;
   }
-  if (isObject(value)) {
+  if (isJsonObject(value)) {
     const entries: [string, Value][] = [];
     for (const [key, item] of Object.entries(value)) {
       entries.push([key, await inlineAll(item, fileDir, inlining)]);
@@ -108,20 +109,20 @@ function base64Length(bytes: number): number {
 
 /** Deletes the files a value refers to inside `fileDir`, those not read yet. */
 async function deleteReferencedFiles(value: Value, fileDir: string): Promise<void> {
-  const reference = isObject(value) && isObject(value.$file) && typeof value.$file.path === 'string' ? value.$file.path : null;
+  const reference = isJsonObject(value) && isJsonObject(value.$file) && typeof value.$file.path === 'string' ? value.$file.path : null;
   if (reference !== null) {
     const path = await insideDirectory(reference, fileDir).catch(() => null);
     if (path !== null) await rm(path, { force: true });
     return;
   }
-  const items = Array.isArray(value) ? value : isObject(value) ? Object.values(value) : [];
+  const items = Array.isArray(value) ? value : isJsonObject(value) ? Object.values(value) : [];
   for (const item of items) await deleteReferencedFiles(item, fileDir);
 }
 
 /** Whether a value holds any `$file` key anywhere. */
 function mayHoldFileReferences(value: Value): boolean {
   if (Array.isArray(value)) return value.some(mayHoldFileReferences);
-  if (!isObject(value)) return false;
+  if (!isJsonObject(value)) return false;
   for (const key in value) {
     if (key === '$file' || mayHoldFileReferences(value[key] as Value)) return true;
   }
@@ -130,7 +131,7 @@ function mayHoldFileReferences(value: Value): boolean {
 
 /** The reference a value stands for, when it is an object whose `$file` is an object (as the Python side reads it). */
 function asFileReference(value: Value): FileReference['$file'] | null {
-  if (!isObject(value) || !isObject(value.$file)) return null;
+  if (!isJsonObject(value) || !isJsonObject(value.$file)) return null;
   const { path, file_name: fileName = null, content_type: contentType = null } = value.$file;
   if (typeof path !== 'string') throw new FileReferenceError('a $file reference without a path');
   return {
@@ -140,9 +141,6 @@ function asFileReference(value: Value): FileReference['$file'] | null {
   };
 }
 
-function isObject(value: Value | undefined): value is { [key: string]: Value } {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 async function insideDirectory(path: string, directory: string): Promise<string> {
   const [realFile, realDirectory] = await Promise.all([realpath(path).catch(() => path), realpath(directory)]);

@@ -241,7 +241,7 @@ class Fields {
     value: unknown,
     private readonly where: string,
   ) {
-    if (!isObject(value)) throw new ProtocolError(`${where}: expected an object`);
+    if (!isJsonObject(value)) throw new ProtocolError(`${where}: expected an object`);
     this.raw = value;
   }
 
@@ -321,7 +321,8 @@ class Fields {
   }
 }
 
-function isObject(value: unknown): value is { [key: string]: Value } {
+/** A JSON object: not an array, not null. */
+export function isJsonObject(value: unknown): value is { [key: string]: Value } {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 

@@ -1,4 +1,5 @@
 import type { Value } from '../../worker/protocol.js';
+import { isJsonObject } from '../../worker/protocol.js';
 import { HttpError } from '../http-error.js';
 import { ChoiceAssembler, deltasOf, isMessageLike, type Delta } from './chat-deltas.js';
 import { countTokens } from './token-count.js';
@@ -58,7 +59,7 @@ type JsonObject = { [key: string]: Value };
  * and usage counted by the simple tokenizer.
  */
 export function completionFrom(value: Value, context: CompletionContext): ChatCompletion {
-  const given = isObject(value) && Array.isArray(value.choices) ? value : null;
+  const given = isJsonObject(value) && Array.isArray(value.choices) ? value : null;
   const choices = given ? (given.choices as Value[]).map(choiceFrom) : assembleChoices(value);
   const completionTokens = choices.reduce((total, choice) => total + countTokens(textOf(choice.message.content)), 0);
   return {
@@ -76,12 +77,12 @@ export function completionFrom(value: Value, context: CompletionContext): ChatCo
 export function textOf(value: Value): string {
   if (typeof value === 'string') return value;
   if (value === null) return '';
-  if (isObject(value)) {
+  if (isJsonObject(value)) {
     if (typeof value.content === 'string' || value.content === null) return value.content ?? '';
     if (Array.isArray(value.content)) return value.content.map(textOf).join('');
     if (typeof value.text === 'string') return value.text;
     const choice = Array.isArray(value.choices) ? value.choices[0] : undefined;
-    if (isObject(choice)) return textOf(choice.delta ?? choice.message ?? null);
+    if (isJsonObject(choice)) return textOf(choice.delta ?? choice.message ?? null);
   }
   return JSON.stringify(value);
 }
@@ -108,7 +109,7 @@ export function usageChunkOf(context: CompletionContext, usage: Usage): ChatComp
 }
 
 export function usageFrom(given: Value, promptTokens: number, completionTokens: number): Usage {
-  const reported = isObject(given) ? given : {};
+  const reported = isJsonObject(given) ? given : {};
   const prompt = typeof reported.prompt_tokens === 'number' ? reported.prompt_tokens : promptTokens;
   const completion = typeof reported.completion_tokens === 'number' ? reported.completion_tokens : completionTokens;
   const total = typeof reported.total_tokens === 'number' ? reported.total_tokens : prompt + completion;
@@ -133,8 +134,8 @@ function assembleChoices(value: Value): ChatChoice[] {
 
 function choiceFrom(choice: Value, index: number): ChatChoice {
   if (typeof choice === 'string') return { index, message: { role: 'assistant', content: choice }, finish_reason: 'stop' };
-  const given = isObject(choice) ? choice : {};
-  const message = isObject(given.message) ? given.message : isObject(given.delta) ? given.delta : {};
+  const given = isJsonObject(choice) ? choice : {};
+  const message = isJsonObject(given.message) ? given.message : isJsonObject(given.delta) ? given.delta : {};
   return {
     ...given,
     index: typeof given.index === 'number' ? given.index : index,
@@ -143,11 +144,8 @@ function choiceFrom(choice: Value, index: number): ChatChoice {
   };
 }
 
-function isObject(value: Value | undefined): value is JsonObject {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 function describe(value: Value): string {
-  if (isObject(value)) return `an object with ${Object.keys(value).length === 0 ? 'no fields' : `fields ${Object.keys(value).join(', ')}`}`;
+  if (isJsonObject(value)) return `an object with ${Object.keys(value).length === 0 ? 'no fields' : `fields ${Object.keys(value).join(', ')}`}`;
   return `a ${typeof value}`;
 }

@@ -1,4 +1,5 @@
 import type { Value } from '../../worker/protocol.js';
+import { isJsonObject } from '../../worker/protocol.js';
 
 type JsonObject = { [key: string]: Value };
 
@@ -30,10 +31,10 @@ export interface AssembledChoice {
 export function deltasOf(item: Value): ChoiceDelta[] {
   if (item === null) return [];
   if (typeof item === 'string') return [{ index: 0, delta: { content: item }, finishReason: null }];
-  if (isObject(item) && Array.isArray(item.choices)) {
-    return item.choices.filter(isObject).map((choice, position) => ({
+  if (isJsonObject(item) && Array.isArray(item.choices)) {
+    return item.choices.filter(isJsonObject).map((choice, position) => ({
       index: typeof choice.index === 'number' ? choice.index : position,
-      delta: deltaFrom(isObject(choice.delta) ? choice.delta : isObject(choice.message) ? choice.message : {}),
+      delta: deltaFrom(isJsonObject(choice.delta) ? choice.delta : isJsonObject(choice.message) ? choice.message : {}),
       finishReason: typeof choice.finish_reason === 'string' ? choice.finish_reason : null,
     }));
   }
@@ -43,7 +44,7 @@ export function deltasOf(item: Value): ChoiceDelta[] {
 
 /** A message or delta object: what a chat function may return whole, besides text and a response. */
 export function isMessageLike(value: Value): value is JsonObject {
-  return isObject(value) && ('content' in value || 'tool_calls' in value || typeof value.text === 'string');
+  return isJsonObject(value) && ('content' in value || 'tool_calls' in value || typeof value.text === 'string');
 }
 
 export function isEmptyDelta(delta: Delta): boolean {
@@ -92,7 +93,7 @@ export class ChoiceAssembler {
 /** Tool calls as stream fragments, each numbered with its `index`. */
 function toolCallDeltas(calls: Value | undefined): JsonObject[] | undefined {
   if (!Array.isArray(calls)) return undefined;
-  return calls.filter(isObject).map((call, position) => ({ index: typeof call.index === 'number' ? call.index : position, ...call }));
+  return calls.filter(isJsonObject).map((call, position) => ({ index: typeof call.index === 'number' ? call.index : position, ...call }));
 }
 
 /** The text and tool calls of a message or delta object, as one delta. */
@@ -105,14 +106,14 @@ export function deltaFrom(object: JsonObject): Delta {
 function contentText(object: JsonObject): string {
   const { content } = object;
   if (typeof content === 'string') return content;
-  if (Array.isArray(content)) return content.map((part) => (typeof part === 'string' ? part : isObject(part) ? contentText(part) : '')).join('');
+  if (Array.isArray(content)) return content.map((part) => (typeof part === 'string' ? part : isJsonObject(part) ? contentText(part) : '')).join('');
   return typeof object.text === 'string' ? object.text : '';
 }
 
 function mergeToolCall(known: JsonObject | undefined, fragment: JsonObject): JsonObject {
-  if (known === undefined) return { ...fragment, function: isObject(fragment.function) ? { ...fragment.function } : fragment.function ?? null };
+  if (known === undefined) return { ...fragment, function: isJsonObject(fragment.function) ? { ...fragment.function } : fragment.function ?? null };
   const merged: JsonObject = { ...known, ...fragment };
-  if (isObject(known.function) && isObject(fragment.function)) {
+  if (isJsonObject(known.function) && isJsonObject(fragment.function)) {
     const joined = `${stringOr(known.function.arguments)}${stringOr(fragment.function.arguments)}`;
     merged.function = { ...known.function, ...fragment.function, arguments: joined };
   }
@@ -126,8 +127,4 @@ function withoutIndex(call: JsonObject): JsonObject {
 
 function stringOr(value: Value | undefined): string {
   return typeof value === 'string' ? value : '';
-}
-
-function isObject(value: Value | undefined): value is JsonObject {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

@@ -1,5 +1,6 @@
 import type { FastifyRequest } from 'fastify';
 import type { EndpointReport, Value } from '../../worker/protocol.js';
+import { isJsonObject } from '../../worker/protocol.js';
 import { HttpError } from '../http-error.js';
 import { compileValidators, type InputValidator } from '../input-validation.js';
 import { readArguments } from '../request-arguments.js';
@@ -60,15 +61,11 @@ export class ChatRequestReader {
  */
 export function findChatParameter(endpoint: EndpointReport): { name: string; schema: JsonObject } | null {
   const properties = endpoint.input_schema.properties;
-  if (!isObject(properties)) return null;
+  if (!isJsonObject(properties)) return null;
   for (const [name, schema] of Object.entries(properties)) {
-    const candidates = isObject(schema) && Array.isArray(schema.anyOf) ? schema.anyOf : [schema];
-    const chat = candidates.find((candidate) => isObject(candidate) && isObject(candidate.properties) && 'messages' in candidate.properties);
-    if (isObject(chat)) return { name, schema: chat };
+    const candidates = isJsonObject(schema) && Array.isArray(schema.anyOf) ? schema.anyOf : [schema];
+    const chat = candidates.find((candidate) => isJsonObject(candidate) && isJsonObject(candidate.properties) && 'messages' in candidate.properties);
+    if (isJsonObject(chat)) return { name, schema: chat };
   }
   return null;
-}
-
-function isObject(value: Value | undefined): value is JsonObject {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

@@ -3,6 +3,7 @@ import { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { CancelSignal } from '../../worker/cancel-signal.js';
 import type { EndpointReport, Value } from '../../worker/protocol.js';
+import { isJsonObject } from '../../worker/protocol.js';
 import type { CallOutcome } from '../../worker/worker-process.js';
 import type { CallRunner } from '../call-runner.js';
 import { CallDeadline, callTimedOut, timeoutMsFor } from '../call-timeout.js';
@@ -130,7 +131,7 @@ async function streamCompletion(
   const early = ended as CallOutcome | null;
   if (early && early.kind !== 'result') throw call.failure(early);
 
-  const streamOptions = isObject(body.stream_options) ? body.stream_options : {};
+  const streamOptions = isJsonObject(body.stream_options) ? body.stream_options : {};
   const events = completionEvents(feed, outcome, {
     context,
     includeUsage: streamOptions.include_usage === true,
@@ -182,8 +183,4 @@ function urlsOfOtherEndpoints(endpoints: readonly EndpointReport[]): Set<string>
     for (const url of [endpoint.path, `/v1${endpoint.path}`]) endpoint.methods.forEach((method) => taken.add(`${method} ${url}`));
   }
   return taken;
-}
-
-function isObject(value: Value | undefined): value is { [key: string]: Value } {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
