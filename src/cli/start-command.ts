@@ -143,17 +143,15 @@ export function registerStartCommand(program: Command): void {
 
 /**
  * The secrets the container gets through its environment, never its command line: the
- * caller's, then `--api-key` and the `--api-keys` file's text, checked here so that a bad
- * file is named before any container starts.
+ * caller's, then `--api-key` and the `--api-keys` file's text, checked here as the local
+ * server checks them, so that a bad key or file is named before any container starts.
  */
 async function containerSecrets(options: StartOptions): Promise<NodeJS.ProcessEnv> {
   // Loaded on use, like the servers: every other command would pay for node:crypto.
   const { API_KEYS_ENV, ApiKeys, readKeysFile } = await import('../serve/api-keys.js');
   const env: NodeJS.ProcessEnv = { ...process.env };
   if (options.apiKey !== undefined) env.SERVICE_API_KEY = options.apiKey;
-  if (options.apiKeys !== undefined) {
-    ApiKeys.from({ keysFile: options.apiKeys });
-    env[API_KEYS_ENV] = readKeysFile(options.apiKeys);
-  }
+  ApiKeys.from({ key: env.SERVICE_API_KEY, keysFile: options.apiKeys });
+  if (options.apiKeys !== undefined) env[API_KEYS_ENV] = readKeysFile(options.apiKeys);
   return env;
 }

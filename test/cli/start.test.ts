@@ -120,11 +120,14 @@ describe('svc start on the command line', () => {
       await runSvc(['start', HELLO, '--port', '0'], { env: { SERVICE_API_KEY: 'short' } }),
       await runSvc(['start', HELLO, '--port', '0', '--api-keys', emptyKeys]),
     ];
-    expect(runs.map((run) => run.exitCode)).toEqual([2, 2, 2]);
+    // The docker orchestrator checks the key before it looks for an engine or an image.
+    runs.push(await runSvc(['start', HELLO, '--orchestrator', 'docker', '--api-key', '']));
+    expect(runs.map((run) => run.exitCode)).toEqual([2, 2, 2, 2]);
     expect(runs.map((run) => run.stderr.trim().split('\n').at(-1))).toEqual([
       'error: the API key (--api-key or $SERVICE_API_KEY) is empty: a key has at least 8 characters; to serve without keys, unset it',
       'error: the API key (--api-key or $SERVICE_API_KEY) is 5 characters long: a key has at least 8 characters; to serve without keys, unset it',
       `error: ${emptyKeys}: keys: lists no keys, which would leave the server open to everyone; to serve without keys, leave the file out`,
+      'error: the API key (--api-key or $SERVICE_API_KEY) is empty: a key has at least 8 characters; to serve without keys, unset it',
     ]);
   });
 });
