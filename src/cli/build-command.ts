@@ -39,8 +39,8 @@ export function registerBuildCommand(program: Command): void {
       const options = command.optsWithGlobals<BuildOptions>();
       await runCommand(options, async (output) => {
         if (options.image === undefined) {
-          const imageOnly = [options.buildArg.length > 0 && '--build-arg', options.cache === false && '--no-cache', options.skipDiskCheck === true && '--skip-disk-check'];
-          const given = imageOnly.filter((option): option is string => option !== false);
+          const imageOnly = { '--build-arg': options.buildArg.length > 0, '--no-cache': options.cache === false, '--skip-disk-check': options.skipDiskCheck === true };
+          const given = Object.entries(imageOnly).filter(([, isGiven]) => isGiven).map(([flag]) => flag);
           if (given.length > 0) throw new SvcError('usage', `${given.join(', ')} ${given.length === 1 ? 'applies' : 'apply'} to an image build: add --image`);
           const prepared = await prepare(dir, options);
           // With --json the result holds the same notes; only a streaming build sends them as events.

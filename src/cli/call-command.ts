@@ -16,10 +16,10 @@ import {
 import { SvcError } from '../svc-error.js';
 import { createCallProgress } from './call-progress.js';
 import { oneOf, seconds } from './option-parsers.js';
-
-const ENDPOINT_METHODS: readonly EndpointMethod[] = ['GET', 'POST'];
 import type { Output } from './output.js';
 import { runCommand, type CommonOptions } from './run-command.js';
+
+const ENDPOINT_METHODS: readonly EndpointMethod[] = ['GET', 'POST'];
 
 interface CallOptions extends CommonOptions {
   url?: string;

@@ -1,5 +1,4 @@
-import type { Value } from '../worker/protocol.js';
-import { isJsonObject } from '../worker/protocol.js';
+import { isJsonObject, type Value } from '../worker/protocol.js';
 
 type Json = { [key: string]: Value };
 

@@ -1,4 +1,4 @@
-import type { EndpointReport, Value } from '../worker/protocol.js';
+import { isJsonObject, type EndpointReport, type Value } from '../worker/protocol.js';
 import { findChatParameter } from './chat/chat-request.js';
 import { ComponentSchemas } from './component-schemas.js';
 import { fileUploadOf } from './file-parameters.js';
@@ -183,5 +183,5 @@ function queryParameters(endpoint: EndpointReport): Value[] {
 
 function propertiesOf(endpoint: EndpointReport): { [name: string]: Value } {
   const properties = endpoint.input_schema.properties;
-  return typeof properties === 'object' && properties !== null && !Array.isArray(properties) ? properties : {};
+  return isJsonObject(properties) ? properties : {};
 }

@@ -1,7 +1,6 @@
 import { readFile, realpath, rm, stat } from 'node:fs/promises';
 import { sep } from 'node:path';
-import type { FileReference, MediaValue, Value } from './protocol.js';
-import { isJsonObject } from './protocol.js';
+import { isJsonObject, type FileReference, type MediaValue, type Value } from './protocol.js';
 
 /** A `$file` reference the gateway will not follow: outside the file directory, or unreadable. */
 export class FileReferenceError extends Error {
@@ -140,7 +139,6 @@ function asFileReference(value: Value): FileReference['$file'] | null {
     content_type: typeof contentType === 'string' ? contentType : null,
   };
 }
-
 
 async function insideDirectory(path: string, directory: string): Promise<string> {
   const [realFile, realDirectory] = await Promise.all([realpath(path).catch(() => path), realpath(directory)]);

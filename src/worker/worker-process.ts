@@ -170,7 +170,7 @@ export class WorkerProcess {
       exit = { code, signal };
       // What the user's code started (a subprocess, a server) dies with the worker, rather
       // than keep GPU memory or a port; it ran in the worker's process group.
-      signalGroup(this.child.pid!);
+      killGroup(this.child.pid!);
       setTimeout(() => this.child.stdio.forEach((stream) => stream?.destroy()), PIPE_DRAIN_MS).unref();
     });
     this.child.on('close', () => this.enqueue(() => this.finish(exit, null)));
@@ -230,7 +230,7 @@ export class WorkerProcess {
   kill(reason: KillReason, detail: string): void {
     if (this.hasFinished || this.killed !== null) return;
     this.killed = { reason, detail };
-    if (!signalGroup(this.child.pid!)) this.child.kill('SIGKILL'); // the group is gone already; make sure of the process itself
+    if (!killGroup(this.child.pid!)) this.child.kill('SIGKILL'); // the group is gone already; make sure of the process itself
   }
 
   private cancel(call: RunningCall): void {
@@ -334,14 +334,13 @@ export class WorkerProcess {
     this.handling = this.handling.then(step);
   }
 
-
   private log(stream: LogLine['stream'], line: string): void {
     this.onLog({ worker: this.id, call: this.running?.id ?? null, stream, line });
   }
 }
 
 /** SIGKILL to a worker's process group (its pid: workers start detached); false when no process is left in it. */
-function signalGroup(pid: number): boolean {
+function killGroup(pid: number): boolean {
   try {
     process.kill(-pid, 'SIGKILL');
     return true;

@@ -1,5 +1,4 @@
-import type { Value } from '../../worker/protocol.js';
-import { isJsonObject } from '../../worker/protocol.js';
+import { isJsonObject, type Value } from '../../worker/protocol.js';
 import { HttpError } from '../http-error.js';
 import { ChoiceAssembler, deltasOf, isMessageLike, type Delta } from './chat-deltas.js';
 import { countTokens } from './token-count.js';
@@ -143,7 +142,6 @@ function choiceFrom(choice: Value, index: number): ChatChoice {
     finish_reason: typeof given.finish_reason === 'string' ? given.finish_reason : 'stop',
   };
 }
-
 
 function describe(value: Value): string {
   if (isJsonObject(value)) return `an object with ${Object.keys(value).length === 0 ? 'no fields' : `fields ${Object.keys(value).join(', ')}`}`;

@@ -1,6 +1,5 @@
 import type { FastifyRequest } from 'fastify';
-import type { EndpointReport, Value } from '../../worker/protocol.js';
-import { isJsonObject } from '../../worker/protocol.js';
+import { isJsonObject, type EndpointReport, type Value } from '../../worker/protocol.js';
 import { HttpError } from '../http-error.js';
 import { compileValidators, type InputValidator } from '../input-validation.js';
 import { readArguments } from '../request-arguments.js';
