@@ -5,11 +5,13 @@ handler raises CallCancelled in the main thread, inside the user's code. A signa
 from __future__ import annotations
 
 import contextlib
-import os
 import signal
 import sys
 import threading
 from typing import Iterator, Optional
+
+
+RESIGNAL_SECONDS = 0.1
 
 
 class CallCancelled(BaseException):
@@ -19,6 +21,7 @@ class CallCancelled(BaseException):
 class Cancellation:
     def __init__(self):
         self._lock = threading.Lock()
+        self._call_ended = threading.Condition(self._lock)
         self._running_call: Optional[str] = None
         self._is_requested = False
         # Cancels and calls come on separate pipes, so a cancel may overtake its call.
@@ -45,11 +48,16 @@ class Cancellation:
             with self._lock:
                 self._running_call = None
                 self._is_requested = False
+                self._call_ended.notify_all()
 
     def request(self, call_id: str) -> None:
         """From the cancel thread. A cancel for a call that is not running is kept for the
         call that starts next (one at most: the gateway sends a worker one call at a time),
-        so a cancel that overtook its call stops it before it starts."""
+        so a cancel that overtook its call stops it before it starts.
+
+        The signal goes to the main thread itself (sent to the process, another thread may
+        take it), and again every RESIGNAL_SECONDS until the call has taken it: one that
+        lands just before the main thread enters a sleep is seen only when the sleep ends."""
         with self._lock:
             if self._running_call != call_id:
                 self._cancelled_before_start = call_id
@@ -57,7 +65,11 @@ class Cancellation:
             if self._is_requested:
                 return
             self._is_requested = True
-        os.kill(os.getpid(), signal.SIGINT)
+            # Checked and sent under the lock, never for a call that has ended; the wait lets
+            # the call end (running() notifies), so the next cancel is read at once.
+            while self._is_requested and self._running_call == call_id:
+                signal.pthread_kill(threading.main_thread().ident, signal.SIGINT)
+                self._call_ended.wait(RESIGNAL_SECONDS)
 
     @contextlib.contextmanager
     def shielded(self) -> Iterator[None]:
