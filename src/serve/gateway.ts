@@ -1,3 +1,4 @@
+import type { ServerResponse } from 'node:http';
 import multipart from '@fastify/multipart';
 import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply } from 'fastify';
 import type { Compute } from '../deployment-target.js';
@@ -77,8 +78,11 @@ export async function createGateway(options: GatewayOptions): Promise<FastifyIns
 
   if (options.onRequestLog) {
     const log = options.onRequestLog;
-    app.addHook('onResponse', (request, reply, done) => {
-      log(`${request.method} ${request.url} ${reply.statusCode} ${Math.round(reply.elapsedTime)}ms`);
+    // On the connection's close rather than Fastify's onResponse, which misses server-sent
+    // event streams and requests whose client left: those are the ones worth seeing.
+    app.addHook('onRequest', (request, reply, done) => {
+      const response = reply.raw;
+      response.once('close', () => log(requestLogLine(request.method, request.url, response, reply.elapsedTime)));
       done();
     });
   }
@@ -103,6 +107,12 @@ export async function createGateway(options: GatewayOptions): Promise<FastifyIns
   await app.register(registerChatRoutes, options);
   await app.register(registerEndpointRoutes, { ...options, jobRoutes });
   return app;
+}
+
+/** `POST /x 200 12ms`; `-` for a status never sent, and a note when the client left first. */
+function requestLogLine(method: string, url: string, response: ServerResponse, elapsedMs: number): string {
+  const status = response.headersSent ? String(response.statusCode) : '-';
+  return `${method} ${url} ${status} ${Math.round(elapsedMs)}ms${response.writableFinished ? '' : ' (the client left)'}`;
 }
 
 function fromFastifyError(error: FastifyError): HttpError {

