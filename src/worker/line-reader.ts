@@ -3,17 +3,20 @@ import type { Readable } from 'node:stream';
 const LF = 0x0a;
 const CR = 0x0d;
 
+/** How a line ended: a lone \r is a progress bar's redraw, not a finished line. */
+export type LineEnding = 'newline' | 'carriage-return' | 'end-of-stream';
+
 export interface LineReaderOptions {
   /** The longest line held, in bytes; what a longer line has beyond that is dropped. */
   maxLineBytes: number;
-  onLine: (line: string) => void;
+  onLine: (line: string, ending: LineEnding) => void;
   /** A line longer than `maxLineBytes`, given as its first `maxLineBytes` bytes. */
   onOverlongLine: (start: string) => void;
 }
 
 /**
  * Reads a stream as UTF-8 lines ending in \n, \r\n or a lone \r (a progress bar's redraw),
- * as node:readline does, but holding at most `maxLineBytes` of a line: readline keeps a
+ * as node:readline does, saying which, but holding at most `maxLineBytes` of a line: readline keeps a
  * line whole however long it grows, and a worker that writes 600 MB without a newline then
  * takes the gateway down with "Invalid string length". A last line without its end is
  * still read when the stream ends.
@@ -37,16 +40,22 @@ export function readLines(stream: Readable, options: LineReaderOptions): void {
     parts = [];
     size = 0;
   };
-  const endLine = () => {
-    if (!overlong) options.onLine(parts.length === 1 ? parts[0]!.toString('utf8') : Buffer.concat(parts, size).toString('utf8'));
+  const endLine = (ending: LineEnding) => {
+    if (!overlong) options.onLine(parts.length === 1 ? parts[0]!.toString('utf8') : Buffer.concat(parts, size).toString('utf8'), ending);
     overlong = false;
     parts = [];
     size = 0;
   };
 
   stream.on('data', (chunk: Buffer) => {
-    let start = afterCarriageReturn && chunk[0] === LF ? 1 : 0; // the \n of a \r\n split across reads
-    afterCarriageReturn = false;
+    let start = 0;
+    if (afterCarriageReturn) {
+      // A line that ended in \r at the end of the last read: a \r\n split across reads, or a redraw.
+      const isNewline = chunk[0] === LF;
+      endLine(isNewline ? 'newline' : 'carriage-return');
+      if (isNewline) start = 1;
+      afterCarriageReturn = false;
+    }
     // The next \n and \r at or after `start`, each searched for again only once passed.
     let nextLF = chunk.indexOf(LF, start);
     let nextCR = chunk.indexOf(CR, start);
@@ -59,26 +68,46 @@ export function readLines(stream: Readable, options: LineReaderOptions): void {
         return;
       }
       append(chunk.subarray(start, end));
-      endLine();
       start = end + 1;
-      if (chunk[end] === CR) {
-        if (start === chunk.length) afterCarriageReturn = true;
-        else if (chunk[start] === LF) start += 1;
+      if (chunk[end] === LF) {
+        endLine('newline');
+      } else if (start === chunk.length) {
+        afterCarriageReturn = true; // decided by the next read's first byte
+      } else if (chunk[start] === LF) {
+        endLine('newline');
+        start += 1;
+      } else {
+        endLine('carriage-return');
       }
     }
   });
   stream.on('end', () => {
-    if (size > 0) endLine();
+    if (afterCarriageReturn) endLine('carriage-return');
+    else if (size > 0) endLine('end-of-stream');
   });
 }
 
 const LOG_LINE_MAX_BYTES = 64 * 1024;
+const REDRAW_INTERVAL_MS = 1000;
 
-/** A process's output as log lines; a line longer than 64 KiB is cut, and says so. */
+/**
+ * A process's output as log lines; a line longer than 64 KiB is cut, and says so. A
+ * progress bar (tqdm, as diffusers and model downloads draw) redraws itself ten times a
+ * second with a lone \r: a redraw is logged at most once a second, and the bar's last state,
+ * which ends in \n, always.
+ */
 export function readLogLines(stream: Readable, onLine: (line: string) => void): void {
+  let redrawLoggedAt = -Infinity;
   readLines(stream, {
     maxLineBytes: LOG_LINE_MAX_BYTES,
-    onLine,
+    onLine: (line, ending) => {
+      if (ending === 'carriage-return') {
+        const now = performance.now();
+        if (line.trim() === '' || now - redrawLoggedAt < REDRAW_INTERVAL_MS) return;
+        redrawLoggedAt = now;
+      }
+      onLine(line);
+    },
     onOverlongLine: (start) => onLine(`${start} [cut: the line is longer than ${LOG_LINE_MAX_BYTES / 1024} KiB]`),
   });
 }

@@ -1,7 +1,7 @@
 import { once } from 'node:events';
 import { PassThrough } from 'node:stream';
-import { describe, expect, it } from 'vitest';
-import { readLines } from '../../src/worker/line-reader.js';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { readLines, readLogLines, type LineEnding } from '../../src/worker/line-reader.js';
 
 /** The lines (and cut lines, marked) that the reader gives for these writes. */
 async function linesOf(writes: (string | Buffer)[], maxLineBytes = 1024): Promise<string[]> {
@@ -24,6 +24,23 @@ describe('readLines', () => {
     expect(await linesOf(['hel', 'lo\r', '\nwor', snowman.subarray(0, 1), snowman.subarray(1), 'ld\n'])).toEqual(['hello', 'wor☃ld']);
   });
 
+  it('says how each line ended, a \\r\\n split between reads included', async () => {
+    const stream = new PassThrough();
+    const endings: [string, LineEnding][] = [];
+    readLines(stream, { maxLineBytes: 1024, onLine: (line, ending) => endings.push([line, ending]), onOverlongLine: () => {} });
+    for (const write of ['a\r', '\nb\r', 'c\rd\r\ne\r', '']) stream.write(write);
+    stream.end('f');
+    await once(stream, 'end');
+    expect(endings).toEqual([
+      ['a', 'newline'],
+      ['b', 'carriage-return'],
+      ['c', 'carriage-return'],
+      ['d', 'newline'],
+      ['e', 'carriage-return'],
+      ['f', 'end-of-stream'],
+    ]);
+  });
+
   it('reads a last line that has no end', async () => {
     expect(await linesOf(['first\nlast'])).toEqual(['first', 'last']);
   });
@@ -42,5 +59,26 @@ describe('readLines', () => {
     stream.end();
     await once(stream, 'end');
     expect(cut.map((start) => start.length)).toEqual([1 << 20]);
+  });
+});
+
+describe('readLogLines', () => {
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it("logs a progress bar's redraws at most once a second, and its last state always", async () => {
+    vi.useFakeTimers({ toFake: ['performance'] });
+    const stream = new PassThrough();
+    const lines: string[] = [];
+    readLogLines(stream, (line) => lines.push(line));
+    const bar = (percent: number) => `\r${percent}%|${'#'.repeat(percent / 10)}|`;
+    stream.write(['loading', '\n', bar(0), bar(10), bar(20)].join(''));
+    vi.advanceTimersByTime(1000);
+    stream.write([bar(30), bar(40), bar(100), '\n', 'done\n'].join(''));
+    stream.end();
+    await once(stream, 'end');
+    // The empty redraw before the first bar is not a line; 0% and 20% (a second later) are.
+    expect(lines).toEqual(['loading', '0%||', '20%|##|', '100%|##########|', 'done']);
   });
 });
