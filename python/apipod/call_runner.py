@@ -1,5 +1,6 @@
 """Runs one call: binds its arguments, runs the endpoint (plain or async, function or
-generator) and ends the call with exactly one of `result`, `error` or `cancelled`."""
+generator) and ends the call with exactly one of `result` (`streamed` for a generator),
+`error` or `cancelled`."""
 from __future__ import annotations
 
 import asyncio
@@ -29,6 +30,12 @@ class ServedEndpoint:
     signature: EndpointSignature
 
 
+@dataclass(frozen=True)
+class StreamedChunks:
+    """A generator's call ended: its result is the `count` chunks it sent."""
+    count: int
+
+
 class CallRunner:
     def __init__(self, endpoints: list[ServedEndpoint], events: EventWriter, cancellation: Cancellation,
                  loop: asyncio.AbstractEventLoop):
@@ -55,7 +62,10 @@ class CallRunner:
                 finally:
                     delete_referenced_files(command["arguments"])
                 value = self._invoke(call_id, served.endpoint.function, positional, keywords)
-                outcome = protocol.result(call_id, to_json_value(value))
+                if isinstance(value, StreamedChunks):
+                    outcome = protocol.streamed(call_id, value.count)
+                else:
+                    outcome = protocol.result(call_id, to_json_value(value))
         except CallCancelled:
             delete_referenced_files(command["arguments"])  # cancelled before it started: unread uploads
             outcome = protocol.cancelled(call_id)
@@ -92,33 +102,34 @@ class CallRunner:
             return self._stream(call_id, outcome)
         return outcome
 
-    def _stream(self, call_id: str, generator) -> list:
-        chunks = []
+    def _stream(self, call_id: str, generator) -> StreamedChunks:
+        # Each chunk is sent and let go: the gateway keeps them, and they are the result.
+        count = size = 0
         try:
             for item in generator:
-                self._events.send(protocol.chunk(call_id, to_json_value(item)))
-                chunks.append(item)
+                size = self._events.send_chunk(protocol.chunk(call_id, to_json_value(item)), size)
+                count += 1
         finally:
             close = getattr(generator, "close", None)
             if close is not None:
                 close()
-        return chunks
+        return StreamedChunks(count)
 
-    def _stream_async(self, call_id: str, generator) -> list:
-        chunks = []
+    def _stream_async(self, call_id: str, generator) -> StreamedChunks:
+        count = size = 0
         try:
             while True:
                 try:
                     item = self._await(generator.__anext__())
                 except StopAsyncIteration:
                     break
-                self._events.send(protocol.chunk(call_id, to_json_value(item)))
-                chunks.append(item)
+                size = self._events.send_chunk(protocol.chunk(call_id, to_json_value(item)), size)
+                count += 1
         finally:
             aclose = getattr(generator, "aclose", None)
             if aclose is not None:
                 self._await(aclose())
-        return chunks
+        return StreamedChunks(count)
 
     def _await(self, awaitable) -> Any:
         task = asyncio.ensure_future(awaitable, loop=self._loop)

@@ -31,19 +31,40 @@ class EventWriter:
         self._lock = threading.Lock()
         self._max_bytes = max_bytes  # the longest line the reader takes (APIPOD_MAX_EVENT_BYTES)
 
-    def send(self, message: dict) -> None:
+    def send(self, message: dict) -> int:
+        """Writes the event; returns its size in bytes."""
+        line = self._encode(message)
+        self._write(line)
+        return len(line)
+
+    def send_chunk(self, chunk: dict, sent_before: int) -> int:
+        """Writes a generator's chunk event. Its chunks together are its result, which must fit
+        in one event as a list: `sent_before` is the size of its earlier chunks. Returns the total."""
+        line = self._encode(chunk)
+        total = sent_before + len(line)
+        if self._max_bytes is not None and total > self._max_bytes:
+            raise ResultTooLarge(
+                f"the chunks come to more than the {_mebibytes(self._max_bytes)} as JSON that svc carries as "
+                "one result: store large data elsewhere (a bucket, a shared disk) and yield where it is")
+        self._write(line)
+        return total
+
+    def _write(self, line: memoryview) -> None:
+        with self._shield(), self._lock:
+            while line:
+                line = line[os.write(self._descriptor, line):]
+
+    def _encode(self, message: dict) -> memoryview:
         line = json.dumps(message, ensure_ascii=False, allow_nan=False, separators=(",", ":")) + "\n"
         # A lone surrogate ("\ud800" is valid JSON input) has no UTF-8 form, and can only sit
         # inside a JSON string, where backslashreplace's `\ud800` is exactly JSON's escape.
-        remaining = memoryview(line.encode("utf-8", "backslashreplace"))
-        if self._max_bytes is not None and len(remaining) > self._max_bytes:
+        encoded = memoryview(line.encode("utf-8", "backslashreplace"))
+        if self._max_bytes is not None and len(encoded) > self._max_bytes:
             raise ResultTooLarge(
-                f"the {message['type']} is {_mebibytes(len(remaining))} as JSON, more than the "
+                f"the {message['type']} is {_mebibytes(len(encoded))} as JSON, more than the "
                 f"{_mebibytes(self._max_bytes)} svc carries in one: store large data elsewhere (a bucket, "
                 "a shared disk) and return where it is")
-        with self._shield(), self._lock:
-            while remaining:
-                remaining = remaining[os.write(self._descriptor, remaining):]
+        return encoded
 
 
 def _mebibytes(size: int) -> str:

@@ -13,7 +13,7 @@ from typing import Any, Callable, Optional
 
 from .app import COMPUTE_CHOICES, PROVIDER_CHOICES
 
-PROTOCOL_VERSION = 2  # 2: cancels have a pipe of their own
+PROTOCOL_VERSION = 3  # 2: cancels have a pipe of their own; 3: a generator ends with `streamed`
 SETUP_STAGES = ("import", "lifespan", "schema")
 
 
@@ -59,6 +59,11 @@ def chunk(call_id: str, value: Any) -> dict:
 
 def result(call_id: str, value: Any) -> dict:
     return {"type": "result", "call": call_id, "value": value}
+
+
+def streamed(call_id: str, chunks: int) -> dict:
+    """A generator's end: its result is the list of the `chunks` chunks sent before."""
+    return {"type": "streamed", "call": call_id, "chunks": chunks}
 
 
 def error(call_id: str, error: dict) -> dict:
@@ -175,6 +180,11 @@ def _any(value: Any) -> Optional[str]:
     return None
 
 
+def _count(value: Any) -> Optional[str]:
+    is_integer = isinstance(value, int) and not isinstance(value, bool)
+    return None if is_integer and value >= 0 else f"must be a whole number, 0 or more, not {value!r}"
+
+
 def _fraction(value: Any) -> Optional[str]:
     is_number = isinstance(value, (int, float)) and not isinstance(value, bool)
     if is_number and math.isfinite(value) and 0 <= value <= 1:
@@ -250,6 +260,7 @@ _EVENT_FIELDS = {
     "progress": {"call": _CALL_ID, "progress": _nullable(_fraction), "message": _nullable(_string)},
     "chunk": {"call": _CALL_ID, "value": _any},
     "result": {"call": _CALL_ID, "value": _any},
+    "streamed": {"call": _CALL_ID, "chunks": _count},
     "error": {"call": _CALL_ID, "error": _ERROR},
     "cancelled": {"call": _CALL_ID},
 }

@@ -8,7 +8,7 @@ from tests.worker_process import REPOSITORY
 
 FIXTURES = os.path.join(REPOSITORY, "test", "fixtures", "protocol")
 COMMAND_TYPES = ("call", "cancel", "shutdown")
-EVENT_TYPES = ("ready", "setup_failed", "progress", "chunk", "result", "error", "cancelled")
+EVENT_TYPES = ("ready", "setup_failed", "progress", "chunk", "result", "streamed", "error", "cancelled")
 
 
 def load_fixture(name: str) -> list:
@@ -65,6 +65,7 @@ class ConstructorTest(unittest.TestCase):
             protocol.progress("c-1", None, None),
             protocol.chunk("c-1", "a"),
             protocol.result("c-1", None),
+            protocol.streamed("c-1", 0),
             protocol.error("c-1", error),
             protocol.cancelled("c-1"),
         ):

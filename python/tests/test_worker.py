@@ -28,7 +28,7 @@ class WorkerTestCase(unittest.TestCase):
 class ReadyTest(WorkerTestCase):
     def test_the_hello_example_reports_its_endpoints_and_schemas(self):
         worker, ready = self.start_ready_worker(os.path.join(REPOSITORY, "examples", "hello", "service.py"))
-        self.assertEqual(ready["protocol"], 2)
+        self.assertEqual(ready["protocol"], 3)
         self.assertEqual(ready["app"], {"title": "Hello", "compute": "dedicated", "provider": "localhost"})
         hello, add = ready["endpoints"]
         self.assertEqual(hello["path"], "/hello")
@@ -53,7 +53,7 @@ class ReadyTest(WorkerTestCase):
         words = ["You", " said:", " Hi", " there"]  # the example streams its answer word by word
         self.assertEqual(self.call(worker, "c-1", "/chat", {"request": request}),
                          [*({"type": "chunk", "call": "c-1", "value": word} for word in words),
-                          {"type": "result", "call": "c-1", "value": words}])
+                          {"type": "streamed", "call": "c-1", "chunks": len(words)}])
 
     def test_endpoint_kinds_and_injected_parameters_are_reported(self):
         _, ready = self.start_ready_worker(service_path("calls.py"))
@@ -103,23 +103,25 @@ class CallTest(WorkerTestCase):
             {"type": "result", "call": "c-1", "value": "done"},
         ])
 
-    def test_a_generator_sends_each_chunk_then_the_list_of_chunks(self):
+    def test_a_generator_sends_each_chunk_then_how_many_it_sent(self):
         self.assertEqual(self.call(self.worker, "c-1", "/tokens", {"prompt": "one two"}), [
             {"type": "chunk", "call": "c-1", "value": "one"},
             {"type": "chunk", "call": "c-1", "value": "two"},
-            {"type": "result", "call": "c-1", "value": ["one", "two"]},
+            {"type": "streamed", "call": "c-1", "chunks": 2},
         ])
 
     def test_an_async_generator_streams_too(self):
-        events = self.call(self.worker, "c-1", "/async-tokens", {"prompt": "one two"})
-        self.assertEqual([event["type"] for event in events], ["chunk", "chunk", "result"])
-        self.assertEqual(events[-1]["value"], ["ONE", "TWO"])
+        self.assertEqual(self.call(self.worker, "c-1", "/async-tokens", {"prompt": "one two"}), [
+            {"type": "chunk", "call": "c-1", "value": "ONE"},
+            {"type": "chunk", "call": "c-1", "value": "TWO"},
+            {"type": "streamed", "call": "c-1", "chunks": 2},
+        ])
 
     def test_a_returned_iterator_streams_like_a_generator(self):
         self.assertEqual(self.call(self.worker, "c-1", "/returned-iterator", {"prompt": "a b"}), [
             {"type": "chunk", "call": "c-1", "value": "a"},
             {"type": "chunk", "call": "c-1", "value": "b"},
-            {"type": "result", "call": "c-1", "value": ["a", "b"]},
+            {"type": "streamed", "call": "c-1", "chunks": 2},
         ])
 
     def test_an_async_endpoint_answers(self):
@@ -216,6 +218,19 @@ class EventSizeTest(WorkerTestCase):
         self.assertEqual([failed["type"], failed["error"]["type"]], ["error", "ResultTooLarge"])
         self.assertIn("the chunk is", failed["error"]["message"])
         self.assertEqual(self.call(worker, "c-3", "/echo", {"text": "small"})[-1]["value"], "small")
+
+    def test_chunks_that_together_outgrow_one_result_fail_at_the_chunk_that_crosses(self):
+        limit = 64 * 1024
+        worker, _ = self.start_ready_worker(service_path("calls.py"), {"APIPOD_MAX_EVENT_BYTES": str(limit)})
+        words = " ".join(f"{n:05d}" + "w" * 1000 for n in range(100))  # 100 chunks of ~1 KiB each
+        events = self.call(worker, "c-1", "/tokens", {"prompt": words})
+        chunks, failed = events[:-1], events[-1]
+        self.assertTrue(50 < len(chunks) < 64, len(chunks))  # those that fit were sent as they came
+        self.assertEqual({event["type"] for event in chunks}, {"chunk"})
+        self.assertEqual([failed["type"], failed["error"]["type"]], ["error", "ResultTooLarge"])
+        self.assertIn("the chunks come to more than the 0.1 MiB as JSON that svc carries as one result",
+                      failed["error"]["message"])
+        self.assertEqual(self.call(worker, "c-2", "/echo", {"text": "small"})[-1]["value"], "small")
 
     def test_a_limit_that_is_not_a_number_is_refused(self):
         worker = self.start_worker(service_path("calls.py"), {"APIPOD_MAX_EVENT_BYTES": "lots"})

@@ -66,7 +66,7 @@ class WorkerProcess:
         while True:
             event = self.next_event(timeout)
             events.append(event)
-            if event is None or (event.get("call") == call_id and event["type"] in ("result", "error", "cancelled")):
+            if event is None or (event.get("call") == call_id and event["type"] in ("result", "streamed", "error", "cancelled")):
                 return events
 
     def finish(self, timeout: float = 20) -> tuple[int, str, str]:

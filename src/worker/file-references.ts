@@ -12,33 +12,31 @@ export class ResultTooLarge extends Error {
   override readonly name = 'ResultTooLarge';
 }
 
+/** The base64 a call's result may still have inlined: a generator's chunks, its result, share one. */
+export interface InlineBudget {
+  maxChars: number;
+  usedChars: number;
+}
+
 /**
  * Replaces every `$file` reference in a value by the inline media value it stands for
  * (`{file_name, content_type, content: base64}`), deleting each file once read.
- *
- * `alreadyRead` remembers files inlined earlier in the same call: a generator's result lists
- * its chunks again, and a chunk's file is gone once read.
  *
  * Only files inside `fileDir` (APIPOD_FILE_DIR) are followed: a value is user data, and an
  * endpoint that echoes its input must not let a client read or delete any file the gateway
  * can reach.
  *
- * The base64 of one value's files comes to at most `maxInlineChars` (the gateway answers
- * with the value as one JSON string); beyond that a ResultTooLarge is thrown. When it
- * throws, every file the value refers to is deleted: none is left in the directory.
+ * The base64 inlined comes out of `budget` (the gateway answers with the whole result as one
+ * JSON string); beyond it a ResultTooLarge is thrown. When it throws, every file the value
+ * refers to is deleted: none is left in the directory.
  *
  * A value without any `$file` key, as most results are, comes back as it is, without the
  * asynchronous walk, which costs a promise per value.
  */
-export async function inlineFileReferences(
-  value: Value,
-  fileDir: string,
-  maxInlineChars: number,
-  alreadyRead: Map<string, MediaValue> = new Map(),
-): Promise<Value> {
+export async function inlineFileReferences(value: Value, fileDir: string, budget: InlineBudget): Promise<Value> {
   if (!mayHoldFileReferences(value)) return value;
   try {
-    return await inlineAll(value, fileDir, { alreadyRead, maxChars: maxInlineChars, usedChars: 0 });
+    return await inlineAll(value, fileDir, { alreadyRead: new Map(), budget });
   } catch (error) {
     await deleteReferencedFiles(value, fileDir);
     throw error;
@@ -46,22 +44,22 @@ export async function inlineFileReferences(
 }
 
 interface Inlining {
+  /** Files this value names more than once are read once. */
   alreadyRead: Map<string, MediaValue>;
-  maxChars: number;
-  usedChars: number;
+  budget: InlineBudget;
 }
 
 async function inlineAll(value: Value, fileDir: string, inlining: Inlining): Promise<Value> {
   const reference = asFileReference(value);
   if (reference) {
     const known = inlining.alreadyRead.get(reference.path);
-    if (known) return spend(known, inlining);
+    if (known) return spend(known, inlining.budget);
     const path = await insideDirectory(reference.path, fileDir);
     const unreadable = (error: NodeJS.ErrnoException) => {
       throw new FileReferenceError(`cannot read the worker's file ${reference.path}: ${error.code ?? error.message}`);
     };
     const { size } = await stat(path).catch(unreadable);
-    if (inlining.usedChars + base64Length(size) > inlining.maxChars) throw tooLarge(inlining);
+    if (inlining.budget.usedChars + base64Length(size) > inlining.budget.maxChars) throw tooLarge(inlining.budget);
     const content = await readFile(path).catch(unreadable);
     await rm(path, { force: true });
     const inline: MediaValue = {
@@ -70,7 +68,7 @@ async function inlineAll(value: Value, fileDir: string, inlining: Inlining): Pro
       content: content.toString('base64'),
     };
     inlining.alreadyRead.set(reference.path, inline);
-    return spend(inline, inlining);
+    return spend(inline, inlining.budget);
   }
   // One reference at a time, so a file named twice is read once.
   if (Array.isArray(value)) {
@@ -88,14 +86,14 @@ async function inlineAll(value: Value, fileDir: string, inlining: Inlining): Pro
   return value;
 }
 
-function spend(inline: MediaValue, inlining: Inlining): MediaValue {
-  if (inlining.usedChars + inline.content.length > inlining.maxChars) throw tooLarge(inlining);
-  inlining.usedChars += inline.content.length;
+function spend(inline: MediaValue, budget: InlineBudget): MediaValue {
+  if (budget.usedChars + inline.content.length > budget.maxChars) throw tooLarge(budget);
+  budget.usedChars += inline.content.length;
   return inline;
 }
 
-function tooLarge(inlining: Inlining): ResultTooLarge {
-  const limit = `${((inlining.maxChars * 3) / 4 / 2 ** 20).toFixed(1)} MiB`;
+function tooLarge(budget: InlineBudget): ResultTooLarge {
+  const limit = `${((budget.maxChars * 3) / 4 / 2 ** 20).toFixed(1)} MiB`;
   return new ResultTooLarge(
     `the files in the result come to more than the ${limit} svc answers with inline: ` +
       'store large files elsewhere (a bucket, a shared disk) and return where they are',

@@ -7,7 +7,7 @@
 import { COMPUTE_VALUES, PROVIDER_VALUES } from '../deployment-target.js';
 import type { Compute, Provider } from '../deployment-target.js';
 
-export const PROTOCOL_VERSION = 2;
+export const PROTOCOL_VERSION = 3;
 
 /**
  * The longest event line a worker sends (it is told so in APIPOD_MAX_EVENT_BYTES and fails a
@@ -110,6 +110,12 @@ export interface ResultEvent {
   call: string;
   value: Value;
 }
+/** A generator's end: its result is the list of the `chunks` chunks it sent before. */
+export interface StreamedEvent {
+  type: 'streamed';
+  call: string;
+  chunks: number;
+}
 export interface ErrorEvent {
   type: 'error';
   call: string;
@@ -125,10 +131,11 @@ export type Event =
   | ProgressEvent
   | ChunkEvent
   | ResultEvent
+  | StreamedEvent
   | ErrorEvent
   | CancelledEvent;
 /** The events that belong to one call. */
-export type CallEvent = ProgressEvent | ChunkEvent | ResultEvent | ErrorEvent | CancelledEvent;
+export type CallEvent = ProgressEvent | ChunkEvent | ResultEvent | StreamedEvent | ErrorEvent | CancelledEvent;
 
 /** A message that breaks the protocol; the gateway kills the worker that sent it. */
 export class ProtocolError extends Error {
@@ -189,6 +196,11 @@ export function parseEvent(line: string): Event {
     case 'chunk':
     case 'result':
       return { type, call: fields.callId(), value: fields.value('value') };
+    case 'streamed': {
+      const chunks = fields.number('chunks');
+      if (!Number.isInteger(chunks) || chunks < 0) throw fields.error('chunks', `${chunks} is not a whole number, 0 or more`);
+      return { type, call: fields.callId(), chunks };
+    }
     case 'error':
       return { type, call: fields.callId(), error: readError(fields.object('error')) };
     case 'cancelled':

@@ -4,10 +4,10 @@ import { tmpdir } from 'node:os';
 import { delimiter, resolve } from 'node:path';
 import type { Readable, Writable } from 'node:stream';
 import type { CancelSignal } from './cancel-signal.js';
-import { FileReferenceError, ResultTooLarge, inlineFileReferences } from './file-references.js';
+import { FileReferenceError, ResultTooLarge, inlineFileReferences, type InlineBudget } from './file-references.js';
 import { readLines, readLogLines } from './line-reader.js';
 import { MAX_EVENT_BYTES, MAX_INLINE_MEDIA_CHARS, ProtocolError, encodeCommand, parseEvent } from './protocol.js';
-import type { CallEvent, Command, ErrorInfo, MediaValue, ReadyEvent, Value } from './protocol.js';
+import type { CallEvent, Command, ErrorInfo, ReadyEvent, Value } from './protocol.js';
 import { toolkitPythonDir } from './svc-package.js';
 import { WorkerStartError } from './worker-start-error.js';
 
@@ -82,8 +82,10 @@ interface RunningCall {
   endpoint: string;
   options: CallOptions;
   finish: (outcome: CallOutcome) => void;
-  /** Media already inlined in this call, by file path: a generator's result repeats its chunks. */
-  inlinedFiles: Map<string, MediaValue>;
+  /** A generator's chunks so far, which its `streamed` end makes its result. */
+  chunks: Value[];
+  /** The base64 its media may still be inlined into: its chunks and result answer as one value. */
+  inlineBudget: InlineBudget;
   /** Set once cancelled: if the worker then dies before answering, the call still ends cancelled. */
   cancelTimer?: NodeJS.Timeout;
 }
@@ -191,7 +193,8 @@ export class WorkerProcess {
         id,
         endpoint,
         options,
-        inlinedFiles: new Map(),
+        chunks: [],
+        inlineBudget: { maxChars: MAX_INLINE_MEDIA_CHARS, usedChars: 0 },
         finish: (outcome) => {
           clearTimeout(call.cancelTimer);
           options.signal?.removeEventListener('abort', onAbort);
@@ -287,11 +290,20 @@ export class WorkerProcess {
       case 'progress':
         call.options.onProgress?.(event.progress, event.message);
         return;
-      case 'chunk':
-        call.options.onChunk?.(await inlineFileReferences(event.value, this.fileDir, MAX_INLINE_MEDIA_CHARS, call.inlinedFiles));
+      case 'chunk': {
+        const chunk = await inlineFileReferences(event.value, this.fileDir, call.inlineBudget);
+        call.chunks.push(chunk);
+        call.options.onChunk?.(chunk);
         return;
+      }
       case 'result':
-        call.finish({ kind: 'result', value: await inlineFileReferences(event.value, this.fileDir, MAX_INLINE_MEDIA_CHARS, call.inlinedFiles) });
+        call.finish({ kind: 'result', value: await inlineFileReferences(event.value, this.fileDir, call.inlineBudget) });
+        return;
+      case 'streamed':
+        if (event.chunks !== call.chunks.length) {
+          throw new ProtocolError(`call ${call.id} streamed ${event.chunks} chunks, but ${call.chunks.length} arrived`);
+        }
+        call.finish({ kind: 'result', value: call.chunks });
         return;
       case 'error':
         call.finish({ kind: 'error', error: event.error });

@@ -165,6 +165,21 @@ describe('running calls', () => {
     expect(readdirSync(fileDir)).toEqual([]);
   });
 
+  it("makes a generator's chunks its result, each media chunk inlined once and its file deleted", async () => {
+    const fileDir = mkdtempSync(join(tmpdir(), 'svc-test-files-'));
+    const pool = await startedPool(behaviours, { fileDir });
+    const chunks: Value[] = [];
+    const outcome = await pool.submit('/frames', { count: 3, size: 100_000 }, { onChunk: (chunk) => chunks.push(chunk) });
+    const frames = chunks as { file_name: string; content: string }[];
+    expect(frames.map((frame) => [frame.file_name, Buffer.from(frame.content, 'base64')[0]])).toEqual([
+      ['frame-0.png', 0],
+      ['frame-1.png', 1],
+      ['frame-2.png', 2],
+    ]);
+    expect(outcome).toEqual({ kind: 'result', value: chunks });
+    expect(readdirSync(fileDir)).toEqual([]);
+  });
+
   it('fails a result too large to answer with, naming the limit, and keeps the worker', async () => {
     const fileDir = mkdtempSync(join(tmpdir(), 'svc-test-files-'));
     const pool = await startedPool(behaviours, { fileDir });

@@ -20,7 +20,7 @@ const eventFiles = fixtureFiles.filter((file) => !COMMAND_TYPES.has(basename(fil
 describe('protocol events', () => {
   it('has an example file for every event type', () => {
     expect(eventFiles.map((file) => basename(file, '.json')).sort()).toEqual(
-      ['cancelled', 'chunk', 'error', 'progress', 'ready', 'result', 'setup_failed'],
+      ['cancelled', 'chunk', 'error', 'progress', 'ready', 'result', 'setup_failed', 'streamed'],
     );
   });
 
