@@ -1,5 +1,5 @@
-import { existsSync, statSync } from 'node:fs';
-import { basename, dirname, isAbsolute, relative, resolve, sep } from 'node:path';
+import { existsSync, readFileSync, statSync } from 'node:fs';
+import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { SvcError } from './svc-error.js';
 
 export const DEFAULT_ENTRYPOINT = 'service.py';
@@ -13,8 +13,8 @@ export interface ProjectLocation {
 
 /**
  * The project and its service file from what a command was given: a directory (with
- * `--entrypoint FILE` or `service.py`), or the service file itself. Shared by every
- * command so they agree on what a project is.
+ * `--entrypoint FILE`, else the one the last scan recorded, else `service.py`), or the
+ * service file itself. Shared by every command so they agree on what a project is.
  */
 export function locateProject(target: string, entrypointOption: string | undefined): ProjectLocation {
   const absolute = resolve(target);
@@ -24,7 +24,8 @@ export function locateProject(target: string, entrypointOption: string | undefin
     throw new SvcError('usage', `give either a service file (${target}) or --entrypoint, not both`);
   }
   const root = targetIsFile ? dirname(absolute) : absolute;
-  const entrypointPath = resolve(root, targetIsFile ? basename(absolute) : (entrypointOption ?? DEFAULT_ENTRYPOINT));
+  const entrypointFile = targetIsFile ? basename(absolute) : (entrypointOption ?? recordedEntrypoint(root) ?? DEFAULT_ENTRYPOINT);
+  const entrypointPath = resolve(root, entrypointFile);
   const entrypoint = relative(root, entrypointPath).split(sep).join('/');
   // A `..` segment leads out; a name that merely starts with dots (`..svc.py`) is inside.
   if (entrypoint.split('/').includes('..') || isAbsolute(entrypoint)) {
@@ -40,3 +41,17 @@ export function locateProject(target: string, entrypointOption: string | undefin
   return { root, entrypoint };
 }
 
+
+/**
+ * The service file `svc scan --entrypoint FILE` recorded in apipod-deploy/apipod.json, while
+ * it is there: `svc build` and `svc start` then need not be told again.
+ */
+function recordedEntrypoint(root: string): string | undefined {
+  let recorded: unknown;
+  try {
+    recorded = (JSON.parse(readFileSync(join(root, 'apipod-deploy', 'apipod.json'), 'utf8')) as { entrypoint?: unknown }).entrypoint;
+  } catch {
+    return undefined;
+  }
+  return typeof recorded === 'string' && recorded !== DEFAULT_ENTRYPOINT && existsSync(resolve(root, recorded)) ? recorded : undefined;
+}
