@@ -66,11 +66,16 @@ export function engineAddress(env: NodeJS.ProcessEnv): string {
   return `unix://${!existsSync('/var/run/docker.sock') && existsSync(desktop) ? desktop : '/var/run/docker.sock'}`;
 }
 
-function unreachable(address: string, error: unknown): SvcError {
+/** The one-line error for an engine that did not answer, with what to do about it. */
+export function unreachable(address: string, error: unknown): SvcError {
   const reason = describeError(error);
-  const hint = address.startsWith('unix://')
-    ? 'start it (e.g. `sudo systemctl start docker`, or Docker Desktop), or point DOCKER_HOST at a running engine'
-    : 'check that it runs and that DOCKER_HOST is right';
+  const isSocket = address.startsWith('unix://');
+  const hint = isSocket && reason === 'EACCES'
+    ? // It runs, but this user may not use its socket: the usual state of a fresh Linux install.
+      `permission denied on ${address.slice('unix://'.length)}: add your user to the docker group (\`sudo usermod -aG docker $USER\`, then log in again), or use rootless Docker`
+    : isSocket
+      ? 'start it (e.g. `sudo systemctl start docker`, or Docker Desktop), or point DOCKER_HOST at a running engine'
+      : 'check that it runs and that DOCKER_HOST is right';
   return new SvcError('engine', `cannot reach the Docker engine at ${address} (${reason}): ${hint}`);
 }
 
