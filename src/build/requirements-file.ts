@@ -24,6 +24,12 @@ export interface RequirementFiles {
    * installed after the others, without build isolation, as their own docs say; null when none.
    */
   compiled: string | null;
+  /**
+   * The index options alone (index URLs, find-links, --no-index, ...), without hashes or
+   * constraints: what svc's own installs (the CUDA build tools, the provider's library) go
+   * through, so an offline or private-index build never reaches PyPI for them; null when none.
+   */
+  pipOptions: string | null;
   /** Where the project asked for `apipod`, which the image leaves out. */
   omittedApipod: string | null;
   /** Path requirements outside the project (`file:///croot/...` from a conda freeze), left out: the image has no such path. */
@@ -89,19 +95,20 @@ export function renderRequirementFiles(dependencies: ManifestDependencies, compi
   const requirements = remote.length ? file([...options, ...remote]) : null;
   const constraintsFile = constraints.length ? file(constraints) : null;
   const compiledFile = compiled.length ? file([...options, ...compiled]) : null;
-  // Paths have no hashes to check, and constraints were applied with the remote requirements.
-  const localFile = local.length
-    ? file([...options.filter((option) => option !== '--require-hashes' && !option.startsWith('-c ')), ...local])
-    : null;
+  // Paths and svc's own packages have no hashes to check, and constraints were applied with the remote requirements.
+  const indexOptions = options.filter((option) => option !== '--require-hashes' && !option.startsWith('-c '));
+  const localFile = local.length ? file([...indexOptions, ...local]) : null;
+  const pipOptionsFile = indexOptions.length ? file(indexOptions) : null;
   return {
     requirements,
     constraints: constraintsFile,
     local: localFile,
     compiled: compiledFile,
+    pipOptions: pipOptionsFile,
     omittedApipod: dependencies.apipod_requirement,
     outsideProject,
     findLinksDirectories,
-    variables: variablesIn([requirements, constraintsFile, localFile, compiledFile]),
+    variables: variablesIn([requirements, constraintsFile, localFile, compiledFile, pipOptionsFile]),
   };
 }
 
@@ -150,7 +157,7 @@ function variablesIn(files: ReadonlyArray<string | null>): string[] {
 function refuseUnreadableLines([first, ...more]: readonly string[]): void {
   if (first === undefined) return;
   const others = more.length === 0 ? '' : ` (and ${more.length} more unreadable line${more.length === 1 ? '' : 's'}: svc scan lists them)`;
-  throw new SvcError('invalid-project', `${first}${others}; pip cannot read this line either, so the image would lack it: fix it and build again`);
+  throw new SvcError('invalid-project', `${first}${others}; pip cannot read it either, so the image would lack it: fix it and build again`);
 }
 
 /** A path into the project (`./pkg`, `file:...`): it exists in the image only once the code is copied. */

@@ -38,7 +38,8 @@ const PYPROJECT_FILE = 'pyproject.toml';
 export function buildManifest(snapshot: ProjectSnapshot, parser: PythonParser, catalog: BaseImageCatalog): Manifest {
   const { entrypoint } = snapshot;
   const diagnostics: Diagnostic[] = [];
-  const readText = projectTextReader(snapshot.readBytes, { pythonSource: entrypoint, toml: PYPROJECT_FILE }, diagnostics);
+  const unreadableFiles = new Map<string, string>();
+  const readText = projectTextReader(snapshot.readBytes, { pythonSource: entrypoint, toml: PYPROJECT_FILE }, diagnostics, unreadableFiles);
 
   const pyprojectText = readText(PYPROJECT_FILE);
   const pyproject = pyprojectText === null ? null : readPyproject(pyprojectText, PYPROJECT_FILE);
@@ -112,7 +113,14 @@ export function buildManifest(snapshot: ProjectSnapshot, parser: PythonParser, c
       extra_index_urls: requirementSet.extraIndexUrls,
       find_links: requirementSet.findLinks,
       pip_options: requirementSet.pipOptions,
-      unreadable: requirementSet.unreadable.map(formatDiagnostic),
+      // A dependency file that is there but unreadable is as bad as a line pip cannot read: the image would lack what it names.
+      unreadable: [
+        ...[REQUIREMENTS_FILE, PYPROJECT_FILE].flatMap((file) => {
+          const why = unreadableFiles.get(file);
+          return why === undefined ? [] : [formatDiagnostic({ file, message: why })];
+        }),
+        ...requirementSet.unreadable.map(formatDiagnostic),
+      ],
       apipod_requirement: apipod ? `${apipod.source.file}:${apipod.source.line}` : null,
     },
     model_file_sizes: Object.fromEntries(modelFiles.map((file) => [file.path, file.size])),

@@ -17,7 +17,13 @@ export interface StrictTextFiles {
  * in their encoding, Python source in UTF-16 or UTF-32, TOML with a byte-order mark. The text
  * is still read, so a scan reports what it can.
  */
-export function projectTextReader(readBytes: ReadBytes, strict: StrictTextFiles, diagnostics: Diagnostic[]): ReadText {
+export function projectTextReader(
+  readBytes: ReadBytes,
+  strict: StrictTextFiles,
+  diagnostics: Diagnostic[],
+  /** Filled with each file that is there but cannot be read, and why. */
+  unreadable: Map<string, string> = new Map(),
+): ReadText {
   const read = new Map<string, string | null>();
   return (path) => {
     if (!read.has(path)) read.set(path, decodeOnce(path));
@@ -28,6 +34,7 @@ export function projectTextReader(readBytes: ReadBytes, strict: StrictTextFiles,
     const bytes = readBytes(path);
     if (bytes === null) return null;
     if ('unreadable' in bytes) {
+      unreadable.set(path, bytes.unreadable);
       diagnostics.push({ file: path, message: `${bytes.unreadable}; the scan goes on without it` });
       return null;
     }

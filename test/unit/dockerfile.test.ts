@@ -29,7 +29,7 @@ describe('generated Dockerfile', () => {
     const name = file.replace(/\.json$/, '');
     if (manifestOf(name).dependencies.unreadable.length > 0) {
       it(`is refused for ${name}, whose requirements hold a line pip cannot read`, () => {
-        expect(() => planBuild(manifestOf(name), options)).toThrow(/^requirements\.txt:2: .*pip cannot read this line either/);
+        expect(() => planBuild(manifestOf(name), options)).toThrow(/^requirements\.txt:2: .*pip cannot read it either/);
       });
       continue;
     }
