@@ -75,7 +75,12 @@ export function planBuild(manifest: Manifest, options: PlanOptions): BuildPlan {
   const systemPackages = [...new Set([...manifest.system_packages, ...RUNTIME_SYSTEM_PACKAGES])]
     .map((name, index) => checkDebianPackage(name, `system_packages[${index}]`))
     .sort();
-  const requirementFiles = renderRequirementFiles(manifest.dependencies, manifest.cuda_compiler_packages);
+  const provider = checkChoice(manifest.provider, PROVIDER_VALUES, 'provider');
+  const providerPackages = [...(PROVIDER_PACKAGES[provider] ?? [])];
+  const rendered = renderRequirementFiles(manifest.dependencies, manifest.cuda_compiler_packages);
+  // The options file is staged only when svc installs packages of its own through it.
+  const needsPipOptions = rendered.compiled !== null || providerPackages.length > 0;
+  const requirementFiles = needsPipOptions ? rendered : { ...rendered, pipOptions: null };
   if (requirementFiles.omittedApipod) {
     notes.push(`${requirementFiles.omittedApipod}: apipod left out of the image's requirements; svc's runtime provides the toolkit`);
   }
@@ -83,9 +88,7 @@ export function planBuild(manifest: Manifest, options: PlanOptions): BuildPlan {
   for (const requirement of requirementFiles.outsideProject) {
     notes.push(`${requirement}: a path outside the project, left out of the image, which has no such path`);
   }
-  const provider = checkChoice(manifest.provider, PROVIDER_VALUES, 'provider');
   const compute = checkChoice(manifest.compute, COMPUTE_VALUES, 'compute');
-  const providerPackages = [...(PROVIDER_PACKAGES[provider] ?? [])];
   if (manifest.has_env_file) notes.push('.env stays out of the image; pass its variables when the container starts');
 
   return {

@@ -33,12 +33,16 @@ export function renderDockerfile(plan: BuildPlan, template: string = loadDockerf
   // /health answers 200 in every state; healthy means taking calls, not STARTING or DEFUNCT.
   const healthcheck = plan.provider === 'runpod' ? null : ['node', '-e',
     `fetch('http://127.0.0.1:${plan.port}/health').then((r) => r.json()).then((h) => process.exit(${JSON.stringify(SERVING_HEALTH_STATES)}.includes(h.status) ? 0 : 1), () => process.exit(1))`];
-  const { requirements, constraints, compiled } = plan.requirementFiles;
+  const { requirements, constraints, compiled, pipOptions } = plan.requirementFiles;
   const requirementSources = [
     ...(requirements ? [STAGED_FILES.requirements] : []),
     ...(constraints ? [STAGED_FILES.constraints] : []),
     ...(compiled ? [STAGED_FILES.compiledRequirements] : []),
+    ...(pipOptions ? [STAGED_FILES.pipOptions] : []),
   ];
+  // svc's own packages, from the project's indexes: pip takes an -r file of options alone.
+  const installPackages = (packages: string[]) =>
+    ['python -m pip install', ...(pipOptions ? [`-r ${RUNTIME_DIR_IN_IMAGE}/pip-options.txt`] : []), ...packages.map(shellQuote)].join(' ');
   const text = ejs.render(
     template,
     {
@@ -46,6 +50,7 @@ export function renderDockerfile(plan: BuildPlan, template: string = loadDockerf
       command,
       healthcheck,
       requirementSources,
+      installPackages,
       paths: { runtime: RUNTIME_DIR_IN_IMAGE, app: APP_DIR_IN_IMAGE, python: INSTALLED_PYTHON_DIR, venv: INSTALLED_VENV_DIR },
       env: { compute: COMPUTE_ENV, provider: PROVIDER_ENV },
       q: quoteWord,
@@ -60,7 +65,7 @@ export function renderDockerfile(plan: BuildPlan, template: string = loadDockerf
       strict: true,
       _with: false,
       localsName: 'it',
-      destructuredLocals: ['plan', 'command', 'healthcheck', 'requirementSources', 'paths', 'env', 'q', 'exec', 'sh', 'comment'],
+      destructuredLocals: ['plan', 'command', 'healthcheck', 'requirementSources', 'installPackages', 'paths', 'env', 'q', 'exec', 'sh', 'comment'],
     },
   );
   return `${text.replace(/\n{3,}/g, '\n\n').trimEnd()}\n`;

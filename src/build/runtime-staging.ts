@@ -12,6 +12,7 @@ export const STAGED_FILES = {
   constraints: `${DEPLOY_DIRECTORY}/constraints.txt`,
   localRequirements: `${DEPLOY_DIRECTORY}/requirements-local.txt`,
   compiledRequirements: `${DEPLOY_DIRECTORY}/requirements-compiled.txt`,
+  pipOptions: `${DEPLOY_DIRECTORY}/pip-options.txt`,
 } as const;
 
 export interface StagingInput {
@@ -39,6 +40,7 @@ export function stageBuildFiles(input: StagingInput): string[] {
     [STAGED_FILES.constraints, input.requirementFiles.constraints],
     [STAGED_FILES.localRequirements, input.requirementFiles.local],
     [STAGED_FILES.compiledRequirements, input.requirementFiles.compiled],
+    [STAGED_FILES.pipOptions, input.requirementFiles.pipOptions],
   ];
   for (const [path, text] of optional) {
     if (text === null) rmSync(join(root, path), { force: true });

@@ -206,6 +206,33 @@ describe('hostile requirements never become pip options', () => {
     expect(written.compiled?.split('\n').slice(1)).toEqual(['--extra-index-url https://download.pytorch.org/whl/cu121', 'Flash_Attn==2.6.3', '']);
   });
 
+  it("installs svc's own packages (CUDA build tools, the provider's library) from the project's indexes, without its hashes", () => {
+    const lines = dockerfileLinesOf((m) => {
+      m.provider = 'runpod';
+      m.cuda_compiler_packages = ['flash-attn'];
+      m.dependencies.index_url = 'https://pypi.internal.example/simple/';
+      m.dependencies.find_links = ['wheels'];
+      m.dependencies.pip_options = ['--no-index', '--require-hashes'];
+      m.dependencies.requirements = [requirement({ name: 'torch', specifier: '==2.4.1' }), requirement({ name: 'flash-attn', specifier: '==2.6.3' })];
+    });
+    expect(lines).toContain('COPY apipod-deploy/requirements.txt apipod-deploy/requirements-compiled.txt apipod-deploy/pip-options.txt /opt/svc/');
+    expect(lines).toContain("RUN python -m pip install -r /opt/svc/requirements.txt  && python -m pip install -r /opt/svc/pip-options.txt 'runpod>=1.7.7'");
+    expect(lines).toContain(
+      'RUN python -m pip install -r /opt/svc/pip-options.txt packaging ninja wheel  && python -m pip install --no-build-isolation -r /opt/svc/requirements-compiled.txt',
+    );
+    const written = renderRequirementFiles(
+      {
+        files: [], skipped: [], constraints: [requirement({ name: 'numpy', specifier: '<2' })], index_url: 'https://pypi.internal.example/simple/', find_links: [],
+        pip_options: ['--no-index', '--require-hashes'], unreadable: [], apipod_requirement: null, extra_index_urls: [],
+        requirements: [requirement({ name: 'torch', specifier: '==2.4.1' })],
+      },
+      [],
+    );
+    expect(written.pipOptions?.split('\n').slice(1)).toEqual(['--index-url https://pypi.internal.example/simple/', '--no-index', '']);
+    // Without a package of svc's own to install, no options file is staged.
+    expect(dockerfileLinesOf((m) => (m.dependencies.index_url = 'https://pypi.internal.example/simple/')).join('\n')).not.toContain('pip-options');
+  });
+
   it('copies a wheelhouse named by --find-links into the image before pip runs, and points pip at the copy', () => {
     const lines = dockerfileLinesOf((m) => {
       m.dependencies.find_links = ['./wheels/', 'https://example.org/wheels/'];

@@ -38,11 +38,11 @@ RUN useradd --uid 10001 --user-group --create-home --shell /bin/sh svc \
  && chown 10001:10001 /app
 
 # Requirements, before the code, so a code change does not reinstall them.
-COPY apipod-deploy/requirements.txt apipod-deploy/requirements-compiled.txt /opt/svc/
+COPY apipod-deploy/requirements.txt apipod-deploy/requirements-compiled.txt apipod-deploy/pip-options.txt /opt/svc/
 RUN python -m pip install -r /opt/svc/requirements.txt
 # CUDA extensions build against the torch installed above: without build isolation, with
 # the build tools their docs ask for (https://github.com/Dao-AILab/flash-attention#installation-and-features).
-RUN python -m pip install packaging ninja wheel \
+RUN python -m pip install -r /opt/svc/pip-options.txt packaging ninja wheel \
  && python -m pip install --no-build-isolation -r /opt/svc/requirements-compiled.txt
 
 # svc's runtime: the Node binary, the gateway bundled into one file, the apipod toolkit.
