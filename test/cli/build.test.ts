@@ -1,4 +1,4 @@
-import { existsSync, readdirSync, readFileSync, utimesSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { copyProject, REPO_ROOT, runSvc } from '../support/svc.js';
@@ -44,7 +44,7 @@ describe('svc build (files only, no engine)', () => {
     const refused = await runSvc(['build', project]);
     expect(refused.exitCode).toBe(1);
     expect(refused.stderr.trim().split('\n').at(-1)).toBe(
-      "error: requirements.txt:2: 'not a valid == line!': unexpected 'a valid == line!' after the requirement; pip cannot read this line either, so the image would lack it: fix it and build again",
+      "error: requirements.txt:2: 'not a valid == line!': unexpected 'a valid == line!' after the requirement; pip cannot read it either, so the image would lack it: fix it and build again",
     );
     const requirementsFile = join(project, 'requirements.txt');
     writeFileSync(requirementsFile, readFileSync(requirementsFile, 'utf8').replace('not a valid == line!', '# fixed'));
@@ -60,6 +60,37 @@ describe('svc build (files only, no engine)', () => {
     const again = await runSvc(['build', project]);
     expect(again.stderr).not.toContain('scanned the project first');
     expect(again.stderr).toContain('warning: .env: never copied into the image'); // the manifest's warnings, every build
+  });
+
+  it('refuses a requirements.txt or pyproject.toml that is there but cannot be read, rather than build without its dependencies', async () => {
+    for (const file of ['requirements.txt', 'pyproject.toml']) {
+      const project = copyProject(join(EXAMPLES, 'hello'));
+      mkdirSync(join(project, file));
+      const refused = await runSvc(['build', project]);
+      expect([refused.exitCode, refused.stderr.trim().split('\n').at(-1)]).toEqual([
+        1,
+        `error: ${file}: is a directory, not a file svc can read; pip cannot read it either, so the image would lack it: fix it and build again`,
+      ]);
+    }
+  });
+
+  it('keeps to the service file the scan was given, with no --entrypoint on later commands', async () => {
+    const project = copyProject(join(EXAMPLES, 'hello'));
+    mkdirSync(join(project, 'app'));
+    renameSync(join(project, 'service.py'), join(project, 'app/service.py'));
+    expect((await runSvc(['scan', project, '--entrypoint', 'app/service.py'])).exitCode).toBe(0);
+    const build = await runSvc(['build', project]);
+    expect(build.exitCode, build.stderr).toBe(0);
+    expect(readFileSync(join(project, 'apipod-deploy/Dockerfile'), 'utf8')).toContain('"start", "/app/app/service.py"');
+    const rescan = await runSvc(['scan', project, '--json']);
+    expect(JSON.parse(rescan.stdout).manifest.entrypoint).toBe('app/service.py');
+    // Once that file is gone, the default again, with its usual error.
+    rmSync(join(project, 'app/service.py'));
+    const gone = await runSvc(['build', project]);
+    expect([gone.exitCode, gone.stderr.trim().split('\n').at(-1)]).toEqual([
+      1,
+      `error: no service.py in ${project}; write one, or name the service file with --entrypoint FILE`,
+    ]);
   });
 
   it('says when a Dockerfile at the project root replaces the generated one', async () => {
