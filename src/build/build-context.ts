@@ -100,7 +100,7 @@ export function checkStagedFilesIncluded(context: BuildContext, required: readon
   if (missing) {
     throw new SvcError(
       'invalid-project',
-      `.dockerignore leaves out ${missing}, which the generated Dockerfile copies; add \`!apipod-deploy/\` to .dockerignore`,
+      `leaves out ${missing}, which the generated Dockerfile copies; add \`!apipod-deploy/\` to it`,
       { file: DOCKERIGNORE_FILE },
     );
   }

@@ -30,8 +30,8 @@ export interface PreparedBuild {
   wroteDockerignore: boolean;
   /** The manifest's warnings, repeated on every build, whether it scanned or not. */
   warnings: string[];
-  /** svc's runtime staged under apipod-deploy/svc/, project-relative: the generated Dockerfile copies every one. */
-  stagedRuntime: string[];
+  /** The requirement files and svc's runtime staged under apipod-deploy/, project-relative: the generated Dockerfile copies every one. */
+  stagedFiles: string[];
 }
 
 export const PROJECT_DOCKERFILE = 'Dockerfile';
@@ -58,7 +58,7 @@ export async function prepareBuild(target: string, options: PrepareOptions): Pro
   }
 
   const plan = planBuild(manifest, { svcVersion: options.svcVersion, catalog: catalog as BaseImageCatalog, baseImage: options.baseImage });
-  const stagedRuntime = stageBuildFiles({
+  const stagedFiles = stageBuildFiles({
     root,
     dockerfile: renderDockerfile(plan),
     requirementFiles: plan.requirementFiles,
@@ -75,7 +75,7 @@ export async function prepareBuild(target: string, options: PrepareOptions): Pro
     usesProjectDockerfile,
     wroteDockerignore,
     warnings: manifest.warnings,
-    stagedRuntime,
+    stagedFiles,
   };
 }
 

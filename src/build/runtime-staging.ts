@@ -29,7 +29,8 @@ export interface StagingInput {
  * the Dockerfile, the requirement files, and svc's runtime (a package.json naming it "svc",
  * so the runtime finds its python/ directory, the bundle dist/svc.js with its chunks, python/apipod).
  * Files whose bytes are unchanged are left alone and stale ones removed, so the staged
- * tree is exactly what the plan says. Returns the staged runtime's paths, project-relative.
+ * tree is exactly what the plan says. Returns what the Dockerfile copies of them (all but
+ * itself), project-relative.
  */
 export function stageBuildFiles(input: StagingInput): string[] {
   const { root } = input;
@@ -62,7 +63,7 @@ export function stageBuildFiles(input: StagingInput): string[] {
     const reason = error instanceof Error && 'code' in error ? String(error.code) : String(error);
     throw new SvcError('io', `cannot write the build files (${reason})`, { file: join(root, DEPLOY_DIRECTORY) });
   }
-  return [...runtime.keys()].map((path) => `${STAGED_RUNTIME_DIR}/${path}`);
+  return [...wanted.keys()].filter((path) => path !== STAGED_FILES.dockerfile);
 }
 
 /**

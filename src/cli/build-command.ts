@@ -77,7 +77,7 @@ async function buildWithEngine(dir: string, options: BuildOptions, output: Outpu
   const tag = typeof options.image === 'string' ? tags.withDefaultTag(options.image) : tags.imageTagFromTitle(prepared.manifest.title);
   const files = context.listBuildContext(prepared.root, prepared.dockerfile);
   if (!prepared.usesProjectDockerfile) {
-    context.checkStagedFilesIncluded(files, prepared.stagedRuntime);
+    context.checkStagedFilesIncluded(files, prepared.stagedFiles);
   }
   for (const secret of files.secretsLeftOut) {
     view.note(`warning: ${secret} left out of the build context (add it to .dockerignore, or a plain \`docker build\` sends it)`);

@@ -237,8 +237,16 @@ describe.skipIf(!engineAnswers && !mustRun)('svc build --image and svc start --o
     writeFileSync(join(project, '.dockerignore'), '.env\napipod-deploy/svc/dist/chunks/\n');
     const run = await runSvc(['build', project, '--image', FAILING_IMAGE]);
     expect(run.exitCode).toBe(1);
-    expect(run.stderr).toMatch(/\.dockerignore.*leaves out apipod-deploy\/svc\/dist\/chunks\/[\w-]+\.js, which the generated Dockerfile copies/);
+    expect(run.stderr).toMatch(/\.dockerignore: leaves out apipod-deploy\/svc\/dist\/chunks\/[\w-]+\.js, which the generated Dockerfile copies/);
     expect(run.stderr).not.toMatch(/^step /m);
+    // The staged requirements too, which a rule for the project's own files can catch.
+    writeFileSync(join(project, 'requirements.txt'), 'six==1.16.0\n');
+    writeFileSync(join(project, '.dockerignore'), '.env\n**/*.txt\n');
+    const requirements = await runSvc(['build', project, '--image', FAILING_IMAGE]);
+    expect([requirements.exitCode, requirements.stderr.trim().split('\n').at(-1)]).toEqual([
+      1,
+      'error: .dockerignore: leaves out apipod-deploy/requirements.txt, which the generated Dockerfile copies; add `!apipod-deploy/` to it',
+    ]);
   }, 120_000);
 });
 
