@@ -1,4 +1,5 @@
 import { InvalidArgumentError } from 'commander';
+import { parseImageReference } from '../build/image-reference.js';
 
 /** A commander option parser for whole numbers within bounds; bad values are usage errors (exit 2). */
 export function integerBetween(minimum: number, maximum: number): (text: string) => number {
@@ -59,5 +60,11 @@ export function endpointSeconds(text: string, previous: Map<string, number> = ne
 /** A file name that is not empty: `--entrypoint ""` would otherwise name the project directory itself. */
 export function fileName(text: string): string {
   if (text.trim() === '') throw new InvalidArgumentError('expected a file name, e.g. service.py');
+  return text;
+}
+
+/** An image reference as the engine reads one (`name[:tag][@digest]`); anything else would reach its API mangled. */
+export function imageReference(text: string): string {
+  if (parseImageReference(text) === null) throw new InvalidArgumentError('expected an image reference, e.g. my-service:latest');
   return text;
 }

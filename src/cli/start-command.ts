@@ -9,7 +9,7 @@ import {
   type Orchestrator,
   type ServedProvider,
 } from '../deployment-target.js';
-import { endpointSeconds, fileName, integerBetween, oneOf, publicUrl, seconds } from './option-parsers.js';
+import { endpointSeconds, fileName, imageReference, integerBetween, oneOf, publicUrl, seconds } from './option-parsers.js';
 import { runCommand, type CommonOptions } from './run-command.js';
 import { addMissing, readDotenvFile } from './dotenv-file.js';
 import { SvcError } from '../svc-error.js';
@@ -67,7 +67,7 @@ export function registerStartCommand(program: Command): void {
         .argParser(oneOf(ORCHESTRATOR_VALUES, ORCHESTRATOR_VALUES))
         .default('local'),
     )
-    .option('--image <ref>', 'with --orchestrator docker: the image to run (default: the one svc build built last)')
+    .option('--image <ref>', 'with --orchestrator docker: the image to run (default: the one svc build built last)', imageReference)
     // Not --env-file: Node 20 takes that flag for itself wherever it stands on the command line.
     .option('--dotenv <file>', "the service's environment variables, in .env format (those your shell sets win); never baked into an image")
     .option('--api-key <key>', 'require "Authorization: Bearer <key>" (default: $SERVICE_API_KEY)')

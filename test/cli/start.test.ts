@@ -31,6 +31,16 @@ describe('svc start on the command line', () => {
     expect(run.stderr).toContain('expected a whole number from 0 to 65535');
   });
 
+  it('rejects an --image the engine could not read, rather than sending it to the engine mangled', async () => {
+    for (const image of ['Bad Ref', 'a?b']) {
+      const run = await runSvc(['start', HELLO, '--orchestrator', 'docker', '--image', image]);
+      expect([run.exitCode, run.stderr.trim()]).toEqual([
+        2,
+        `error: option '--image <ref>' argument '${image}' is invalid. expected an image reference, e.g. my-service:latest`,
+      ]);
+    }
+  });
+
   it('says in one line when the port is taken, rather than failing inside the server', async () => {
     const taken = createServer();
     await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
