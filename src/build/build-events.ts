@@ -12,7 +12,8 @@ export type BuildEvent =
   | { type: 'pull'; message: string }
   | { type: 'warning'; message: string }
   | { type: 'error'; step: number; message: string }
-  | { type: 'built'; id: string };
+  /** The builder finished a stage (each stage of a multi-stage build); the last one's id is the image's. */
+  | { type: 'stage-built'; id: string };
 
 const STEP = /^Step (\d+)\/(\d+) : (.*)$/s;
 const LAYER = /^ ---> ([0-9a-f]{12,64})$/;
@@ -53,7 +54,7 @@ export class BuildStreamParser {
     if (message.error || message.errorDetail) {
       return [{ type: 'error', step: this.step, message: (message.errorDetail?.message ?? message.error ?? '').trim() }];
     }
-    if (message.aux?.ID) return [{ type: 'built', id: message.aux.ID }];
+    if (message.aux?.ID) return [{ type: 'stage-built', id: message.aux.ID }];
     if (message.stream !== undefined) return this.text(message.stream);
     if (message.status !== undefined) {
       // Pull progress bars repeat per byte; only the statements are worth a line.

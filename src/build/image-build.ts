@@ -66,7 +66,7 @@ export async function buildImage(engine: Engine, request: ImageBuildRequest): Pr
       case 'layer':
         markStep(steps, event.step, (record) => (record.layer = event.id));
         break;
-      case 'built':
+      case 'stage-built':
         imageId = event.id;
         break;
       case 'error':

@@ -80,7 +80,7 @@ export function createBuildProgressView(mode: OutputMode, streams: Streams = { s
           clearLive();
           if (!mode.json) err(`${paint.yellow('warning:')} ${event.message}`);
           break;
-        case 'built':
+        case 'stage-built':
           finishStep();
           current = null;
           break;

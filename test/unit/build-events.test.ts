@@ -36,7 +36,7 @@ describe('reading the engine build stream', () => {
       { type: 'log', step: 3, line: 'hi' },
       { type: 'log', step: 3, line: 'warn on stderr' },
       { type: 'layer', step: 3, id: 'fedcba987654' },
-      { type: 'built', id: 'sha256:abc' },
+      { type: 'stage-built', id: 'sha256:abc' },
     ]);
   });
 
