@@ -1,4 +1,4 @@
-import { readFileSync, readdirSync, lstatSync, realpathSync, statSync } from 'node:fs';
+import { accessSync, constants, readFileSync, readdirSync, lstatSync, realpathSync, statSync } from 'node:fs';
 import { isAbsolute, join, relative as relativePath } from 'node:path';
 import type { Readable } from 'node:stream';
 import dockerignoreModule from '@balena/dockerignore';
@@ -57,7 +57,7 @@ export function listBuildContext(root: string, dockerfile: string): BuildContext
   const secretsLeftOut: string[] = [];
   const linksOut: string[] = [];
   const walk = (relative: string) => {
-    for (const name of readdirSync(join(root, relative)).sort()) {
+    for (const name of readable(relative, () => readdirSync(join(root, relative))).sort()) {
       const path = relative ? `${relative}/${name}` : name;
       const stats = lstatSync(join(root, path));
       const ignored = rules.ignores(path);
@@ -68,6 +68,8 @@ export function listBuildContext(root: string, dockerfile: string): BuildContext
           secretsLeftOut.push(path);
           continue;
         }
+        // Found now, it is named; found by the engine's tar stream, it is "EACCES" alone.
+        if (stats.isFile()) readable(path, () => accessSync(join(root, path), constants.R_OK));
         files.push(path);
         if (stats.isSymbolicLink() && pointsOutOf(root, join(root, path))) linksOut.push(path);
         bytes += stats.size;
@@ -81,6 +83,18 @@ export function listBuildContext(root: string, dockerfile: string): BuildContext
   }
   weights.sort((a, b) => b.size - a.size || (a.path < b.path ? -1 : 1));
   return { files: files.sort(), bytes, weights, secretsLeftOut, linksOut };
+}
+
+/** What `read` returns; a file or directory this user may not read fails naming it. */
+function readable<T>(path: string, read: () => T): T {
+  try {
+    return read();
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code ?? String(error);
+    throw new SvcError('invalid-project', `cannot be read (${code}), and the build context sends it: fix its permissions, or add it to .dockerignore`, {
+      file: path || '.',
+    });
+  }
 }
 
 /** Whether a link's target lies outside the root (or does not exist): in the image it would dangle. */

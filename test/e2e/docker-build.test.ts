@@ -1,9 +1,9 @@
 import { execFileSync, spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { createServer, type AddressInfo } from 'node:net';
-import { appendFileSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { appendFileSync, chmodSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import catalog from '../../src/build/base-images.json' with { type: 'json' };
 import { planBuild } from '../../src/build/build-plan.js';
@@ -12,7 +12,7 @@ import type { BaseImageCatalog } from '../../src/scan/base-image.js';
 import type { Manifest } from '../../src/scan/manifest.js';
 import { startRunpodStandin } from '../support/runpod-standin.js';
 import { postJson, startSvc } from '../support/server.js';
-import { copyProject, REPO_ROOT, runSvc, type SvcRun } from '../support/svc.js';
+import { copyProject, REPO_ROOT, runSvc, SVC_BIN, type SvcRun } from '../support/svc.js';
 
 /**
  * svc build and svc start --orchestrator docker against a real Docker engine. No registry
@@ -231,6 +231,27 @@ describe.skipIf(!engineAnswers && !mustRun)('svc build --image and svc start --o
     expect(run.stderr).toMatch(/^ {2}about to fail$/m);
     expect(run.stderr.trim().split('\n').at(-1)).toMatch(/^error: step 2\/2 \(RUN .*\) failed: The command .* returned a non-zero code: 3$/);
   }, 300_000);
+
+  it('names a file or directory of the build context that the user may not read, before building', async () => {
+    const project = copyProject(join(REPO_ROOT, 'examples/hello'));
+    writeFileSync(join(project, 'data.txt'), 'x\n');
+    mkdirSync(join(project, 'private'));
+    execFileSync('chmod', ['-R', 'a+rwX', dirname(project)]);
+    // As root every file is readable: run svc as nobody, in the engine's group.
+    const dockerGroup = execFileSync('stat', ['--format', '%g', '/var/run/docker.sock'], { encoding: 'utf8' }).trim();
+    const buildAsUser = () => {
+      const args = [SVC_BIN, 'build', project, '--image', FAILING_IMAGE];
+      const run = process.getuid?.() === 0
+        ? spawnSync('setpriv', ['--reuid=65534', '--regid=65534', `--groups=${dockerGroup}`, process.execPath, ...args], { encoding: 'utf8' })
+        : spawnSync(process.execPath, args, { encoding: 'utf8' });
+      return [run.status, run.stderr.trim().split('\n').at(-1)];
+    };
+    chmodSync(join(project, 'data.txt'), 0o000);
+    expect(buildAsUser()).toEqual([1, 'error: data.txt: cannot be read (EACCES), and the build context sends it: fix its permissions, or add it to .dockerignore']);
+    chmodSync(join(project, 'data.txt'), 0o644);
+    chmodSync(join(project, 'private'), 0o000);
+    expect(buildAsUser()).toEqual([1, 'error: private: cannot be read (EACCES), and the build context sends it: fix its permissions, or add it to .dockerignore']);
+  }, 120_000);
 
   it('refuses, before building, a .dockerignore that leaves out part of the staged runtime, naming the file', async () => {
     const project = copyProject(join(REPO_ROOT, 'examples/hello'));
