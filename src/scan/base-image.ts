@@ -85,6 +85,25 @@ export function chooseBaseImage(request: BaseImageRequest, catalog: BaseImageCat
     `${users} need${report.cudaPackages.length === 1 ? 's' : ''} CUDA`, variantNote);
 }
 
+/**
+ * onnxruntime-gpu beside torch or tensorflow gets the image that framework decided, and its
+ * CUDA provider loads only on the CUDA and cuDNN its release was built for: on another,
+ * ONNX Runtime quietly runs on the CPU. Says so, naming the requirement (`file:line`).
+ */
+export function cudaMismatches(report: FrameworkReport, choice: BaseImageChoice, catalog: BaseImageCatalog): Array<{ source: string; message: string }> {
+  const onnx = report.frameworks.onnx;
+  if (!onnx || !report.cudaPackages.includes('onnxruntime-gpu') || choice.cuda === null) return [];
+  const rule = catalog.onnxruntime.cudaByVersion.findLast((candidate) => (onnx.version ? satisfies(onnx.version, candidate.versions) : true));
+  const image = [...catalog.pytorch.images, ...catalog.tensorflow.images, ...catalog.cuda.images].find((candidate) => candidate.image === choice.image);
+  if (!rule || !image || (cudaMatches(image.cuda, rule.cuda) && image.cudnn === rule.cudnn)) return [];
+  return [{
+    source: onnx.source,
+    message:
+      `onnxruntime-gpu ${onnx.version ?? '(newest)'} needs CUDA ${rule.cuda} and cuDNN ${rule.cudnn}, but the image has CUDA ${image.cuda} ` +
+      `with cuDNN ${image.cudnn} (${choice.reason.split(' (')[0]}): ONNX Runtime would run on the CPU; pin a release built for that CUDA`,
+  }];
+}
+
 function pickFrameworkImage(
   images: FrameworkImage[],
   versionField: 'torch' | 'tensorflow',
@@ -172,5 +191,6 @@ function cudaList(entry: string[] | string | undefined): string[] {
 }
 
 function describe(use: FrameworkUse): string {
-  return `${use.package}${use.specifier || ' unpinned'}`;
+  if (use.specifier) return `${use.package}${use.specifier}`;
+  return use.version ? `${use.package} ${use.version} from its wheel's URL` : `${use.package} unpinned`;
 }

@@ -5,7 +5,7 @@ import {
   type Compute,
   type Provider,
 } from '../deployment-target.js';
-import { chooseBaseImage, type BaseImageCatalog } from './base-image.js';
+import { chooseBaseImage, cudaMismatches, type BaseImageCatalog } from './base-image.js';
 import { formatDiagnostic, sortDiagnostics, type Diagnostic } from './diagnostic.js';
 import { detectFrameworks, FRAMEWORK_NAMES } from './frameworks.js';
 import { MANIFEST_SCHEMA_VERSION, type Manifest, type ManifestRequirement } from './manifest.js';
@@ -14,6 +14,7 @@ import { findModelFiles } from './model-files.js';
 import { unmatchableVersions } from './pep508.js';
 import type { ProjectListing } from './project-files.js';
 import { projectTextReader, type ReadBytes } from './project-text.js';
+import { wheelMismatch, wheelPythons, type WheelPython } from './wheel-python.js';
 import { readPyproject } from './pyproject.js';
 import type { PythonParser } from './python-parser.js';
 import { choosePythonVersion } from './python-version.js';
@@ -51,6 +52,18 @@ export function buildManifest(snapshot: ProjectSnapshot, parser: PythonParser, c
   });
   diagnostics.push(...python.diagnostics);
   let dependencies = readDependencies(python.version);
+  // A wheel URL built for one CPython (cp310) installs only there: within what the project
+  // allows, it decides, and the base image's Python may not override it.
+  const wheels = wheelPythons(dependencies.installed);
+  const wheelVersions = new Set(wheels.map((wheel) => wheel.version));
+  const [wheelVersion] = wheelVersions;
+  if (wheelVersion !== undefined && wheelVersions.size === 1 && python.admits.includes(wheelVersion)) {
+    const { file, line } = (wheels[0] as WheelPython).requirement.source;
+    const wheelSource = `${file}:${line}, a wheel for Python ${wheelVersion}`;
+    const before = python.version;
+    python = { ...python, version: wheelVersion, source: python.source === 'default' ? wheelSource : `${python.source}; ${wheelSource}`, admits: [wheelVersion] };
+    if (wheelVersion !== before) dependencies = readDependencies(wheelVersion);
+  }
   const basePython = dependencies.baseImage.python;
   if (basePython !== null && basePython !== python.version && python.admits.includes(basePython)) {
     // The base image ships another Python the project allows: using it spares the image a
@@ -61,6 +74,9 @@ export function buildManifest(snapshot: ProjectSnapshot, parser: PythonParser, c
   }
   const { requirementSet, pyprojectSplit, installed, apipod, frameworks, baseImage } = dependencies;
   diagnostics.push(...dependencies.diagnostics);
+  for (const wheel of wheelPythons(installed)) {
+    if (wheel.version !== python.version) diagnostics.push(wheelMismatch(wheel, python.version, python.source));
+  }
 
   const service = readServiceFile(parser, readText(entrypoint) ?? '', entrypoint);
   diagnostics.push(...service.diagnostics);
@@ -164,6 +180,7 @@ export function buildManifest(snapshot: ProjectSnapshot, parser: PythonParser, c
       indexUrls: [requirementSet.indexUrl, ...requirementSet.extraIndexUrls, ...requirementSet.findLinks].filter((url): url is string => url !== null),
     });
     const baseImage = chooseBaseImage({ frameworks, pythonVersion }, catalog);
+    for (const { source, message } of cudaMismatches(frameworks, baseImage, catalog)) noticed.push({ ...locationOf(source), message });
     return { requirementSet, pyprojectSplit, installed, apipod, frameworks, baseImage, diagnostics: noticed };
   }
 }
@@ -274,4 +291,10 @@ function toManifestRequirement(requirement: LocatedRequirement): ManifestRequire
     hashes: requirement.hashes,
     source: `${requirement.source.file}:${requirement.source.line}`,
   };
+}
+
+/** `requirements.txt:3` as a diagnostic's file and line. */
+function locationOf(source: string): { file: string; line?: number } {
+  const match = /^(.*):(\d+)$/.exec(source);
+  return match ? { file: match[1] as string, line: Number(match[2]) } : { file: source };
 }

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { satisfies, valid } from '@renovatebot/pep440';
 import catalogJson from '../../src/build/base-images.json' with { type: 'json' };
-import { chooseBaseImage, type BaseImageCatalog } from '../../src/scan/base-image.js';
+import { chooseBaseImage, cudaMismatches, type BaseImageCatalog } from '../../src/scan/base-image.js';
 import { detectFrameworks } from '../../src/scan/frameworks.js';
 import { parseRequirement } from '../../src/scan/pep508.js';
 import type { LocatedRequirement } from '../../src/scan/requirements.js';
@@ -20,6 +20,28 @@ function choose(lines: string[], options: { indexUrls?: string[]; python?: strin
   const frameworks = detectFrameworks({ requirements: requirements(...lines), indexUrls: options.indexUrls ?? [] });
   return chooseBaseImage({ frameworks, pythonVersion: options.python ?? '3.11' }, catalog);
 }
+
+describe('CUDA users the chosen image does not fit', () => {
+  function mismatches(lines: string[]) {
+    const frameworks = detectFrameworks({ requirements: requirements(...lines), indexUrls: [] });
+    return cudaMismatches(frameworks, chooseBaseImage({ frameworks, pythonVersion: '3.11' }, catalog), catalog);
+  }
+
+  it('names onnxruntime-gpu built for another CUDA than the image torch decided', () => {
+    expect(mismatches(['torch==2.4.1', 'onnxruntime-gpu==1.17.1'])).toEqual([{
+      source: 'requirements.txt:2',
+      message:
+        'onnxruntime-gpu 1.17.1 needs CUDA 11.8 and cuDNN 8, but the image has CUDA 12.4 with cuDNN 9 (PyTorch 2.4.1): ' +
+        'ONNX Runtime would run on the CPU; pin a release built for that CUDA',
+    }]);
+  });
+
+  it('says nothing when they agree, or when onnxruntime-gpu chose the image itself', () => {
+    expect(mismatches(['torch==2.4.1', 'onnxruntime-gpu==1.20.1'])).toEqual([]);
+    expect(mismatches(['onnxruntime-gpu==1.17.1'])).toEqual([]);
+    expect(mismatches(['torch==2.4.1', 'onnxruntime==1.17.1'])).toEqual([]);
+  });
+});
 
 describe('choosing the base image', () => {
   it('uses the slim image of the project Python when no framework is used', () => {
