@@ -91,6 +91,22 @@ describe('svc scan', () => {
     expect(answer.manifest).toEqual(JSON.parse(readFileSync(answer.manifest_path, 'utf8')));
   });
 
+  it("takes the Python a wheel URL is built for, and names one the project's own Python cannot install", async () => {
+    const project = copyProject(join(EXAMPLES, 'hello'));
+    const wheel = 'https://download.pytorch.org/whl/cu121/torch-2.4.0%2Bcu121-cp310-cp310-linux_x86_64.whl';
+    writeFileSync(join(project, 'requirements.txt'), `torch @ ${wheel}\n`);
+    const chosen = JSON.parse((await runSvc(['scan', project, '--json'])).stdout).manifest;
+    // Not the 3.11 of the PyTorch image, which pip would refuse the wheel on.
+    expect([chosen.python_version, chosen.python_version_source]).toEqual(['3.10', 'requirements.txt:1, a wheel for Python 3.10']);
+    expect(chosen.base_image.reason).toContain('torch 2.4.0 from its wheel\'s URL');
+    writeFileSync(join(project, '.python-version'), '3.12\n');
+    const stated = JSON.parse((await runSvc(['scan', project, '--json'])).stdout).manifest;
+    expect(stated.python_version).toBe('3.12');
+    expect(stated.warnings).toContain(
+      "requirements.txt:1: torch's wheel is built for Python 3.10, but the image gets Python 3.12 (.python-version): pip will refuse it; use the wheel for 3.12, or ask for Python 3.10",
+    );
+  });
+
   it('accepts the service file itself, or another one with --entrypoint', async () => {
     const project = copyProject(join(EXAMPLES, 'hello'));
     writeFileSync(join(project, 'api.py'), readFileSync(join(project, 'service.py')));
