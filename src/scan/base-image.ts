@@ -156,6 +156,7 @@ function slimPython(pythonVersion: string, catalog: BaseImageCatalog, reason: st
 }
 
 function cpuReason(report: FrameworkReport): string {
+  if (report.rocm) return 'torch for ROCm (AMD GPUs), whose wheels bring the ROCm runtime: no CUDA image';
   const used = Object.values(report.frameworks).map((use) => use.package);
   return used.length === 0 ? 'no GPU framework' : `no GPU needed (${used.join(', ')} without CUDA)`;
 }

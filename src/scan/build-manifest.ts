@@ -181,6 +181,12 @@ export function buildManifest(snapshot: ProjectSnapshot, parser: PythonParser, c
     });
     const baseImage = chooseBaseImage({ frameworks, pythonVersion }, catalog);
     for (const { source, message } of cudaMismatches(frameworks, baseImage, catalog)) noticed.push({ ...locationOf(source), message });
+    if (frameworks.rocm && frameworks.frameworks.pytorch) {
+      noticed.push({
+        ...locationOf(frameworks.frameworks.pytorch.source),
+        message: 'torch for ROCm: the image reaches AMD GPUs only when run with `--device /dev/kfd --device /dev/dri`, which svc start --orchestrator docker does not pass',
+      });
+    }
     return { requirementSet, pyprojectSplit, installed, apipod, frameworks, baseImage, diagnostics: noticed };
   }
 }

@@ -24,6 +24,8 @@ export interface FrameworkReport {
   cudaPackages: string[];
   /** CUDA release asked for by a +cuXYZ local version or a PyTorch cuXYZ index, e.g. "12.1". */
   requestedCuda: string | null;
+  /** torch is a ROCm build (AMD GPUs): a +rocm local version or the PyTorch ROCm index. */
+  rocm: boolean;
   /** Requirements that compile CUDA code at install time: the image needs nvcc (a devel variant). */
   compilerPackages: string[];
   systemPackages: string[];
@@ -58,7 +60,8 @@ export function detectFrameworks({ requirements, indexUrls }: DependencySource):
     };
   }
 
-  const cudaPackages = keys.filter((key) => needsCuda(byKey.get(key) as LocatedRequirement, indexUrls));
+  const rocm = isRocmTorch(byKey.get('torch'), indexUrls);
+  const cudaPackages = keys.filter((key) => needsCuda(byKey.get(key) as LocatedRequirement, indexUrls, rocm));
   const requestedCuda = findRequestedCuda(byKey.get('torch'), indexUrls);
   const compilerPackages = keys.filter((key) => packages.cudaCompiler.packages.includes(key));
   return {
@@ -66,21 +69,29 @@ export function detectFrameworks({ requirements, indexUrls }: DependencySource):
     cuda: cudaPackages.length > 0,
     cudaPackages,
     requestedCuda,
+    rocm,
     compilerPackages,
     systemPackages: chooseSystemPackages(keys, requirements),
   };
 }
 
-function needsCuda(requirement: LocatedRequirement, indexUrls: readonly string[]): boolean {
+function needsCuda(requirement: LocatedRequirement, indexUrls: readonly string[], rocmTorch: boolean): boolean {
   const { key } = requirement;
   if (packages.cuda.cpuOnlyPackages.includes(key)) return false;
   if (!packages.cuda.packages.includes(key) && !packages.cudaCompiler.packages.includes(key)) return false;
   if (key === 'torch') {
     const cpuIndex = new RegExp(packages.cuda.cpuIndexUrlPattern);
     const pinnedCpu = /\+cpu\b/.test(requirement.specifier) || /%2Bcpu|\+cpu/i.test(requirement.url ?? '');
-    if (pinnedCpu || indexUrls.some((url) => cpuIndex.test(url))) return false;
+    if (pinnedCpu || rocmTorch || indexUrls.some((url) => cpuIndex.test(url))) return false;
   }
   return true;
+}
+
+/** ROCm wheels of torch bring the ROCm runtime with them: the image needs no CUDA, and no NVIDIA one. */
+function isRocmTorch(torch: LocatedRequirement | undefined, indexUrls: readonly string[]): boolean {
+  if (torch === undefined) return false;
+  const rocmIndex = new RegExp(packages.cuda.rocmIndexUrlPattern);
+  return /\+rocm/.test(torch.specifier) || /(?:%2B|\+)rocm/i.test(torch.url ?? '') || indexUrls.some((url) => rocmIndex.test(url));
 }
 
 /** The version in a wheel's file name (`torch-2.3.1%2Bcu121-cp311-...whl`), which pins as `==` would. */

@@ -54,6 +54,14 @@ describe('choosing the base image', () => {
     });
   });
 
+  it('uses the slim image for torch built for ROCm, which brings its own runtime, and says why', () => {
+    expect(choose(['torch==2.4.1'], { indexUrls: ['https://download.pytorch.org/whl/rocm6.1'] })).toMatchObject({
+      image: 'python:3.11-slim-bookworm',
+      cuda: null,
+      reason: 'torch for ROCm (AMD GPUs), whose wheels bring the ROCm runtime: no CUDA image',
+    });
+  });
+
   it('uses the PyTorch runtime image of a pinned torch, newest CUDA first', () => {
     const choice = choose(['torch==2.4.1', 'torchvision==0.19.1']);
     expect(choice).toMatchObject({

@@ -57,6 +57,19 @@ describe('detecting frameworks', () => {
     expect(cpuFindLinks.cuda).toBe(false);
   });
 
+  it('a ROCm build of torch needs no CUDA, and says it is one', () => {
+    for (const [lines, indexUrls] of [
+      [['torch==2.4.1+rocm6.1'], []],
+      [['torch==2.4.1', 'torchvision'], ['https://download.pytorch.org/whl/rocm6.1']],
+      [['torch'], ['https://download.pytorch.org/whl/nightly/rocm6.2/']],
+      [['torch @ https://download.pytorch.org/whl/rocm6.1/torch-2.4.1%2Brocm6.1-cp310-cp310-linux_x86_64.whl'], []],
+    ] as const) {
+      const report = detectFrameworks({ requirements: requirements(...lines), indexUrls });
+      expect([report.cuda, report.rocm], lines.join(' ')).toEqual([false, true]);
+    }
+    expect(detectFrameworks({ requirements: requirements('torch==2.4.1'), indexUrls: [] }).rocm).toBe(false);
+  });
+
   it("takes torch's version and CUDA release from a wheel URL's file name", () => {
     const report = detectFrameworks({
       requirements: requirements('torch @ https://download.pytorch.org/whl/cu121/torch-2.3.1%2Bcu121-cp311-cp311-linux_x86_64.whl'),
@@ -96,6 +109,7 @@ describe('detecting frameworks', () => {
       cuda: false,
       cudaPackages: [],
       requestedCuda: null,
+      rocm: false,
       compilerPackages: [],
       systemPackages: ['ffmpeg', 'g++', 'gcc'],
     });
