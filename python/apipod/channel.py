@@ -31,11 +31,8 @@ class EventWriter:
         self._lock = threading.Lock()
         self._max_bytes = max_bytes  # the longest line the reader takes (APIPOD_MAX_EVENT_BYTES)
 
-    def send(self, message: dict) -> int:
-        """Writes the event; returns its size in bytes."""
-        line = self._encode(message)
-        self._write(line)
-        return len(line)
+    def send(self, message: dict) -> None:
+        self._write(self._encode(message))
 
     def send_chunk(self, chunk: dict, sent_before: int) -> int:
         """Writes a generator's chunk event. Its chunks together are its result, which must fit

@@ -16,10 +16,10 @@ export interface LineReaderOptions {
 
 /**
  * Reads a stream as UTF-8 lines ending in \n, \r\n or a lone \r (a progress bar's redraw),
- * as node:readline does, saying which, but holding at most `maxLineBytes` of a line: readline keeps a
- * line whole however long it grows, and a worker that writes 600 MB without a newline then
- * takes the gateway down with "Invalid string length". A last line without its end is
- * still read when the stream ends.
+ * as node:readline does, saying which, but holding at most `maxLineBytes` of a line:
+ * readline keeps a line whole however long it grows, and a worker that writes 600 MB
+ * without a newline then takes the gateway down with "Invalid string length". A last line
+ * without its end is still read when the stream ends.
  */
 export function readLines(stream: Readable, options: LineReaderOptions): void {
   let parts: Buffer[] = [];
