@@ -1,10 +1,11 @@
 """svc's own gateway, called by a provider's worker process (python -m apipod.runpod_bridge).
 
-A call is submitted as a job (`Prefer: respond-async`) and followed over its event stream
-(GET /v1/jobs/{id}/stream), so it gets the same validation, media handling, queue,
-time-outs and workers as an HTTP client's call, with its progress and chunks as they
-happen. A chat endpoint answers with the completion itself. Uses aiohttp, which the
-provider's library depends on: this module is imported only where that library is.
+A call is submitted as server-sent events (`Accept: text/event-stream`), so it gets the
+same validation, media handling, queue, time-outs and workers as an HTTP client's call,
+with its progress and chunks as they happen, and is followed from the moment it exists:
+the gateway keeps no job for later reads. Leaving the stream (the provider stopping the
+job) cancels the call. A chat endpoint answers with the completion itself. Uses aiohttp,
+which the provider's library depends on: this module is imported only where that library is.
 """
 from __future__ import annotations
 
@@ -20,7 +21,8 @@ from .provider_routes import Route
 
 # A job may run for hours with nothing to say: only connecting is bounded.
 SESSION_TIMEOUT = aiohttp.ClientTimeout(total=None, connect=10)
-CANCEL_TIMEOUT = aiohttp.ClientTimeout(total=5)
+# The statuses a job ends in (src/serve/jobs/job-status.ts).
+ENDED = ("FINISHED", "FAILED", "CANCELLED", "TIMEOUT")
 
 
 @dataclass(frozen=True)
@@ -55,53 +57,46 @@ class GatewayClient:
     async def call(self, route: Route, arguments: dict) -> AsyncIterator[CallEvent]:
         """The call's progress and chunks as they come, then one Finished or Failed.
 
-        Cancelling the task that iterates (the provider stopping the job) cancels the job.
+        Cancelling the task that iterates (the provider stopping the job) closes the stream,
+        which cancels the call.
         """
         async with aiohttp.ClientSession(timeout=SESSION_TIMEOUT, headers=self._headers) as session:
             try:
-                answer = await self._submit(session, route, arguments)
-                if isinstance(answer, (Finished, Failed)):
-                    yield answer
-                    return
-                async for event in self._follow(session, answer):
-                    yield event
+                async with self._request(session, route, arguments) as response:
+                    if response.status >= 400:
+                        yield Failed(_error_message(await _json_of(response), response.status))
+                    elif route.chat:
+                        yield Finished(await _json_of(response))
+                    else:
+                        async for event in _call_events(response):
+                            yield event
             except (aiohttp.ClientError, asyncio.TimeoutError) as error:
                 yield Failed(f"svc's gateway did not answer: {str(error) or type(error).__name__}")
 
-    async def _submit(self, session: aiohttp.ClientSession, route: Route, arguments: dict) -> Union[dict, Finished, Failed]:
+    def _request(self, session: aiohttp.ClientSession, route: Route, arguments: dict):
         url = self._base_url + route.path
         if route.chat:
             # A chat endpoint answers the whole completion; provider jobs do not stream it.
-            arguments = {name: value for name, value in arguments.items() if name != "stream"}
+            body = {name: value for name, value in arguments.items() if name != "stream"}
+            return session.post(url, json=body)
+        headers = {"accept": "text/event-stream"}
         if "POST" in route.methods:
-            request = session.post(url, json=arguments, headers={"prefer": "respond-async"})
-        else:
-            request = session.get(url, params=_query_of(arguments), headers={"prefer": "respond-async"})
-        async with request as response:
-            body = await _json_of(response)
-            if response.status >= 400:
-                return Failed(_error_message(body, response.status))
-            return Finished(body) if route.chat else body
+            return session.post(url, json=arguments, headers=headers)
+        return session.get(url, params=_query_of(arguments), headers=headers)
 
-    async def _follow(self, session: aiohttp.ClientSession, envelope: dict) -> AsyncIterator[CallEvent]:
-        try:
-            async with session.get(envelope["stream_url"]) as response:
-                if response.status != 200:
-                    yield Failed(_error_message(await _json_of(response), response.status))
-                    return
-                async for event in _server_sent_events(response):
-                    data = json.loads(event.data)
-                    if event.event == "chunk":
-                        yield Chunk(data)
-                    elif event.event == "progress":
-                        yield Progress(data.get("progress"), data.get("message"))
-                    elif event.event == "status":
-                        yield outcome_of(data)
-                        return
-            yield Failed("svc's gateway closed the job's stream before the job ended")
-        except asyncio.CancelledError:
-            await asyncio.shield(_cancel(session, envelope))
-            raise
+
+async def _call_events(response: aiohttp.ClientResponse) -> AsyncIterator[CallEvent]:
+    async for event in _server_sent_events(response):
+        data = json.loads(event.data)
+        if event.event == "chunk":
+            yield Chunk(data)
+        elif event.event == "progress" and data.get("status") not in ENDED:
+            # An ended job's last progress (1.0) is no report of the function's: its status says more.
+            yield Progress(data.get("progress"), data.get("message"))
+        elif event.event == "status":
+            yield outcome_of(data)
+            return
+    yield Failed("svc's gateway closed the call's stream before the call ended")
 
 
 def outcome_of(envelope: dict) -> Union[Finished, Failed]:
@@ -115,14 +110,6 @@ def outcome_of(envelope: dict) -> Union[Finished, Failed]:
     if error.get("type") and error.get("message"):
         return Failed(f"{error['type']}: {error['message']}")
     return Failed(f"the job ended {status}")
-
-
-async def _cancel(session: aiohttp.ClientSession, envelope: dict) -> None:
-    try:
-        async with session.post(envelope["cancel_job_url"], timeout=CANCEL_TIMEOUT) as response:
-            await response.read()
-    except (aiohttp.ClientError, asyncio.TimeoutError):
-        pass  # the job's own time-out still ends it
 
 
 async def _server_sent_events(response: aiohttp.ClientResponse):

@@ -55,8 +55,11 @@ export async function serveLocally(options: LocalServeOptions): Promise<void> {
   const { log } = options;
   const keys = ApiKeys.from({ key: options.apiKey, keysFile: options.apiKeysFile, keysJson: process.env[API_KEYS_ENV] });
   const python = await findPythonInterpreter({ explicit: options.python, projectDir: root, env: process.env });
-  // A provider named on the command line is checked before any model loads.
-  const early = options.provider === undefined ? null : await prepareProvider(options.provider, options, python);
+  // A provider named on the command line is checked before any model loads; --test-server
+  // and --test-input name runpod themselves, so their file and library are checked first too.
+  const { testServer, testInputFile } = options.runpodTrial;
+  const named = options.provider ?? (testServer || testInputFile !== undefined ? 'runpod' : undefined);
+  const early = named === undefined ? null : await prepareProvider(named, options, python);
   log.info(`starting ${options.workers} worker${options.workers === 1 ? '' : 's'} with ${python.path} (Python ${python.version}, from ${python.source})`);
 
   const pool = new WorkerPool({
@@ -93,7 +96,9 @@ export async function serveLocally(options: LocalServeOptions): Promise<void> {
     const compute = options.compute ?? serviceCompute(pool.app.compute);
     const gatewayKey = prepared.runpod ? randomBytes(32).toString('base64url') : null;
     checkTimeoutPaths(options.jobs.timeoutsMs, pool.endpoints.map((endpoint) => endpoint.path));
-    const jobStore = new JobStore({ ttlMs: options.jobs.ttlMs, maxRetained: options.jobs.maxRetained });
+    // The runpod worker's jobs are its bridge's alone, read once as they end: kept longer, a
+    // worker serving images for an hour held every result (20 MB each) until it ran out of memory.
+    const jobStore = new JobStore(prepared.runpod ? { ttlMs: 0, maxRetained: 0 } : { ttlMs: options.jobs.ttlMs, maxRetained: options.jobs.maxRetained });
     const gateway = await createGateway({
       jobStore,
       runner: pool,
@@ -176,7 +181,7 @@ interface PreparedProvider {
 async function prepareProvider(provider: ServedProvider, options: LocalServeOptions, python: PythonInterpreter): Promise<PreparedProvider> {
   const { testServer, testInputFile } = options.runpodTrial;
   if (provider !== 'runpod') {
-    if (testServer || testInputFile) throw new SvcError('usage', `${testServer ? '--test-server' : '--test-input'} tries out a runpod worker: add --provider runpod`);
+    if (testServer || testInputFile) throw new SvcError('usage', `${testServer ? '--test-server' : '--test-input'} tries out a runpod worker: use --provider runpod, not ${provider}`);
     return { runpod: null };
   }
   const testInput = testInputFile === undefined ? undefined : { file: testInputFile, text: await readTestInput(testInputFile) };

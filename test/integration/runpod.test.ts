@@ -2,16 +2,18 @@ import { randomUUID } from 'node:crypto';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startRunpodStandin, type RunpodStandin } from '../support/runpod-standin.js';
 import { postJson, startSvc, type RunningSvc } from '../support/server.js';
-import { REPO_ROOT, runSvc } from '../support/svc.js';
+import { REPO_ROOT, runSvc, SVC_BIN } from '../support/svc.js';
 
 // The provider's own library from PyPI (.ci/requirements-test.txt) takes the jobs in every
 // test here; only the provider's job endpoints, which cannot be reached from here, are a
 // stand-in (test/support/runpod-standin.ts).
 const HELLO = join(REPO_ROOT, 'examples/hello');
 const JOBS = join(REPO_ROOT, 'test/fixtures/jobs-server/jobs.py');
+const EDGES = join(REPO_ROOT, 'test/fixtures/services/runpod-edges.py');
 
 function job(input: Record<string, unknown>) {
   return { id: `job-${randomUUID()}`, input };
@@ -36,6 +38,16 @@ describe('provider runpod, production path: the library takes jobs from the prov
       const posted = await provider.result(hello.id);
       expect(posted.body).toEqual({ output: { greeting: 'Hello, Ada!' } });
       expect(posted.isStream).toBe('false');
+    });
+
+    it('sends the provider no progress for a job whose function reported none', async () => {
+      const first = job({ path: '/hello', name: 'Ada' });
+      const second = job({ path: '/hello', name: 'Grace' });
+      provider.queue(first);
+      await provider.result(first.id);
+      provider.queue(second); // one worker: by the second job's result, the first's library posts are done
+      await provider.result(second.id);
+      expect([...provider.progress(first.id), ...provider.progress(second.id)]).toEqual([]);
     });
 
     it('fills in the defaults of parameters the input leaves out, and takes a path without its slash', async () => {
@@ -114,10 +126,11 @@ describe('provider runpod, production path: the library takes jobs from the prov
     it("cancels the job in svc when the provider stops it (cancelled or timed out there)", async () => {
       const sleep = job({ path: '/sleep', seconds: 60 });
       provider.queue(sleep);
-      await expect.poll(() => worker.logs(), { timeout: 10_000 }).toContain('POST /sleep');
-      expect(worker.logs()).not.toMatch(/\/cancel /);
+      await expect.poll(() => worker.logs(), { timeout: 10_000 }).toContain('sleeping 60.0 s');
+      expect(worker.logs()).not.toContain('(the client left)');
       provider.stop(sleep.id);
-      await expect.poll(() => worker.logs(), { timeout: 10_000 }).toMatch(/POST \/v1\/jobs\/\w+\/cancel 200/);
+      // The bridge leaves the call's stream, which cancels it.
+      await expect.poll(() => worker.logs(), { timeout: 10_000 }).toMatch(/^POST \/sleep 200 \d+ms \(the client left\)$/m);
     });
 
     it('stops on SIGTERM with exit code 0, and says so', async () => {
@@ -154,6 +167,42 @@ describe("provider runpod, trying it out here: the library's test server and a t
     const answer = await postJson(`${server.url}/runsync`, { input: { path: '/add', a: 'two', b: 1 } });
     expect(answer.body).toMatchObject({ status: 'FAILED' });
     expect(answer.body.error).toContain('a:');
+  });
+
+  it('serves the test API on IPv6 with --host ::, says where, and stops on the first SIGTERM', async () => {
+    const ipv6 = await startSvc([EDGES, '--test-server', '--host', '::']);
+    const port = new URL(ipv6.url).port;
+    expect(ipv6.url).toBe(`http://[::1]:${port}`);
+    const answer = await postJson(`http://[::1]:${port}/runsync`, { input: { path: '/tagged' } });
+    expect(answer.body).toMatchObject({ status: 'COMPLETED', output: { value: 1 } });
+    expect(await ipv6.stop()).toBe(0);
+  });
+
+  it("judges a test job as the library does: an empty error is no failure, and its keys are not output", async () => {
+    const file = join(mkdtempSync(join(tmpdir(), 'svc-runpod-')), 'tagged.json');
+    writeFileSync(file, JSON.stringify({ input: { path: '/tagged' } }));
+    const run = await runSvc(['start', EDGES, '--test-input', file]);
+    expect([run.exitCode, JSON.parse(run.stdout)]).toEqual([0, { output: { value: 1 } }]);
+    // --test-input named the provider: its parameter named "path" was warned about before the job ran.
+    expect(run.stderr).toContain('/read: its parameter "path" cannot be given in a provider\'s job, whose "path" names the endpoint; rename the parameter');
+  });
+
+  it('exits 1 when a signal stops a test job before it ends, saying it has no result', async () => {
+    const file = join(mkdtempSync(join(tmpdir(), 'svc-runpod-')), 'sleep.json');
+    writeFileSync(file, JSON.stringify({ input: { path: '/sleep', seconds: 30 } }));
+    const child = execa(process.execPath, [SVC_BIN, 'start', EDGES, '--provider', 'runpod', '--test-input', file], { reject: false });
+    let stderr = '';
+    await new Promise<void>((resolve) => {
+      child.stderr?.on('data', (chunk: Buffer) => {
+        stderr += chunk.toString();
+        if (stderr.includes('sleeping')) resolve();
+      });
+    });
+    child.kill('SIGTERM');
+    const result = await child;
+    expect(result.exitCode).toBe(1);
+    expect(result.stdout).toBe('');
+    expect(result.stderr.trim().split('\n').at(-1)).toBe('error: SIGTERM: stopped before the test job ended, so it has no result');
   });
 
   it('runs one test input from a file: its result on stdout, exit 0; a failed job exits 1', async () => {

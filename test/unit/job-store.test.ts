@@ -20,6 +20,18 @@ describe('the job store', () => {
     expect(store.get(job.id, null)).toBeUndefined();
   });
 
+  it('keeps no ended job when told to retain none, after telling its watchers how it ended', () => {
+    const { store } = storeWithClock(0, 0);
+    const job = store.create('/run', null);
+    const heard: unknown[] = [];
+    store.watch(job, (changed) => heard.push([changed.status, changed.result]));
+    store.move(job, 'PROCESSING');
+    store.move(job, 'FINISHED', { result: 'a large image' });
+    expect(heard.at(-1)).toEqual(['FINISHED', 'a large image']);
+    expect(store.size).toBe(0);
+    expect(store.get(job.id, null)).toBeUndefined();
+  });
+
   it('counts the ended jobs no client has seen end, for a stopping server to wait on', async () => {
     const { store } = storeWithClock(60_000, 100);
     const polled = store.create('/run', null);

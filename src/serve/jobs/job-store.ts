@@ -81,9 +81,10 @@ export class JobStore {
       this.ended.add(job.id);
       // A client waiting on the job (Prefer: wait, a stream) is told by the event below.
       if (this.events.listenerCount(job.id) === 0) this.unread.add(job.id);
-      this.enforceCap();
     }
     this.events.emit(job.id, job);
+    // After the event: with no ended job retained, its watchers still hear how it ended.
+    if (isTerminal(status)) this.enforceCap();
   }
 
   /** Changes fields without a status change (progress, messages, chunks). */
