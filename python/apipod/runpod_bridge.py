@@ -173,18 +173,29 @@ def library_arguments(mode: dict) -> list[str]:
 
 
 def recording_result(handler, result_fd: int):
-    """The plain handler, also writing the job's result as the library will report it
-    ({"output": ...} or {"error": ...}) on a pipe to svc, which prints it."""
+    """The plain handler, also writing the job's result as the library will report it on a
+    pipe to svc, which prints it."""
 
     async def recorded(job: dict) -> Any:
         output = await handler(job)
-        failed = isinstance(output, dict) and "error" in output
-        line = json.dumps({"error": output["error"]} if failed else {"output": output})
         with os.fdopen(result_fd, "w", encoding="utf-8") as pipe:
-            pipe.write(line + "\n")
+            pipe.write(json.dumps(library_result(output)) + "\n")
         return output
 
     return recorded
+
+
+def library_result(output: Any) -> dict:
+    """A handler's output as the library reports the job (run_job in runpod/serverless/modules/
+    rp_job.py): a dict's truthy "error" fails it, its "error" and "refresh_worker" keys are
+    not output, and an empty output is left out."""
+    if not isinstance(output, dict):
+        return {"output": output}
+    rest = {key: value for key, value in output.items() if key not in ("error", "refresh_worker")}
+    result: dict = {"output": rest} if rest else {}
+    if output.get("error"):
+        result["error"] = output["error"]
+    return result
 
 
 def stop_when_svc_is_gone() -> None:

@@ -107,5 +107,31 @@ class ProgressReporterTest(unittest.TestCase):
         self.assertIsNone(self.progress_payload(Progress(None, None)))
 
 
+
+class LibraryResultTest(unittest.TestCase):
+    """What a test input prints and how it ends, as the library's run_job reports the job."""
+
+    def setUp(self):
+        try:
+            from apipod.runpod_bridge import library_result
+        except ImportError as error:
+            raise unittest.SkipTest(f"the provider's library is not installed: {error}")
+        self.library_result = library_result
+
+    def test_a_truthy_error_fails_the_job_beside_the_rest_of_the_output(self):
+        self.assertEqual(self.library_result({"error": "boom"}), {"error": "boom"})
+        self.assertEqual(self.library_result({"error": "boom", "partial": 1}), {"output": {"partial": 1}, "error": "boom"})
+
+    def test_an_empty_error_and_refresh_worker_are_no_output_and_no_failure(self):
+        output = {"value": 1, "error": None, "refresh_worker": True}
+        self.assertEqual(self.library_result(output), {"output": {"value": 1}})
+        self.assertEqual(output, {"value": 1, "error": None, "refresh_worker": True})  # the library still sees it whole
+        self.assertEqual(self.library_result({"error": ""}), {})
+
+    def test_any_other_output_is_the_output(self):
+        for output in ([1, 2], "text", 0, None, False):
+            self.assertEqual(self.library_result(output), {"output": output})
+
+
 if __name__ == "__main__":
     unittest.main()

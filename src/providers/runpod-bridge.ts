@@ -20,7 +20,11 @@ export type BridgeMode =
   | { kind: 'test-input'; job: TestJob };
 
 /** A test job's result as the provider's library reports it. */
-export type TestJobResult = { output: unknown } | { error: string };
+/** The job's result as the provider's library reports it: an `error` fails it, beside any `output`. */
+export type TestJobResult = {
+  output?: unknown;
+  error?: unknown;
+};
 
 export interface RunpodBridgeOptions {
   python: string;

@@ -4,7 +4,7 @@ import { pollUntil } from '../poll-until.js';
 import { urlHost } from '../serve/listen-url.js';
 import type { ServeLog } from '../serve/serve-log.js';
 import { SvcError } from '../svc-error.js';
-import type { EndpointReport } from '../worker/protocol.js';
+import { isJsonObject, type EndpointReport } from '../worker/protocol.js';
 import { bridgeRoutes, startRunpodBridge, type BridgeExit, type BridgeMode, type RunpodBridge } from './runpod-bridge.js';
 import type { RunpodMode } from './runpod-mode.js';
 
@@ -39,6 +39,12 @@ const PORT_POLL_MS = 100;
  */
 export async function runAsRunpodWorker(options: RunpodWorkerOptions): Promise<void> {
   const { log, mode } = options;
+  for (const endpoint of options.endpoints) {
+    const parameters = endpoint.input_schema.properties;
+    if (isJsonObject(parameters) && Object.hasOwn(parameters, 'path')) {
+      log.warn(`${endpoint.path}: its parameter "path" cannot be given in a provider's job, whose "path" names the endpoint; rename the parameter`);
+    }
+  }
   const gatewayUrl = await options.gateway.listen({ host: '127.0.0.1', port: 0 });
   const bridge = startRunpodBridge({
     python: options.python,
@@ -51,9 +57,16 @@ export async function runAsRunpodWorker(options: RunpodWorkerOptions): Promise<v
     onLog: (stream, line) => log.provider('runpod', stream, line),
   });
   try {
-    await announce(options, bridge);
-    const outcome = await Promise.race([options.stopSignal.then((signal) => ({ signal })), bridge.exited.then((exit) => ({ exit }))]);
+    // A stop signal counts while the test server is still coming up, too; the announcement
+    // then fails as the bridge stops, which is no news.
+    const announced = announce(options, bridge).then(async () => ({ exit: await bridge.exited }));
+    announced.catch(() => undefined);
+    const outcome = await Promise.race([options.stopSignal.then((signal) => ({ signal })), announced]);
     if ('signal' in outcome) {
+      if (mode.kind === 'test-input') {
+        // Stopping the bridge leaves the call's stream, which cancels it: there is no result to show.
+        throw new SvcError('job-failed', `${outcome.signal}: stopped before the test job ended, so it has no result`);
+      }
       log.info(`${outcome.signal}: the provider's library stops taking jobs; running ones finish (up to ${options.gracePeriodMs / 1000} s)`);
       return; // the bridge stops below
     }
@@ -92,7 +105,8 @@ async function announce(options: RunpodWorkerOptions, bridge: RunpodBridge): Pro
     case 'test-server': {
       const reachable = await Promise.race([waitForPort(options.host, options.port, bridge.exited), bridge.exited]);
       if (reachable !== true) throw stoppedOnItsOwn(reachable);
-      const url = `http://${urlHost(options.host)}:${options.port}`;
+      // On `::` the library's server takes IPv6 alone: `localhost` may well mean 127.0.0.1.
+      const url = `http://${options.host === '::' ? '[::1]' : urlHost(options.host)}:${options.port}`;
       log.info(`the provider library's test API is on ${url} (${mode.reason}); docs: ${url}/docs`);
       log.info(`  POST ${url}/runsync {"input": {"path": "${paths[0] ?? '/'}", ...parameters}}; or /run, then /status/{id}`);
       log.event('listening', { url, provider: 'runpod', endpoints: paths });
@@ -105,7 +119,9 @@ async function reportTestResult(bridge: RunpodBridge, exit: BridgeExit, log: Ser
   const result = await bridge.testResult;
   if (result === null) throw stoppedOnItsOwn(exit);
   log.result(result);
-  if ('error' in result) throw new SvcError('job-failed', `the test job failed: ${result.error}`);
+  if (result.error !== undefined) {
+    throw new SvcError('job-failed', `the test job failed: ${typeof result.error === 'string' ? result.error : JSON.stringify(result.error)}`);
+  }
   log.info('the test job finished');
 }
 
@@ -116,7 +132,8 @@ function stoppedOnItsOwn(exit: BridgeExit): SvcError {
 
 /** Resolves once something accepts connections on the port; never, if the bridge exits first. */
 function waitForPort(host: string, port: number, exited: Promise<BridgeExit>): Promise<true> {
-  const target = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host;
+  // The library's server binds `::` for IPv6 alone (asyncio sets IPV6_V6ONLY), so ask it there.
+  const target = host === '0.0.0.0' ? '127.0.0.1' : host === '::' ? '::1' : host;
   const accepts = () =>
     new Promise<boolean>((resolve) => {
       const socket = connect({ host: target, port }, () => {

@@ -153,7 +153,7 @@ describe('svc start --provider runpod on the command line', () => {
   it('refuses the ways to try a runpod worker without the runpod provider', async () => {
     const run = await runSvc(['start', HELLO, '--provider', 'localhost', '--test-server']);
     expect(run.exitCode).toBe(2);
-    expect(run.stderr.trim()).toBe('error: --test-server tries out a runpod worker: add --provider runpod');
+    expect(run.stderr.trim()).toBe('error: --test-server tries out a runpod worker: use --provider runpod, not localhost');
   });
 
   it('refuses both ways at once', async () => {
