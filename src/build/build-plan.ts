@@ -7,6 +7,7 @@ import { checkImageReference } from './image-reference.js';
 import { choosePython, knownBasePython, type PythonPlan } from './image-python.js';
 import { checkChoice, checkDebianPackage, checkEntrypoint, checkPythonVersion } from './project-values.js';
 import { renderRequirementFiles, type RequirementFiles } from './requirements-file.js';
+import { SvcError } from '../svc-error.js';
 import {
   IMAGE_PLATFORM,
   IMAGE_PORT,
@@ -77,6 +78,7 @@ export function planBuild(manifest: Manifest, options: PlanOptions): BuildPlan {
     .sort();
   const provider = checkChoice(manifest.provider, PROVIDER_VALUES, 'provider');
   const providerPackages = [...(PROVIDER_PACKAGES[provider] ?? [])];
+  refuseBrokenService(manifest.service_errors);
   const rendered = renderRequirementFiles(manifest.dependencies, manifest.cuda_compiler_packages);
   // The options file is staged only when svc installs packages of its own through it.
   const needsPipOptions = rendered.compiled !== null || providerPackages.length > 0;
@@ -135,4 +137,11 @@ function imageLabels(manifest: Manifest, svcVersion: string, notes: string[]): A
 /** For --base-image: CUDA images by name, since the manifest's GPU verdict is about its own choice. */
 function looksLikeGpuImage(image: string): boolean {
   return /cuda|cudnn|-gpu|nvidia|pytorch\/pytorch/i.test(image);
+}
+
+/** An image whose service file Python cannot read would only fail when it starts. */
+function refuseBrokenService([first, ...more]: readonly string[]): void {
+  if (first === undefined) return;
+  const others = more.length === 0 ? '' : ` (and ${more.length} more: svc scan lists them)`;
+  throw new SvcError('invalid-project', `${first}${others}; Python cannot run the service as it is, so the image would not start: fix it and build again`);
 }

@@ -141,6 +141,10 @@ export function buildManifest(snapshot: ProjectSnapshot, parser: PythonParser, c
     },
     model_file_sizes: Object.fromEntries(modelFiles.map((file) => [file.path, file.size])),
     ignore_files: snapshot.listing.ignoreFiles,
+    service_errors: [
+      ...(unreadableFiles.has(entrypoint) ? [formatDiagnostic({ file: entrypoint, message: unreadableFiles.get(entrypoint) as string })] : []),
+      ...service.syntaxErrors.map(formatDiagnostic),
+    ],
     warnings: sortDiagnostics(diagnostics).map(formatDiagnostic),
   };
 

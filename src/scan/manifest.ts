@@ -8,7 +8,7 @@ import type { ParameterDeclaration, StaticValue } from './service-file.js';
  * keeps the existing toolkit's fields with their names and meanings; the rest is svc's.
  * Bump the schema version when a field changes meaning or goes away.
  */
-export const MANIFEST_SCHEMA_VERSION = 2;
+export const MANIFEST_SCHEMA_VERSION = 3;
 
 export interface Manifest {
   entrypoint: string;
@@ -38,6 +38,8 @@ export interface Manifest {
   dependencies: ManifestDependencies;
   model_file_sizes: Record<string, number>;
   ignore_files: string[];
+  /** What stops the service file from running at all (a syntax error; the file cannot be read), as `file:line: why`. */
+  service_errors: string[];
   warnings: string[];
 }
 

@@ -10,6 +10,8 @@ export interface ServiceFile {
   endpoints: EndpointDeclaration[];
   /** Syntax errors, unreadable decorator arguments, a missing app, duplicate routes, ... in line order. */
   diagnostics: Diagnostic[];
+  /** The syntax errors among them: Python would refuse to import the file. */
+  syntaxErrors: Diagnostic[];
 }
 
 export interface AppDeclaration {
@@ -94,8 +96,8 @@ export function readServiceFile(parser: PythonParser, source: string, fileName: 
     const { statements, syntaxProblems } = readRecoverableStatements(root, text, parseModule);
     const declarations = readDeclarations(statements, fileName);
     const hidden = declarations.app === null || syntaxProblems.length > 0 ? [] : findHiddenRegistrations(root, declarations, fileName);
-    const diagnostics = [...describeSyntaxErrors(syntaxProblems, fileName), ...declarations.diagnostics, ...hidden];
-    return { ...declarations, diagnostics: sortDiagnostics(diagnostics) };
+    const syntaxErrors = describeSyntaxErrors(syntaxProblems, fileName);
+    return { ...declarations, diagnostics: sortDiagnostics([...syntaxErrors, ...declarations.diagnostics, ...hidden]), syntaxErrors };
   } finally {
     // The trees live in WebAssembly memory, which the garbage collector does not reclaim.
     for (const tree of trees) tree.delete();

@@ -74,6 +74,17 @@ describe('svc build (files only, no engine)', () => {
     }
   });
 
+  it('refuses a service file with a syntax error, which the image could not start, naming its line', async () => {
+    const project = copyProject(join(EXAMPLES, 'hello'));
+    writeFileSync(join(project, 'service.py'), 'from apipod import APIPod\napp = APIPod()\n\n@app.endpoint("/x")\ndef x(: pass\n');
+    const refused = await runSvc(['build', project]);
+    expect([refused.exitCode, refused.stderr.trim().split('\n').at(-1)]).toEqual([
+      1,
+      'error: service.py:5: syntax error: missing `)`; Python cannot run the service as it is, so the image would not start: fix it and build again',
+    ]);
+    expect(existsSync(join(project, 'apipod-deploy/Dockerfile'))).toBe(false);
+  });
+
   it('keeps to the service file the scan was given, with no --entrypoint on later commands', async () => {
     const project = copyProject(join(EXAMPLES, 'hello'));
     mkdirSync(join(project, 'app'));
