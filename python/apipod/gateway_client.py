@@ -60,6 +60,11 @@ class GatewayClient:
         Cancelling the task that iterates (the provider stopping the job) closes the stream,
         which cancels the call.
         """
+        unsendable = _unsendable_in_query(arguments) if "POST" not in route.methods else []
+        if unsendable:
+            yield Failed(f"{route.path} takes its parameters as a query string, which cannot carry "
+                         f"{', '.join(unsendable)}: leave them out to get their defaults")
+            return
         async with aiohttp.ClientSession(timeout=SESSION_TIMEOUT, headers=self._headers) as session:
             try:
                 async with self._request(session, route, arguments) as response:
@@ -139,6 +144,11 @@ def _error_message(body: Any, status: int) -> str:
     if isinstance(body, dict) and isinstance(body.get("error"), dict) and body["error"].get("message"):
         return body["error"]["message"]
     return f"svc's gateway answered HTTP {status}"
+
+
+def _unsendable_in_query(arguments: dict) -> list[str]:
+    """What a query string would lose: null reads as the text "null", an empty list as nothing."""
+    return [f"{name}={json.dumps(value)}" for name, value in arguments.items() if value is None or value == []]
 
 
 def _query_of(arguments: dict) -> list[tuple[str, str]]:

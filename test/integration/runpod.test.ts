@@ -249,6 +249,14 @@ describe('provider runpod, trying out a service that streams', () => {
     expect((await postJson(`${server.url}/runsync`, { input: { path: '/tags', names: ['a', 'b'] } })).body.output).toEqual([['a', 'b']]);
   });
 
+  it('fails a GET job whose input a query string cannot carry, rather than pass the text "null" or drop a list', async () => {
+    const answer = await postJson(`${server.url}/runsync`, { input: { path: '/tags', names: [] } });
+    expect(answer.body).toMatchObject({
+      status: 'FAILED',
+      error: '/tags takes its parameters as a query string, which cannot carry names=[]: leave them out to get their defaults',
+    });
+  });
+
   it('gives a test input the output a worker gives, the parts as a list', async () => {
     const input = join(mkdtempSync(join(tmpdir(), 'svc-runpod-')), 'words.json');
     writeFileSync(input, JSON.stringify({ input: { path: '/words', text: 'a b', pause: 0 } }));
