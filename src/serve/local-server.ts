@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { basename, join, resolve } from 'node:path';
 import { locateProject } from '../project-location.js';
@@ -133,8 +134,10 @@ export async function serveLocally(options: LocalServeOptions): Promise<void> {
     } else {
       const address = await listenOn(gateway, options.host, starting?.port ?? options.port);
       const shown = address.replace('0.0.0.0', 'localhost');
-      // The default host answers other machines too; say so, and how to keep it local.
-      const everywhere = options.host === '0.0.0.0' || options.host === '::' ? '; open to the network, --host 127.0.0.1 keeps it to this machine' : '';
+      // The default host answers other machines too; say so, and how to keep it local. In a
+      // container the published port decides that, and 127.0.0.1 would shut everyone out.
+      const everywhere =
+        options.host !== '0.0.0.0' && options.host !== '::' ? '' : inContainer() ? '; in a container, reached through its published port' : '; open to the network, --host 127.0.0.1 keeps it to this machine';
       log.info(`${title} is ready on ${shown} (docs: ${shown}/docs; ${compute} compute${keys.enabled ? ', API key required' : ''}${everywhere})`);
       for (const endpoint of pool.endpoints) log.info(`  ${endpoint.methods.join(',')} ${endpoint.path}`);
       log.event('listening', { url: address, endpoints: pool.endpoints.map((endpoint) => endpoint.path) });
@@ -223,4 +226,9 @@ function waitForStopSignal(): Promise<NodeJS.Signals> {
     process.once('SIGTERM', stop);
     process.once('SIGINT', stop);
   });
+}
+
+/** Docker and Podman mark their containers with these files. */
+function inContainer(): boolean {
+  return existsSync('/.dockerenv') || existsSync('/run/.containerenv');
 }

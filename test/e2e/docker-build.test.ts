@@ -124,6 +124,9 @@ describe.skipIf(!engineAnswers && !mustRun)('svc build --image and svc start --o
     expect(await server.stop()).toBe(0);
     expect(server.logs()).toContain('stopped');
     expect(docker('ps', '--all', '--quiet', '--filter', `ancestor=${IMAGE}`)).toBe(''); // stopped and removed
+    // The container's own ready line gives no advice that would shut the published port out.
+    expect(server.logs()).toContain('in a container, reached through its published port');
+    expect(server.logs()).not.toContain('--host 127.0.0.1 keeps it to this machine');
   }, 120_000);
 
   it('applies the serving options and the keys file inside the container, as svc start does locally', async () => {
