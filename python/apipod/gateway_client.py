@@ -26,6 +26,12 @@ ENDED = ("FINISHED", "FAILED", "CANCELLED", "TIMEOUT")
 
 
 @dataclass(frozen=True)
+class Accepted:
+    """The gateway took the call as this job, whose id tags the worker's output lines."""
+    job_id: str
+
+
+@dataclass(frozen=True)
 class Chunk:
     value: Any
 
@@ -46,7 +52,7 @@ class Failed:
     message: str
 
 
-CallEvent = Union[Chunk, Progress, Finished, Failed]
+CallEvent = Union[Accepted, Chunk, Progress, Finished, Failed]
 
 
 class GatewayClient:
@@ -55,7 +61,7 @@ class GatewayClient:
         self._headers = {"authorization": f"Bearer {key}"}
 
     async def call(self, route: Route, arguments: dict) -> AsyncIterator[CallEvent]:
-        """The call's progress and chunks as they come, then one Finished or Failed.
+        """The job the call became, its progress and chunks as they come, then one Finished or Failed.
 
         Cancelling the task that iterates (the provider stopping the job) closes the stream,
         which cancels the call.
@@ -73,6 +79,9 @@ class GatewayClient:
                     elif route.chat:
                         yield Finished(await _json_of(response))
                     else:
+                        location = response.headers.get("content-location")
+                        if location:
+                            yield Accepted(location.rsplit("/", 1)[-1])
                         async for event in _call_events(response):
                             yield event
             except (aiohttp.ClientError, asyncio.TimeoutError) as error:

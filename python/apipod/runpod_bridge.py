@@ -26,7 +26,7 @@ import threading
 import time
 from typing import Any, Callable, Optional
 
-from .gateway_client import Chunk, Failed, Finished, GatewayClient, Progress
+from .gateway_client import Accepted, Chunk, Failed, Finished, GatewayClient, Progress
 from .provider_routes import JobInputError, Route, route_job
 
 SETTINGS_ENV = "APIPOD_RUNPOD_SETTINGS"
@@ -152,6 +152,9 @@ async def _call(client: GatewayClient, route: Route, arguments: dict, job: dict,
     reporter = ProgressReporter(lambda payload: send_progress(job, payload)) if send_progress else None
     try:
         async for event in client.call(route, arguments):
+            if isinstance(event, Accepted):
+                _log_svc_job(job, event.job_id)
+                continue
             if not isinstance(event, Progress):
                 yield event
                 continue
@@ -161,6 +164,13 @@ async def _call(client: GatewayClient, route: Route, arguments: dict, job: dict,
     finally:
         if reporter is not None:
             reporter.close()
+
+
+def _log_svc_job(job: dict, svc_job_id: str) -> None:
+    """The provider's job id beside svc's, which tags the worker's output for the job."""
+    from runpod.serverless.modules.rp_logger import RunPodLogger
+
+    RunPodLogger().info(f"svc job {svc_job_id}", job.get("id"))
 
 
 def library_arguments(mode: dict) -> list[str]:

@@ -128,6 +128,9 @@ describe('provider runpod, production path: the library takes jobs from the prov
       provider.queue(sleep);
       await expect.poll(() => worker.logs(), { timeout: 10_000 }).toContain('sleeping 60.0 s');
       expect(worker.logs()).not.toContain('(the client left)');
+      // The library's line for the provider's job names svc's job, whose id tags the worker's output.
+      const svcJob = new RegExp(`${sleep.id} \\| svc job ([0-9a-f]{32})`).exec(worker.logs())?.[1];
+      expect(worker.logs()).toMatch(new RegExp(`^\\[worker \\d+ ${svcJob}\\] sleeping 60\\.0 s$`, 'm'));
       provider.stop(sleep.id);
       // The bridge leaves the call's stream, which cancels it.
       await expect.poll(() => worker.logs(), { timeout: 10_000 }).toMatch(/^POST \/sleep 200 \d+ms \(the client left\)$/m);

@@ -87,6 +87,8 @@ export function streamJob(
   const response = reply.raw;
   response.writeHead(200, {
     'content-type': 'text/event-stream; charset=utf-8',
+    // Which job this is, from the first byte: the final `status` event says so only at the end.
+    'content-location': `/v1/jobs/${job.id}`,
     'cache-control': 'no-cache',
     connection: 'keep-alive',
     'x-accel-buffering': 'no',
