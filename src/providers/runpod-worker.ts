@@ -39,12 +39,7 @@ const PORT_POLL_MS = 100;
  */
 export async function runAsRunpodWorker(options: RunpodWorkerOptions): Promise<void> {
   const { log, mode } = options;
-  for (const endpoint of options.endpoints) {
-    const parameters = endpoint.input_schema.properties;
-    if (isJsonObject(parameters) && Object.hasOwn(parameters, 'path')) {
-      log.warn(`${endpoint.path}: its parameter "path" cannot be given in a provider's job, whose "path" names the endpoint; rename the parameter`);
-    }
-  }
+  warnOfPathParameters(options.endpoints, log);
   const gatewayUrl = await options.gateway.listen({ host: '127.0.0.1', port: 0 });
   const bridge = startRunpodBridge({
     python: options.python,
@@ -77,6 +72,16 @@ export async function runAsRunpodWorker(options: RunpodWorkerOptions): Promise<v
     // Only the bridge called the gateway, and it has stopped: nothing is left to answer.
     options.gateway.server.closeAllConnections();
     await options.gateway.close();
+  }
+}
+
+/** A job's "path" names its endpoint (python/apipod/provider_routes.py), so a parameter of that name can never be given. */
+function warnOfPathParameters(endpoints: readonly EndpointReport[], log: ServeLog): void {
+  for (const endpoint of endpoints) {
+    const parameters = endpoint.input_schema.properties;
+    if (isJsonObject(parameters) && Object.hasOwn(parameters, 'path')) {
+      log.warn(`${endpoint.path}: its parameter "path" cannot be given in a provider's job, whose "path" names the endpoint; rename the parameter`);
+    }
   }
 }
 

@@ -134,11 +134,7 @@ export async function serveLocally(options: LocalServeOptions): Promise<void> {
     } else {
       const address = await listenOn(gateway, options.host, starting?.port ?? options.port);
       const shown = address.replace('0.0.0.0', 'localhost');
-      // The default host answers other machines too; say so, and how to keep it local. In a
-      // container the published port decides that, and 127.0.0.1 would shut everyone out.
-      const everywhere =
-        options.host !== '0.0.0.0' && options.host !== '::' ? '' : inContainer() ? '; in a container, reached through its published port' : '; open to the network, --host 127.0.0.1 keeps it to this machine';
-      log.info(`${title} is ready on ${shown} (docs: ${shown}/docs; ${compute} compute${keys.enabled ? ', API key required' : ''}${everywhere})`);
+      log.info(`${title} is ready on ${shown} (docs: ${shown}/docs; ${compute} compute${keys.enabled ? ', API key required' : ''}${reachNote(options.host)})`);
       for (const endpoint of pool.endpoints) log.info(`  ${endpoint.methods.join(',')} ${endpoint.path}`);
       log.event('listening', { url: address, endpoints: pool.endpoints.map((endpoint) => endpoint.path) });
 
@@ -228,7 +224,13 @@ function waitForStopSignal(): Promise<NodeJS.Signals> {
   });
 }
 
-/** Docker and Podman mark their containers with these files. */
-function inContainer(): boolean {
-  return existsSync('/.dockerenv') || existsSync('/run/.containerenv');
+/**
+ * Who else reaches the server: the default host answers other machines too, so say so and
+ * how to keep it local. In a container (Docker and Podman mark theirs with these files) the
+ * published port decides that, and 127.0.0.1 would shut everyone out.
+ */
+function reachNote(host: string): string {
+  if (host !== '0.0.0.0' && host !== '::') return '';
+  const inContainer = existsSync('/.dockerenv') || existsSync('/run/.containerenv');
+  return inContainer ? '; in a container, reached through its published port' : '; open to the network, --host 127.0.0.1 keeps it to this machine';
 }
