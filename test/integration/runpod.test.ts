@@ -129,7 +129,9 @@ describe('provider runpod, production path: the library takes jobs from the prov
       await expect.poll(() => worker.logs(), { timeout: 10_000 }).toContain('sleeping 60.0 s');
       expect(worker.logs()).not.toContain('(the client left)');
       // The library's line for the provider's job names svc's job, whose id tags the worker's output.
-      const svcJob = new RegExp(`${sleep.id} \\| svc job ([0-9a-f]{32})`).exec(worker.logs())?.[1];
+      const svcJobLine = new RegExp(`${sleep.id} \\| svc job ([0-9a-f]{32})`);
+      await expect.poll(() => worker.logs(), { timeout: 10_000 }).toMatch(svcJobLine); // the bridge's output and the worker's race
+      const svcJob = svcJobLine.exec(worker.logs())?.[1];
       expect(worker.logs()).toMatch(new RegExp(`^\\[worker \\d+ ${svcJob}\\] sleeping 60\\.0 s$`, 'm'));
       provider.stop(sleep.id);
       // The bridge leaves the call's stream, which cancels it.
