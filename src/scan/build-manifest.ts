@@ -18,7 +18,7 @@ import { wheelMismatch, wheelPythons, type WheelPython } from './wheel-python.js
 import { readPyproject } from './pyproject.js';
 import type { PythonParser } from './python-parser.js';
 import { choosePythonVersion } from './python-version.js';
-import { readRequirements, type LocatedRequirement, type RequirementSet } from './requirements.js';
+import { outsideProjectWarning, readRequirements, type LocatedRequirement, type RequirementSet } from './requirements.js';
 import { readServiceFile, type AppDeclaration, type ServiceFile } from './service-file.js';
 
 /** Everything a scan reads from disk, gathered at the edge so the rest is pure. */
@@ -161,6 +161,10 @@ export function buildManifest(snapshot: ProjectSnapshot, parser: PythonParser, c
       : readRequirements(REQUIREMENTS_FILE, readText, environment, snapshot.root);
     noticed.push(...requirementSet.diagnostics);
     const pyprojectSplit = splitByMarker(pyproject?.requirements ?? [], environment, noticed);
+    for (const requirement of pyprojectSplit.kept) {
+      const outside = outsideProjectWarning(requirement);
+      if (outside !== null) noticed.push({ ...requirement.source, message: outside });
+    }
     noticed.push(...(pyproject?.diagnostics ?? []));
 
     const installed = [...requirementSet.requirements, ...pyprojectSplit.kept];

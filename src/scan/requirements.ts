@@ -155,8 +155,8 @@ export function readRequirements(
     if ('error' in parsed) return skip(parsed.error);
     const located: LocatedRequirement = { ...inProject(parsed.requirement, projectRoot), source: at, hashes: split.hashes };
     if (located.url !== null && holdsLiteralCredential(located.url)) report(credentialWarning('its URL'));
-    const outside = pathOutsideProject(located);
-    if (outside !== null) report(`${outside} is outside the project, so the image will not have it and svc build leaves it out; require the package by name and version instead`);
+    const outside = outsideProjectWarning(located);
+    if (outside !== null) report(outside);
 
     if (kind === 'constraint') return void set.constraints.push(located);
     if (located.marker === null) return void set.requirements.push(located);
@@ -310,9 +310,11 @@ function inProject(requirement: Requirement, projectRoot: string | null): Requir
  * A path requirement that leads out of the project (absolute, `file:///...`, `../`), or null.
  * pip reads such paths from its working directory, which in the image is the project root.
  */
-function pathOutsideProject({ url }: Requirement): string | null {
+/** A path requirement outside the project (a conda freeze's `file:///croot/...`): the image cannot have it. */
+export function outsideProjectWarning({ url }: Requirement): string | null {
   const path = url === null ? null : localPathOf(url);
-  return path !== null && leavesProject(path) ? url : null;
+  if (path === null || !leavesProject(path)) return null;
+  return `${url} is outside the project, so the image will not have it and svc build leaves it out; require the package by name and version instead`;
 }
 
 /** The name pip would know before building: `#egg=name`, or a wheel/sdist file name. */

@@ -107,6 +107,15 @@ describe('svc scan', () => {
     );
   });
 
+  it('warns about a path outside the project in pyproject.toml, as in requirements.txt', async () => {
+    const project = copyProject(join(EXAMPLES, 'hello'));
+    writeFileSync(join(project, 'pyproject.toml'), '[project]\nname = "x"\nversion = "0"\ndependencies = ["mylib @ file:///home/me/mylib"]\n');
+    const manifest = JSON.parse((await runSvc(['scan', project, '--json'])).stdout).manifest;
+    expect(manifest.warnings).toContain(
+      'pyproject.toml:4: file:///home/me/mylib is outside the project, so the image will not have it and svc build leaves it out; require the package by name and version instead',
+    );
+  });
+
   it('accepts the service file itself, or another one with --entrypoint', async () => {
     const project = copyProject(join(EXAMPLES, 'hello'));
     writeFileSync(join(project, 'api.py'), readFileSync(join(project, 'service.py')));
