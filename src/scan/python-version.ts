@@ -59,7 +59,12 @@ const OTHER_INTERPRETERS = /^(?:pypy|graalpy|graalpython|jython|ironpython|stack
 export function choosePythonVersion(hints: PythonVersionHints): PythonVersionChoice {
   const pyenvLine = firstLine(hints.pythonVersionFile);
   if (pyenvLine !== null && !namesEnvironment(pyenvLine)) {
-    return { ...readExact(pyenvLine, PYTHON_VERSION_FILE), diagnostics: [] };
+    const exact = readExact(pyenvLine, PYTHON_VERSION_FILE);
+    // pyenv's `3.13t` is the free-threaded build, which no base image ships.
+    const freeThreaded = /^(?:cpython-|python)?\d+\.\d+(?:\.\d+)?t$/i.test(pyenvLine)
+      ? [{ file: PYTHON_VERSION_FILE, message: `'${pyenvLine}' asks for free-threaded CPython; the image gets Python ${exact.version} with the GIL` }]
+      : [];
+    return { ...exact, diagnostics: freeThreaded };
   }
   const choice = chooseFromOtherHints(hints);
   if (pyenvLine === null) return { ...choice, diagnostics: [] };

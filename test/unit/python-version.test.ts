@@ -26,6 +26,14 @@ describe('choosing the Python version', () => {
     });
   });
 
+  it('says that a free-threaded build (3.13t) gets the usual CPython', () => {
+    expect(choosePythonVersion({ pythonVersionFile: '3.13t\n' })).toMatchObject({
+      version: '3.13',
+      diagnostics: [{ file: '.python-version', message: "'3.13t' asks for free-threaded CPython; the image gets Python 3.13 with the GIL" }],
+    });
+    expect(choosePythonVersion({ pythonVersionFile: '3.13.1\n' }).diagnostics).toEqual([]);
+  });
+
   it('raises requires-python >=3.8 to the oldest supported version, 3.10', () => {
     expect(choosePythonVersion({ requiresPython: '>=3.8' })).toEqual({
       version: '3.10',
