@@ -53,6 +53,10 @@ export function chooseBaseImage(request: BaseImageRequest, catalog: BaseImageCat
       : '';
   const { pytorch, tensorflow, onnx } = report.frameworks;
 
+  if (pytorch && report.cudaPackages.includes('torch') && report.nightlyTorch) {
+    return cudaFallback(catalog, variant, report.requestedCuda ? [report.requestedCuda] : [], null,
+      "torch from PyTorch's nightly index, which a PyTorch image's own torch would keep out", variantNote);
+  }
   if (pytorch && report.cudaPackages.includes('torch')) {
     const image = pickFrameworkImage(catalog.pytorch.images, 'torch', pytorch, variant, request, report.requestedCuda);
     if (image) return fromCatalog(image, `PyTorch ${image.torch} (${describe(pytorch)}) with CUDA ${image.cuda}${variantNote}`);

@@ -26,6 +26,8 @@ export interface FrameworkReport {
   requestedCuda: string | null;
   /** torch is a ROCm build (AMD GPUs): a +rocm local version or the PyTorch ROCm index. */
   rocm: boolean;
+  /** torch comes from PyTorch's nightly index: a PyTorch image's stable torch would satisfy pip instead. */
+  nightlyTorch: boolean;
   /** Requirements that compile CUDA code at install time: the image needs nvcc (a devel variant). */
   compilerPackages: string[];
   systemPackages: string[];
@@ -70,6 +72,7 @@ export function detectFrameworks({ requirements, indexUrls }: DependencySource):
     cudaPackages,
     requestedCuda,
     rocm,
+    nightlyTorch: byKey.has('torch') && indexUrls.some((url) => /\/whl\/nightly(\/|$)/.test(url)),
     compilerPackages,
     systemPackages: chooseSystemPackages(keys, requirements),
   };
@@ -100,11 +103,11 @@ function wheelVersion(url: string | null): string | null {
   return match ? decodeURIComponent(match[1] as string) : null;
 }
 
-/** `torch==2.1.0+cu121`, a wheel URL with `+cu121`, or `.../whl/cu121`: CUDA 12.1. */
+/** `torch==2.1.0+cu121`, a wheel URL with `+cu121`, or `.../whl/cu121` (or `/whl/nightly/cu121`): CUDA 12.1. */
 function findRequestedCuda(torch: LocatedRequirement | undefined, indexUrls: readonly string[]): string | null {
   const candidates = [torch?.specifier ?? '', torch?.url ?? '', ...indexUrls];
   for (const text of candidates) {
-    const match = /(?:\+|%2B|\/whl\/)cu(\d{2,3})\b/i.exec(text);
+    const match = /(?:\+|%2B|\/whl\/(?:nightly\/)?)cu(\d{2,3})\b/i.exec(text);
     if (match) {
       const digits = match[1] as string;
       return `${digits.slice(0, -1)}.${digits.slice(-1)}`;

@@ -54,6 +54,14 @@ describe('choosing the base image', () => {
     });
   });
 
+  it("uses a CUDA image for torch from the nightly index, whose CUDA it names, not a PyTorch image whose stable torch would win", () => {
+    expect(choose(['torch'], { indexUrls: ['https://download.pytorch.org/whl/nightly/cu126'] })).toMatchObject({
+      image: 'nvidia/cuda:12.6.3-cudnn-runtime-ubuntu22.04',
+      cuda: '12.6.3',
+      reason: "torch from PyTorch's nightly index, which a PyTorch image's own torch would keep out: CUDA 12.6.3 with cuDNN 9",
+    });
+  });
+
   it('uses the slim image for torch built for ROCm, which brings its own runtime, and says why', () => {
     expect(choose(['torch==2.4.1'], { indexUrls: ['https://download.pytorch.org/whl/rocm6.1'] })).toMatchObject({
       image: 'python:3.11-slim-bookworm',

@@ -110,6 +110,7 @@ describe('detecting frameworks', () => {
       cudaPackages: [],
       requestedCuda: null,
       rocm: false,
+      nightlyTorch: false,
       compilerPackages: [],
       systemPackages: ['ffmpeg', 'g++', 'gcc'],
     });
