@@ -14,10 +14,10 @@ import { findModelFiles } from './model-files.js';
 import { unmatchableVersions } from './pep508.js';
 import type { ProjectListing } from './project-files.js';
 import { projectTextReader, type ReadBytes } from './project-text.js';
-import { wheelMismatch, wheelPythons, type WheelPython } from './wheel-python.js';
+import { pythonNeeds, unmetNeed, type PythonNeed } from './python-needs.js';
 import { readPyproject } from './pyproject.js';
 import type { PythonParser } from './python-parser.js';
-import { choosePythonVersion } from './python-version.js';
+import { choosePythonVersion, type PythonVersionChoice } from './python-version.js';
 import { outsideProjectWarning, readRequirements, type LocatedRequirement, type RequirementSet } from './requirements.js';
 import { readServiceFile, type AppDeclaration, type ServiceFile } from './service-file.js';
 
@@ -44,38 +44,18 @@ export function buildManifest(snapshot: ProjectSnapshot, parser: PythonParser, c
 
   const pyprojectText = readText(PYPROJECT_FILE);
   const pyproject = pyprojectText === null ? null : readPyproject(pyprojectText, PYPROJECT_FILE);
-  let python = choosePythonVersion({
+  const stated = choosePythonVersion({
     pythonVersionFile: readText('.python-version'),
     requiresPython: pyproject?.requiresPython,
     runtimeTxt: readText('runtime.txt'),
     poetryPython: pyproject?.poetryPython,
   });
-  diagnostics.push(...python.diagnostics);
-  let dependencies = readDependencies(python.version);
-  // A wheel URL built for one CPython (cp310) installs only there: within what the project
-  // allows, it decides, and the base image's Python may not override it.
-  const wheels = wheelPythons(dependencies.installed);
-  const wheelVersions = new Set(wheels.map((wheel) => wheel.version));
-  const [wheelVersion] = wheelVersions;
-  if (wheelVersion !== undefined && wheelVersions.size === 1 && python.admits.includes(wheelVersion)) {
-    const { file, line } = (wheels[0] as WheelPython).requirement.source;
-    const wheelSource = `${file}:${line}, a wheel for Python ${wheelVersion}`;
-    const before = python.version;
-    python = { ...python, version: wheelVersion, source: python.source === 'default' ? wheelSource : `${python.source}; ${wheelSource}`, admits: [wheelVersion] };
-    if (wheelVersion !== before) dependencies = readDependencies(wheelVersion);
-  }
-  const basePython = dependencies.baseImage.python;
-  if (basePython !== null && basePython !== python.version && python.admits.includes(basePython)) {
-    // The base image ships another Python the project allows: using it spares the image a
-    // second interpreter, and a second copy of its packages (torch among them), beside it.
-    const source = python.source === 'default' ? 'base image' : `${python.source}; the base image's Python`;
-    python = { ...python, version: basePython, source };
-    dependencies = readDependencies(basePython);
-  }
+  diagnostics.push(...stated.diagnostics);
+  const { python, dependencies } = settlePython(stated, readDependencies);
   const { requirementSet, pyprojectSplit, installed, apipod, frameworks, baseImage } = dependencies;
   diagnostics.push(...dependencies.diagnostics);
-  for (const wheel of wheelPythons(installed)) {
-    if (wheel.version !== python.version) diagnostics.push(wheelMismatch(wheel, python.version, python.source));
+  for (const need of pythonNeeds(installed)) {
+    if (!need.versions.includes(python.version)) diagnostics.push(unmetNeed(need, python.version, python.source));
   }
 
   const service = readServiceFile(parser, readText(entrypoint) ?? '', entrypoint);
@@ -197,6 +177,51 @@ export function buildManifest(snapshot: ProjectSnapshot, parser: PythonParser, c
     }
     return { requirementSet, pyprojectSplit, installed, apipod, frameworks, baseImage, diagnostics: noticed };
   }
+}
+
+/**
+ * The image's Python, from what the project states: moved, within what it allows, to one
+ * that its version-bound requirements install into (a wheel URL for cp310, a pinned release
+ * with wheels for some Pythons only), then to the base image's own Python when the project
+ * allows that one too, which spares the image a second interpreter and a second copy of its
+ * packages (torch among them). The dependencies are read again for each version they move to:
+ * markers depend on it, and the base image on those.
+ */
+function settlePython<D extends { installed: LocatedRequirement[]; baseImage: { python: string | null } }>(
+  stated: PythonVersionChoice,
+  readDependencies: (pythonVersion: string) => D,
+): { python: PythonVersionChoice; dependencies: D } {
+  let python = stated;
+  let dependencies = readDependencies(python.version);
+  const needs = pythonNeeds(dependencies.installed);
+  const fitting = python.admits.filter((version) => needs.every((need) => need.versions.includes(version)));
+  if (fitting.length > 0 && fitting.length < python.admits.length) {
+    const excluding = needs.find((need) => !need.versions.includes(python.version));
+    python = excluding === undefined
+      ? { ...python, admits: fitting }
+      : { ...python, version: fitting[0] as string, source: withReason(python.source, excluding), admits: fitting };
+    if (excluding !== undefined) dependencies = readDependencies(python.version);
+  }
+  const basePython = dependencies.baseImage.python;
+  if (basePython !== null && basePython !== python.version) {
+    if (python.admits.includes(basePython)) {
+      const source = python.source === 'default' ? 'base image' : `${python.source}; the base image's Python`;
+      python = { ...python, version: basePython, source };
+      dependencies = readDependencies(basePython);
+    } else {
+      // Say why the base image's own Python was passed over, when nothing else does.
+      const keeping = needs.find((need) => !need.versions.includes(basePython));
+      if (keeping !== undefined && python.source === 'default') python = { ...python, source: withReason('default', keeping) };
+    }
+  }
+  return { python, dependencies };
+}
+
+/** `requirements.txt:1, a wheel for Python 3.10`, after the stated source, if any. */
+function withReason(source: string, need: PythonNeed): string {
+  const { file, line } = need.requirement.source;
+  const reason = `${file}:${line}, ${need.reason}`;
+  return source === 'default' ? reason : `${source}; ${reason}`;
 }
 
 function emptyRequirementSet(): RequirementSet {

@@ -103,7 +103,7 @@ describe('svc scan', () => {
     const stated = JSON.parse((await runSvc(['scan', project, '--json'])).stdout).manifest;
     expect(stated.python_version).toBe('3.12');
     expect(stated.warnings).toContain(
-      "requirements.txt:1: torch's wheel is built for Python 3.10, but the image gets Python 3.12 (.python-version): pip will refuse it; use the wheel for 3.12, or ask for Python 3.10",
+      "requirements.txt:1: torch's wheel is built for Python 3.10, not 3.12: pip will refuse it; use the wheel for 3.12, or ask for Python 3.10 (Python 3.12 from .python-version)",
     );
   });
 
