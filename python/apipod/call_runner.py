@@ -107,7 +107,7 @@ class CallRunner:
         count = size = 0
         try:
             for item in generator:
-                size = self._events.send_chunk(protocol.chunk(call_id, to_json_value(item)), size)
+                size = self._send_chunk(call_id, item, size)
                 count += 1
         finally:
             close = getattr(generator, "close", None)
@@ -123,13 +123,21 @@ class CallRunner:
                     item = self._await(generator.__anext__())
                 except StopAsyncIteration:
                     break
-                size = self._events.send_chunk(protocol.chunk(call_id, to_json_value(item)), size)
+                size = self._send_chunk(call_id, item, size)
                 count += 1
         finally:
             aclose = getattr(generator, "aclose", None)
             if aclose is not None:
                 self._await(aclose())
         return StreamedChunks(count)
+
+    def _send_chunk(self, call_id: str, item: Any, sent_before: int) -> int:
+        value = to_json_value(item)
+        try:
+            return self._events.send_chunk(protocol.chunk(call_id, value), sent_before)
+        except BaseException:  # unsent (too large, or the call cancelled): its files go with it
+            delete_referenced_files(value)
+            raise
 
     def _await(self, awaitable) -> Any:
         task = asyncio.ensure_future(awaitable, loop=self._loop)

@@ -37,8 +37,12 @@ def read_file_reference(reference: dict) -> tuple[bytes, Optional[str], Optional
 def write_file_reference(content: bytes, file_name: Optional[str], content_type: Optional[str]) -> dict:
     """Writes the content to a new file in the file directory; the gateway deletes it."""
     descriptor, path = tempfile.mkstemp(prefix="apipod-", dir=file_directory())
-    with os.fdopen(descriptor, "wb") as file:
-        file.write(content)
+    try:
+        with os.fdopen(descriptor, "wb") as file:
+            file.write(content)
+    except BaseException:  # a cancel landing mid-write leaves no half file behind
+        _delete(path)
+        raise
     return {FILE_KEY: {"path": path, "file_name": file_name, "content_type": content_type}}
 
 

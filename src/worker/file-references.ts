@@ -105,7 +105,7 @@ function base64Length(bytes: number): number {
 }
 
 /** Deletes the files a value refers to inside `fileDir`, those not read yet. */
-async function deleteReferencedFiles(value: Value, fileDir: string): Promise<void> {
+export async function deleteReferencedFiles(value: Value, fileDir: string): Promise<void> {
   const reference = isJsonObject(value) && isJsonObject(value.$file) && typeof value.$file.path === 'string' ? value.$file.path : null;
   if (reference !== null) {
     const path = await insideDirectory(reference, fileDir).catch(() => null);

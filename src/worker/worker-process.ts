@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { delimiter, resolve } from 'node:path';
 import type { Readable, Writable } from 'node:stream';
 import type { CancelSignal } from './cancel-signal.js';
-import { FileReferenceError, ResultTooLarge, inlineFileReferences, type InlineBudget } from './file-references.js';
+import { FileReferenceError, ResultTooLarge, deleteReferencedFiles, inlineFileReferences, type InlineBudget } from './file-references.js';
 import { readLines, readLogLines } from './line-reader.js';
 import { MAX_EVENT_BYTES, MAX_INLINE_MEDIA_CHARS, ProtocolError, encodeCommand, parseEvent } from './protocol.js';
 import type { CallEvent, Command, ErrorInfo, ReadyEvent, Value } from './protocol.js';
@@ -88,6 +88,11 @@ interface RunningCall {
   inlineBudget: InlineBudget;
   /** Set once cancelled: if the worker then dies before answering, the call still ends cancelled. */
   cancelTimer?: NodeJS.Timeout;
+  /**
+   * The outcome svc decided while the worker was still in the call (a generator's media over
+   * the allowance): the worker is cancelled, and the call ends with this once it has stopped.
+   */
+  failed?: CallOutcome;
 }
 
 /**
@@ -266,14 +271,12 @@ export class WorkerProcess {
           this.settleReady.reject(new WorkerStartError(event.stage, event.error, this.serviceFile));
           return;
         default:
-          // Events of a call that already ended (a late progress from a user's thread) are dropped.
+          // Events of a call that already ended (a late progress from a user's thread) are
+          // dropped, and the files they refer to deleted.
           if (this.running?.id === event.call) await this.handleCallEvent(this.running, event);
+          else if ('value' in event) await deleteReferencedFiles(event.value, this.fileDir);
       }
     } catch (error) {
-      if ((error instanceof FileReferenceError || error instanceof ResultTooLarge) && this.running) {
-        this.running.finish({ kind: 'error', error: { type: error.name, message: error.message, traceback: '', argument: null } });
-        return;
-      }
       const problem = error instanceof ProtocolError ? 'protocol error' : 'error handling an event';
       this.killForProtocolError(`${problem}: ${error instanceof Error ? error.message : String(error)}`);
     }
@@ -285,20 +288,38 @@ export class WorkerProcess {
     this.kill('protocol-error', detail);
   }
 
+  /**
+   * Ends a call svc failed before the worker did: a generator still running would otherwise
+   * go on in a worker the pool counts as free, and the next call would wait behind it.
+   */
+  private failWhileRunning(call: RunningCall, outcome: CallOutcome): void {
+    if (call.failed !== undefined) return;
+    call.failed = outcome;
+    this.cancel(call);
+  }
+
   private async handleCallEvent(call: RunningCall, event: CallEvent): Promise<void> {
+    if (call.failed !== undefined) {
+      if (event.type === 'chunk') await deleteReferencedFiles(event.value, this.fileDir);
+      else if (event.type !== 'progress') call.finish(call.failed);
+      return;
+    }
     switch (event.type) {
       case 'progress':
         call.options.onProgress?.(event.progress, event.message);
         return;
       case 'chunk': {
-        const chunk = await inlineFileReferences(event.value, this.fileDir, call.inlineBudget);
+        const chunk = await inlineFileReferences(event.value, this.fileDir, call.inlineBudget).catch(refusedValue);
+        if (chunk instanceof Refused) return this.failWhileRunning(call, chunk.outcome);
         call.chunks.push(chunk);
         call.options.onChunk?.(chunk);
         return;
       }
-      case 'result':
-        call.finish({ kind: 'result', value: await inlineFileReferences(event.value, this.fileDir, call.inlineBudget) });
+      case 'result': {
+        const value = await inlineFileReferences(event.value, this.fileDir, call.inlineBudget).catch(refusedValue);
+        call.finish(value instanceof Refused ? value.outcome : { kind: 'result', value });
         return;
+      }
       case 'streamed':
         if (event.chunks !== call.chunks.length) {
           throw new ProtocolError(`call ${call.id} streamed ${event.chunks} chunks, but ${call.chunks.length} arrived`);
@@ -327,9 +348,10 @@ export class WorkerProcess {
     const call = this.running;
     if (call) {
       call.finish(
-        call.cancelTimer !== undefined
-          ? { kind: 'cancelled' }
-          : { kind: 'crashed', message: `${how} during call ${call.id} (${call.endpoint})`, stderrTail: [...this.stderrTail] },
+        call.failed ??
+          (call.cancelTimer !== undefined
+            ? { kind: 'cancelled' }
+            : { kind: 'crashed', message: `${how} during call ${call.id} (${call.endpoint})`, stderrTail: [...this.stderrTail] }),
       );
     }
     if (this.currentState !== 'setup_failed') this.currentState = 'exited';
@@ -349,6 +371,16 @@ export class WorkerProcess {
   private log(stream: LogLine['stream'], line: string): void {
     this.onLog({ worker: this.id, call: this.running?.id ?? null, stream, line });
   }
+}
+
+/** A value svc will not answer with: its files are too large, or not the worker's to give. */
+class Refused {
+  constructor(readonly outcome: CallOutcome) {}
+}
+
+function refusedValue(error: unknown): Refused {
+  if (!(error instanceof FileReferenceError || error instanceof ResultTooLarge)) throw error;
+  return new Refused({ kind: 'error', error: { type: error.name, message: error.message, traceback: '', argument: null } });
 }
 
 /** SIGKILL to a worker's process group (its pid: workers start detached); false when no process is left in it. */

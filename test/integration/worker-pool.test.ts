@@ -180,6 +180,19 @@ describe('running calls', () => {
     expect(readdirSync(fileDir)).toEqual([]);
   });
 
+  it("stops a generator whose media outgrow the call's allowance, deleting the files of the chunks it no longer takes", async () => {
+    const fileDir = mkdtempSync(join(tmpdir(), 'svc-test-files-'));
+    const pool = await startedPool(behaviours, { fileDir });
+    const pid = await workerPid(pool);
+    const outcome = await pool.submit('/frames', { count: 40, size: 10 * 2 ** 20 });
+    expect(outcome).toMatchObject({ kind: 'error', error: { type: 'ResultTooLarge' } });
+    // The worker was stopped in the generator, not left to run it out while taking the next call.
+    expect(resultValue(await pool.submit('/echo', { text: 'next' }))).toMatchObject({ text: 'next' });
+    expect(logs.some((line) => line.line === 'all frames yielded')).toBe(false);
+    expect(await workerPid(pool)).toBe(pid);
+    expect(readdirSync(fileDir)).toEqual([]);
+  });
+
   it('fails a result too large to answer with, naming the limit, and keeps the worker', async () => {
     const fileDir = mkdtempSync(join(tmpdir(), 'svc-test-files-'));
     const pool = await startedPool(behaviours, { fileDir });
