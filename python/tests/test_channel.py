@@ -36,6 +36,14 @@ class ReadCommandsTest(unittest.TestCase):
                 self.assertEqual([command["type"] for command in commands], ["call", "shutdown"])
                 self.assertEqual(commands[0]["arguments"], {"text": "é"})
 
+    def test_several_lines_in_one_write_and_a_line_over_many_reads_are_read_whole(self):
+        big = b'{"type":"call","call":"c-2","endpoint":"/a","arguments":{"image":"' + b"A" * (3 * 2**20) + b'"}}\n'
+        small = b'{"type":"call","call":"c-1","endpoint":"/a","arguments":{}}\n'
+        chunks = [small + big[:100], *(big[i:i + 100_000] for i in range(100, len(big), 100_000)), small.replace(b"c-1", b"c-3")]
+        commands = self.read_all(chunks, poll_seconds=0.0)
+        self.assertEqual([command["call"] for command in commands], ["c-1", "c-2", "c-3"])
+        self.assertEqual(len(commands[1]["arguments"]["image"]), 3 * 2**20)
+
     def test_a_writer_slower_than_the_poll_is_waited_for(self):
         # Each write comes after the poll has given up, so the reader sleeps on the pipe each time.
         chunks = [b'{"type":"call","call":"c-%d","endpoint":"/a","arguments":{}}\n' % n for n in range(3)]
