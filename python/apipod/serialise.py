@@ -25,6 +25,10 @@ def to_json_value(value: Any) -> Any:
         return _media_value(value)
     if isinstance(value, enum.Enum):
         return to_json_value(value.value)
+    if is_pydantic_model(value):
+        # Before `to_json`: the openai SDK's models (ChatCompletion, ...) and LangChain's
+        # messages have one, returning a JSON text or LangChain's own envelope, not their fields.
+        return to_json_value(value.model_dump() if hasattr(value, "model_dump") else value.dict())
     if callable(getattr(value, "to_json", None)) and not isinstance(value, type):
         return to_json_value(value.to_json())
     if isinstance(value, dict):
@@ -35,8 +39,6 @@ def to_json_value(value: Any) -> Any:
         return _media_value(MediaFile.from_bytes(bytes(value)))
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         return {field.name: to_json_value(getattr(value, field.name)) for field in dataclasses.fields(value)}
-    if is_pydantic_model(value):
-        return to_json_value(value.model_dump() if hasattr(value, "model_dump") else value.dict())
     if isinstance(value, (datetime.datetime, datetime.date, datetime.time)):
         return value.isoformat()
     if isinstance(value, uuid.UUID):

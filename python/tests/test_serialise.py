@@ -65,6 +65,20 @@ class SerialiseTest(unittest.TestCase):
 
         self.assertEqual(to_json_value(Answer(text="yes", confidence=0.9)), {"text": "yes", "confidence": 0.9})
 
+    def test_a_pydantic_model_with_a_to_json_text_becomes_its_fields(self):
+        try:
+            import pydantic
+        except ImportError:
+            self.skipTest("pydantic is not installed")
+
+        class Upstream(pydantic.BaseModel):  # as the openai SDK's models are
+            content: str
+
+            def to_json(self) -> str:
+                return self.model_dump_json(indent=2)
+
+        self.assertEqual(to_json_value(Upstream(content="hi")), {"content": "hi"})
+
     def test_dict_keys_are_written_as_json_writes_them(self):
         self.assertEqual(to_json_value({1: "a", None: "b", Mode.fast: "c"}), {"1": "a", "null": "b", "fast": "c"})
 

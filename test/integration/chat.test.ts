@@ -193,6 +193,13 @@ describe('chat endpoints answering in every shape', () => {
     }
   });
 
+  it("reads the openai SDK's own objects a proxying function returns or yields as the completions they are", async () => {
+    const whole = await client('/sdk-completion').chat.completions.create({ model: 'm', messages: MESSAGES });
+    expect(whole.choices[0]?.message.content).toBe('proxied whole');
+    const { text } = await streamedText(client('/sdk-chunks'), 'm');
+    expect(text).toBe('proxied words');
+  });
+
   it('streams every choice of an answer with several', async () => {
     const streamed = await client('/two-choices').chat.completions.stream({ model: 'm', messages: MESSAGES }).finalChatCompletion();
     expect(streamed.choices.map((choice) => [choice.index, choice.message.content, choice.finish_reason])).toEqual([
