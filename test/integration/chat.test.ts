@@ -151,6 +151,15 @@ describe('the official openai Node client against svc start examples/chat with S
 describe('chat endpoints answering in every shape', () => {
   let server: RunningSvc;
   let client: (path: string) => OpenAI;
+  /** A client that retries as the SDK does by default, and how many requests it sent. */
+  const countingClient = (path: string) => {
+    let sent = 0;
+    const counting: typeof fetch = (input, init) => {
+      sent += 1;
+      return fetch(input, init);
+    };
+    return { retrying: new OpenAI({ baseURL: `${server.url}${path}`, apiKey: 'unused', maxRetries: 2, fetch: counting }), requests: () => sent };
+  };
   beforeAll(async () => {
     server = await startSvc([join(REPO_ROOT, 'test/fixtures/chat/behaviours.py'), '--endpoint-timeout', '/slow=1']);
     client = (path) => clientAt(`${server.url}${path}`, 'unused');
@@ -209,18 +218,22 @@ describe('chat endpoints answering in every shape', () => {
   });
 
   it('raises InternalServerError with the exception, once, without the client retrying', async () => {
-    let requests = 0;
-    const counting: typeof fetch = (input, init) => {
-      requests += 1;
-      return fetch(input, init);
-    };
-    const retrying = new OpenAI({ baseURL: `${server.url}/fails`, apiKey: 'unused', maxRetries: 2, fetch: counting });
+    const { retrying, requests } = countingClient('/fails');
     const error = await retrying.chat.completions.create({ model: 'm', messages: MESSAGES }).catch((caught: unknown) => caught);
     expect(error).toBeInstanceOf(OpenAI.InternalServerError);
     expect((error as Error).message).toBe('500 ValueError: the model is unhappy');
-    expect(requests).toBe(1);
+    expect(requests()).toBe(1);
     const streaming = await retrying.chat.completions.create({ model: 'm', messages: MESSAGES, stream: true }).catch((caught: unknown) => caught);
     expect(streaming).toBeInstanceOf(OpenAI.InternalServerError);
+  });
+
+  it('is not retried by the client when the worker crashes or the call times out: it would crash or run as long again', async () => {
+    for (const [path, status] of [['/crash', 500], ['/slow', 504]] as const) {
+      const { retrying, requests } = countingClient(path);
+      const error = await retrying.chat.completions.create({ model: 'm', messages: MESSAGES }).catch((caught: unknown) => caught);
+      expect((error as InstanceType<typeof OpenAI.APIError>).status, path).toBe(status);
+      expect(requests(), path).toBe(1);
+    }
   });
 
   it('ends a stream that fails midway with an error event the client raises', async () => {

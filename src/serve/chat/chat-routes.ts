@@ -99,7 +99,7 @@ function completionHandler(endpoint: EndpointReport, options: ChatRoutesOptions)
     const signal = cancelledWhenClientLeaves(reply);
     const deadline = new CallDeadline(signal, timeoutMsFor(endpoint.path, options.jobs));
     const failure = (failed: Exclude<CallOutcome, { kind: 'result' }>): HttpError =>
-      deadline.timedOut && failed.kind === 'cancelled' ? callTimedOut(endpoint.path, options.jobs) : failureOf(failed, options.debug);
+      deadline.timedOut && failed.kind === 'cancelled' ? notToRetry(callTimedOut(endpoint.path, options.jobs)) : failureOf(failed, options.debug);
     if (body.stream === true) return streamCompletion(reply, endpoint, args, body, context, { signal, deadline, failure }, options);
 
     const outcome = await startCall(options, endpoint, args, { signal, onStart: deadline.start }).finally(() => deadline.clear());
@@ -159,16 +159,22 @@ function startCall(
 
 function failureOf(outcome: Exclude<CallOutcome, { kind: 'result' }>, debug: boolean): HttpError {
   switch (outcome.kind) {
-    case 'error': {
-      // The official clients retry a 500 twice; the same request would raise the same exception.
-      const failure = endpointFailure(outcome.error, debug);
-      return new HttpError(failure.status, failure.type, failure.code, failure.message, { ...failure.extra, headers: { 'x-should-retry': 'false' } });
-    }
+    case 'error':
+      return notToRetry(endpointFailure(outcome.error, debug));
     case 'crashed':
-      return crashFailure(outcome, debug);
+      return notToRetry(crashFailure(outcome, debug));
     case 'cancelled':
       return new HttpError(503, 'unavailable', 'cancelled', 'the call was cancelled before it finished');
   }
+}
+
+/**
+ * The official clients retry a 500 or 504 twice unless told not to: the same request would
+ * raise the same exception, kill a worker again (each new one loading its model), or run
+ * as long again.
+ */
+function notToRetry(failure: HttpError): HttpError {
+  return new HttpError(failure.status, failure.type, failure.code, failure.message, { ...failure.extra, headers: { ...failure.extra.headers, 'x-should-retry': 'false' } });
 }
 
 function withV1(urls: readonly string[]): string[] {
