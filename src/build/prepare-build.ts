@@ -48,6 +48,10 @@ export async function prepareBuild(target: string, options: PrepareOptions): Pro
   let manifest = readManifest(manifestPath);
   let scannedBecause =
     manifest === null ? 'no manifest yet' : manifest.entrypoint !== entrypoint ? `the entrypoint is now ${entrypoint}` : manifestStaleness(root, manifestPath);
+  // A fix may change no file's time (chmod does not): what the last scan refused is read again.
+  if (scannedBecause === null && manifest !== null && (manifest.service_errors.length > 0 || manifest.dependencies.unreadable.length > 0)) {
+    scannedBecause = 'the last scan found files it could not use';
+  }
   if (scannedBecause !== null || manifest === null) {
     // Loaded on use: the scanner brings the Python grammar, which a current manifest does not need.
     const { scanProject } = await import('../scan/scan-project.js');

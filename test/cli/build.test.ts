@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { copyProject, REPO_ROOT, runSvc } from '../support/svc.js';
@@ -83,6 +83,13 @@ describe('svc build (files only, no engine)', () => {
       'error: service.py:5: syntax error: missing `)`; Python cannot run the service as it is, so the image would not start: fix it and build again',
     ]);
     expect(existsSync(join(project, 'apipod-deploy/Dockerfile'))).toBe(false);
+    // Fixed without a newer time (as a chmod fixes an unreadable file): read again all the same.
+    const { mtime } = statSync(join(project, 'service.py'));
+    writeFileSync(join(project, 'service.py'), readFileSync(join(EXAMPLES, 'hello/service.py')));
+    utimesSync(join(project, 'service.py'), mtime, mtime);
+    const fixed = await runSvc(['build', project]);
+    expect(fixed.exitCode, fixed.stderr).toBe(0);
+    expect(fixed.stderr).toContain('scanned the project first (the last scan found files it could not use)');
   });
 
   it('keeps to the service file the scan was given, with no --entrypoint on later commands', async () => {
