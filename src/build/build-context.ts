@@ -56,13 +56,15 @@ export function listBuildContext(root: string, dockerfile: string): BuildContext
   let bytes = 0;
   const secretsLeftOut: string[] = [];
   const linksOut: string[] = [];
-  const walk = (relative: string) => {
-    for (const name of readable(relative, () => readdirSync(join(root, relative))).sort()) {
+  const walk = (relative: string, excluded: boolean) => {
+    // An excluded directory is walked only for the exceptions it may hold: unreadable, it holds none to send.
+    const names = excluded ? readdirOrNone(join(root, relative)) : readable(relative, () => readdirSync(join(root, relative)));
+    for (const name of names.sort()) {
       const path = relative ? `${relative}/${name}` : name;
       const stats = lstatSync(join(root, path));
       const ignored = rules.ignores(path);
       if (stats.isDirectory()) {
-        if (!ignored || hasExceptions) walk(path);
+        if (!ignored || hasExceptions) walk(path, ignored);
       } else if (!ignored && path !== BUILD_RECORD_FILE) {
         if (isSecretFile(name)) {
           secretsLeftOut.push(path);
@@ -77,12 +79,20 @@ export function listBuildContext(root: string, dockerfile: string): BuildContext
       }
     }
   };
-  walk('');
+  walk('', false);
   for (const always of [dockerfile, DOCKERIGNORE_FILE]) {
     if (!files.includes(always) && isFile(join(root, always))) files.push(always);
   }
   weights.sort((a, b) => b.size - a.size || (a.path < b.path ? -1 : 1));
   return { files: files.sort(), bytes, weights, secretsLeftOut, linksOut };
+}
+
+function readdirOrNone(directory: string): string[] {
+  try {
+    return readdirSync(directory);
+  } catch {
+    return [];
+  }
 }
 
 /** What `read` returns; a file or directory this user may not read fails naming it. */

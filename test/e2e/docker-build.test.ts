@@ -254,6 +254,10 @@ describe.skipIf(!engineAnswers && !mustRun)('svc build --image and svc start --o
     chmodSync(join(project, 'data.txt'), 0o644);
     chmodSync(join(project, 'private'), 0o000);
     expect(buildAsUser()).toEqual([1, 'error: private: cannot be read (EACCES), and the build context sends it: fix its permissions, or add it to .dockerignore']);
+    // Excluded, it is not read, even with an exception in .dockerignore that makes excluded directories walked.
+    writeFileSync(join(project, '.dockerignore'), '.env\nprivate\n!apipod-deploy/\n');
+    chmodSync(join(project, '.dockerignore'), 0o644);
+    expect(buildAsUser()[1]).not.toContain('private');
   }, 120_000);
 
   it('refuses, before building, a .dockerignore that leaves out part of the staged runtime, naming the file', async () => {
