@@ -25,8 +25,8 @@ export interface RequirementFiles {
    */
   compiled: string | null;
   /**
-   * The index options alone (index URLs, find-links, --no-index, ...), without hashes or
-   * constraints: what svc's own installs (the CUDA build tools, the provider's library) go
+   * The index options alone (index URLs, find-links, --no-index, --trusted-host), without
+   * hashes, constraints or build choices: what svc's own installs (the CUDA build tools, the provider's library) go
    * through, so an offline or private-index build never reaches PyPI for them; null when none.
    */
   pipOptions: string | null;
@@ -95,9 +95,11 @@ export function renderRequirementFiles(dependencies: ManifestDependencies, compi
   const requirements = remote.length ? file([...options, ...remote]) : null;
   const constraintsFile = constraints.length ? file(constraints) : null;
   const compiledFile = compiled.length ? file([...options, ...compiled]) : null;
-  // Paths and svc's own packages have no hashes to check, and constraints were applied with the remote requirements.
-  const indexOptions = options.filter((option) => option !== '--require-hashes' && !option.startsWith('-c '));
-  const localFile = local.length ? file([...indexOptions, ...local]) : null;
+  // Paths have no hashes to check, and constraints were applied with the remote requirements.
+  const localFile = local.length ? file([...options.filter((option) => option !== '--require-hashes' && !option.startsWith('-c ')), ...local]) : null;
+  // svc's own packages go where the project's come from, and no further: not built from
+  // source for its --no-binary, nor a pre-release for its --pre.
+  const indexOptions = options.filter((option) => /^--(?:index-url|extra-index-url|find-links|no-index|trusted-host)\b/.test(option));
   const pipOptionsFile = indexOptions.length ? file(indexOptions) : null;
   return {
     requirements,

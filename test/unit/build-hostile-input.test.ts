@@ -223,12 +223,17 @@ describe('hostile requirements never become pip options', () => {
     const written = renderRequirementFiles(
       {
         files: [], skipped: [], constraints: [requirement({ name: 'numpy', specifier: '<2' })], index_url: 'https://pypi.internal.example/simple/', find_links: [],
-        pip_options: ['--no-index', '--require-hashes'], unreadable: [], apipod_requirement: null, extra_index_urls: [],
+        pip_options: ['--no-index', '--require-hashes', '--no-binary :all:', '--pre', '--trusted-host pypi.internal.example'], unreadable: [], apipod_requirement: null, extra_index_urls: [],
         requirements: [requirement({ name: 'torch', specifier: '==2.4.1' })],
       },
       [],
     );
-    expect(written.pipOptions?.split('\n').slice(1)).toEqual(['--index-url https://pypi.internal.example/simple/', '--no-index', '']);
+    expect(written.pipOptions?.split('\n').slice(1)).toEqual([
+      '--index-url https://pypi.internal.example/simple/',
+      '--no-index',
+      '--trusted-host pypi.internal.example',
+      '',
+    ]);
     // Without a package of svc's own to install, no options file is staged.
     expect(dockerfileLinesOf((m) => (m.dependencies.index_url = 'https://pypi.internal.example/simple/')).join('\n')).not.toContain('pip-options');
   });
