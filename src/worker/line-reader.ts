@@ -21,11 +21,16 @@ export interface LineReaderOptions {
  * without a newline then takes the gateway down with "Invalid string length". A last line
  * without its end is still read when the stream ends.
  */
+/** How long a line ended by \r at the end of a read waits to learn whether a \n follows. */
+const CARRIAGE_RETURN_WAIT_MS = 50;
+
 export function readLines(stream: Readable, options: LineReaderOptions): void {
   let parts: Buffer[] = [];
   let size = 0;
   let overlong = false;
   let afterCarriageReturn = false;
+  // A `print(..., end="\r")` before a long step must show now, not when the process next writes.
+  let carriageReturnTimer: NodeJS.Timeout | undefined;
 
   const append = (piece: Buffer) => {
     if (overlong || piece.length === 0) return;
@@ -48,6 +53,7 @@ export function readLines(stream: Readable, options: LineReaderOptions): void {
   };
 
   stream.on('data', (chunk: Buffer) => {
+    clearTimeout(carriageReturnTimer);
     let start = 0;
     if (afterCarriageReturn) {
       // A line that ended in \r at the end of the last read: a \r\n split across reads, or a redraw.
@@ -72,7 +78,12 @@ export function readLines(stream: Readable, options: LineReaderOptions): void {
       if (chunk[end] === LF) {
         endLine('newline');
       } else if (start === chunk.length) {
-        afterCarriageReturn = true; // decided by the next read's first byte
+        afterCarriageReturn = true; // decided by the next read's first byte, or by a pause
+        carriageReturnTimer = setTimeout(() => {
+          afterCarriageReturn = false;
+          endLine('carriage-return');
+        }, CARRIAGE_RETURN_WAIT_MS);
+        carriageReturnTimer.unref();
       } else if (chunk[start] === LF) {
         endLine('newline');
         start += 1;
@@ -82,6 +93,7 @@ export function readLines(stream: Readable, options: LineReaderOptions): void {
     }
   });
   stream.on('end', () => {
+    clearTimeout(carriageReturnTimer);
     if (afterCarriageReturn) endLine('carriage-return');
     else if (size > 0) endLine('end-of-stream');
   });

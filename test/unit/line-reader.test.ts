@@ -41,6 +41,25 @@ describe('readLines', () => {
     ]);
   });
 
+  it('gives a line ended by \\r at the end of a read once no \\n follows within a moment, without waiting for more output', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    try {
+      const stream = new PassThrough();
+      const endings: [string, LineEnding][] = [];
+      readLines(stream, { maxLineBytes: 1024, onLine: (line, ending) => endings.push([line, ending]), onOverlongLine: () => {} });
+      stream.write('loading model\r');
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(endings).toEqual([]); // a \n may still come
+      vi.advanceTimersByTime(50);
+      expect(endings).toEqual([['loading model', 'carriage-return']]);
+      stream.end('done\n');
+      await once(stream, 'end');
+      expect(endings.at(-1)).toEqual(['done', 'newline']);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
   it('reads a last line that has no end', async () => {
     expect(await linesOf(['first\nlast'])).toEqual(['first', 'last']);
   });
