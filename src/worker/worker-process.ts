@@ -299,6 +299,12 @@ export class WorkerProcess {
   }
 
   private async handleCallEvent(call: RunningCall, event: CallEvent): Promise<void> {
+    if (event.type !== 'progress' && event.type !== 'chunk') {
+      // The worker flushed its stdout and stderr before it ended the call, on pipes of their
+      // own that this loop turn may read after this one: a turn later, their lines (a
+      // traceback) are tagged with the call, not left untagged or given to the next.
+      await new Promise((resolve) => setImmediate(resolve));
+    }
     if (call.failed !== undefined) {
       if (event.type === 'chunk') await deleteReferencedFiles(event.value, this.fileDir);
       else if (event.type !== 'progress') call.finish(call.failed);

@@ -131,6 +131,14 @@ describe('running calls', () => {
     expect(callLines).toContain('    raise ValueError(reason)');
   });
 
+  it("tags the traceback of a generator that fails midway with its call, every time", async () => {
+    const pool = await startedPool(behaviours);
+    const calls = ['gen-1', 'gen-2', 'gen-3', 'gen-4', 'gen-5'];
+    for (const id of calls) await pool.submit('/fail-midway', {}, { id });
+    await until(() => logs.filter((line) => line.line === 'RuntimeError: lost the thread').length === calls.length);
+    expect(logs.filter((line) => line.line === 'RuntimeError: lost the thread').map((line) => line.call)).toEqual(calls);
+  });
+
   it("tags the user's prints with the call that made them", async () => {
     const pool = await startedPool(behaviours);
     await pool.submit('/echo', { text: 'Ada' }, { id: 'job-42' });
