@@ -156,8 +156,14 @@ def _error_message(body: Any, status: int) -> str:
 
 
 def _unsendable_in_query(arguments: dict) -> list[str]:
-    """What a query string would lose: null reads as the text "null", an empty list as nothing."""
-    return [f"{name}={json.dumps(value)}" for name, value in arguments.items() if value is None or value == []]
+    """What a query string would lose: null reads as the text "null", an empty list as nothing,
+    and an object, or a null or list inside a list, has no form there the gateway reads."""
+    def lost(value: Any) -> bool:
+        if value is None or value == [] or isinstance(value, dict):
+            return True
+        return isinstance(value, list) and any(item is None or isinstance(item, (list, dict)) for item in value)
+
+    return [f"{name}={json.dumps(value)[:40]}" for name, value in arguments.items() if lost(value)]
 
 
 def _query_of(arguments: dict) -> list[tuple[str, str]]:

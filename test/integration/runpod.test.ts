@@ -255,11 +255,13 @@ describe('provider runpod, trying out a service that streams', () => {
   });
 
   it('fails a GET job whose input a query string cannot carry, rather than pass the text "null" or drop a list', async () => {
-    const answer = await postJson(`${server.url}/runsync`, { input: { path: '/tags', names: [] } });
-    expect(answer.body).toMatchObject({
-      status: 'FAILED',
-      error: '/tags takes its parameters as a query string, which cannot carry names=[]: leave them out to get their defaults',
-    });
+    for (const [names, shown] of [[[], '[]'], [['a', null], '["a", null]']] as const) {
+      const answer = await postJson(`${server.url}/runsync`, { input: { path: '/tags', names } });
+      expect(answer.body).toMatchObject({
+        status: 'FAILED',
+        error: `/tags takes its parameters as a query string, which cannot carry names=${shown}: leave them out to get their defaults`,
+      });
+    }
   });
 
   it('gives a test input the output a worker gives, the parts as a list', async () => {
