@@ -125,9 +125,11 @@ def _field_names(cls) -> list[str]:
 # What the gateway validates a chat request against; unknown fields stay allowed (see `extra`).
 CHAT_COMPLETION_REQUEST_SCHEMA = {
     "type": "object",
+    "examples": [{"messages": [{"role": "user", "content": "Hello"}]}],
     "properties": {
         "messages": {
             "type": "array",
+            "minItems": 1,  # as OpenAI and vLLM answer an empty list: 400
             "items": {
                 "type": "object",
                 "properties": {"role": {"type": "string"}, "content": {}},

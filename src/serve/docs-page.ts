@@ -40,12 +40,18 @@ export function renderDocsPage(title: string): string {
   function example(schema) {
     if (!schema || typeof schema !== 'object') return null;
     if ('default' in schema) return schema['default'];
+    if (Array.isArray(schema.examples) && schema.examples.length > 0) return schema.examples[0];
     if (schema['enum']) return schema['enum'][0];
     var type = Array.isArray(schema.type) ? schema.type[0] : schema.type;
     if (schema.anyOf) return example(schema.anyOf[0]);
     if (type === 'object') {
+      // An optional field without a default is left out: sent as a zero, the function would take it as asked for.
       var value = {};
-      Object.keys(schema.properties || {}).forEach(function (key) { value[key] = example(schema.properties[key]); });
+      var required = schema.required || [];
+      Object.keys(schema.properties || {}).forEach(function (key) {
+        var property = schema.properties[key];
+        if (required.indexOf(key) >= 0 || (property && typeof property === 'object' && 'default' in property)) value[key] = example(property);
+      });
       return value;
     }
     return { string: '', integer: 0, number: 0, boolean: false, array: [], 'null': null }[type];
@@ -74,6 +80,7 @@ export function renderDocsPage(title: string): string {
     var content = method === 'GET' ? null : operation.requestBody.content;
     var schema = content && (content['multipart/form-data'] || content['application/json']).schema;
     var properties = (schema && schema.properties) || {};
+    var required = (schema && schema.required) || [];
     var fileInputs = {};
     var plain = {};
     Object.keys(properties).forEach(function (name) {
@@ -89,10 +96,12 @@ export function renderDocsPage(title: string): string {
         label.appendChild(input);
         body.appendChild(label);
         fileInputs[name] = input;
-      } else {
-        plain[name] = example(properties[name]);
+      } else if (required.indexOf(name) >= 0 || 'default' in property) {
+        plain[name] = example(property);
       }
     });
+    // A body's own example (a chat request's) beats one made up field by field.
+    if (schema && Array.isArray(schema.examples) && schema.examples.length > 0) plain = schema.examples[0];
     var text = element('textarea');
     text.setAttribute('aria-label', 'request body for ' + path);
     if (method === 'GET') {

@@ -123,6 +123,8 @@ function describeProblem(error: ErrorObject): FieldProblem {
       return { field: base, message: `must be one of ${(params.allowedValues as unknown[]).map((value) => JSON.stringify(value)).join(', ')}` };
     case 'const':
       return { field: base, message: `must be ${JSON.stringify(params.allowedValue)}` };
+    case 'minItems':
+      return { field: base, message: params.limit === 1 ? 'must not be empty' : `must have at least ${String(params.limit)} items` };
     default:
       return { field: base, message: error.message ?? 'is invalid' };
   }

@@ -132,6 +132,9 @@ describe('the official openai Node client against svc start examples/chat with S
       .catch((caught: unknown) => caught);
     expect(noRole).toBeInstanceOf(OpenAI.BadRequestError);
     expect((noRole as Error).message).toBe('400 invalid input: messages[0].role: is required');
+    const none = await client.chat.completions.create({ model: 'echo', messages: [] }).catch((caught: unknown) => caught);
+    expect(none).toBeInstanceOf(OpenAI.BadRequestError);
+    expect((none as Error).message).toBe('400 invalid input: messages: must not be empty');
   });
 
   it('answers the same error shape on chat routes without a client', async () => {

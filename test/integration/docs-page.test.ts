@@ -61,6 +61,22 @@ describe('the /docs page in a real browser', () => {
     }
   });
 
+  it('fills a chat endpoint with a request that asks for something, not with zeros', async () => {
+    const chat = await startSvc([join(REPO_ROOT, 'examples/chat')]);
+    try {
+      const page = await browser.newPage();
+      await page.goto(`${chat.url}/docs`);
+      const endpoint = page.locator('details.endpoint[data-path="/chat"]');
+      await endpoint.locator('summary').click();
+      expect(JSON.parse(await endpoint.locator('textarea').inputValue())).toEqual({ messages: [{ role: 'user', content: 'Hello' }] });
+      await endpoint.getByRole('button', { name: 'Send' }).click();
+      await expect.poll(() => endpoint.locator('.status').textContent()).toMatch(/^200/);
+      expect(await endpoint.locator('pre').textContent()).toContain('You said: Hello');
+    } finally {
+      await chat.stop();
+    }
+  });
+
   it('uploads files from its file inputs: one file, an optional one left empty, and several for a list', async () => {
     const uploads = await startSvc([join(REPO_ROOT, 'test/fixtures/gateway/uploads.py')]);
     try {
