@@ -212,6 +212,21 @@ describe('chat endpoints answering in every shape', () => {
     expect(text).toBe('proxied words');
   });
 
+  it("passes a backend's reasoning, log probabilities, refusal and usage through, streamed or whole", async () => {
+    const whole = await client('/reasoning').chat.completions.create({ model: 'm', messages: MESSAGES });
+    expect(whole.choices[0]?.message).toMatchObject({ content: 'Hi', reasoning_content: 'thinking hard' });
+    expect(whole.choices[0]?.logprobs?.content?.map((entry) => entry.token)).toEqual(['Hi']);
+    expect(whole.usage).toEqual({ prompt_tokens: 11, completion_tokens: 1, total_tokens: 12 });
+    const { text, chunks } = await streamedText(client('/reasoning'), 'm');
+    expect(text).toBe('Hi');
+    const deltas = chunks.map((chunk) => chunk.choices[0]?.delta as { reasoning_content?: string } | undefined);
+    expect(deltas.map((delta) => delta?.reasoning_content ?? '').join('')).toBe('thinking hard');
+    expect(chunks.flatMap((chunk) => chunk.choices[0]?.logprobs?.content ?? []).map((entry) => entry.token)).toEqual(['Hi']);
+    expect(chunks.at(-1)?.usage).toEqual({ prompt_tokens: 11, completion_tokens: 1, total_tokens: 12 });
+    const refused = await client('/refusal').chat.completions.stream({ model: 'm', messages: MESSAGES }).finalChatCompletion();
+    expect(refused.choices[0]?.message).toMatchObject({ content: null, refusal: "I can't help with that" });
+  });
+
   it('streams every choice of an answer with several', async () => {
     const streamed = await client('/two-choices').chat.completions.stream({ model: 'm', messages: MESSAGES }).finalChatCompletion();
     expect(streamed.choices.map((choice) => [choice.index, choice.message.content, choice.finish_reason])).toEqual([

@@ -1,6 +1,6 @@
 import { isJsonObject, type Value } from '../../worker/protocol.js';
 import { HttpError } from '../http-error.js';
-import { ChoiceAssembler, deltasOf, isMessageLike, type Delta } from './chat-deltas.js';
+import { ChoiceAssembler, deltasOf, isMessageLike, usageOf, type Delta } from './chat-deltas.js';
 import { countTokens } from './token-count.js';
 
 /** What svc knows about a completion before the function answers. */
@@ -43,7 +43,7 @@ export interface ChatCompletionChunk {
   object: 'chat.completion.chunk';
   created: number;
   model: string;
-  choices: { index: number; delta: Delta & { role?: string }; finish_reason: string | null }[];
+  choices: { index: number; delta: Delta & { role?: string }; finish_reason: string | null; logprobs?: Value }[];
   usage?: Usage;
 }
 
@@ -61,6 +61,8 @@ export function completionFrom(value: Value, context: CompletionContext): ChatCo
   const given = isJsonObject(value) && Array.isArray(value.choices) ? value : null;
   const choices = given ? (given.choices as Value[]).map(choiceFrom) : assembleChoices(value);
   const completionTokens = choices.reduce((total, choice) => total + countTokens(textOf(choice.message.content)), 0);
+  // A generator's chunks may carry the backend's own count, the last one the whole.
+  const chunkUsage = Array.isArray(value) ? value.map(usageOf).findLast((usage) => usage !== null) ?? null : null;
   return {
     ...given,
     id: typeof given?.id === 'string' ? given.id : context.id,
@@ -68,7 +70,7 @@ export function completionFrom(value: Value, context: CompletionContext): ChatCo
     created: typeof given?.created === 'number' ? given.created : context.created,
     model: typeof given?.model === 'string' ? given.model : context.model,
     choices,
-    usage: usageFrom(given?.usage ?? null, context.promptTokens, completionTokens),
+    usage: usageFrom(given?.usage ?? chunkUsage, context.promptTokens, completionTokens),
   };
 }
 
@@ -92,13 +94,14 @@ export function chunkOf(
   delta: Delta & { role?: string },
   finishReason: string | null = null,
   index = 0,
+  logprobs?: Value,
 ): ChatCompletionChunk {
   return {
     id: context.id,
     object: 'chat.completion.chunk',
     created: context.created,
     model: context.model,
-    choices: [{ index, delta, finish_reason: finishReason }],
+    choices: [{ index, delta, finish_reason: finishReason, ...(logprobs !== undefined ? { logprobs } : {}) }],
   };
 }
 

@@ -2,23 +2,33 @@ import { isJsonObject, type Value } from '../../worker/protocol.js';
 
 type JsonObject = { [key: string]: Value };
 
-/** What one streamed piece adds to a choice: text and tool-call fragments (each with its `index`). */
-export interface Delta {
+/**
+ * Text fields of a message besides its content, which OpenAI-compatible servers stream as
+ * deltas too: a model's reasoning (vLLM's reasoning parsers, DeepSeek) and a refusal.
+ */
+const TEXT_FIELDS = ['reasoning_content', 'reasoning', 'refusal'] as const;
+type TextField = (typeof TEXT_FIELDS)[number];
+
+/** What one streamed piece adds to a choice: text, tool-call fragments (each with its `index`), reasoning or refusal text. */
+export type Delta = {
   content?: string;
   tool_calls?: JsonObject[];
-}
+} & Partial<Record<TextField, string>>;
 
 export interface ChoiceDelta {
   index: number;
   delta: Delta;
   finishReason: string | null;
+  /** The choice's log probabilities for this piece, as the function's chunk gave them. */
+  logprobs?: Value;
 }
 
 /** One assembled choice of a chat completion. */
 export interface AssembledChoice {
   index: number;
-  message: { role: string; content: string | null; tool_calls?: JsonObject[] };
+  message: { role: string; content: string | null; tool_calls?: JsonObject[] } & Partial<Record<TextField, string>>;
   finish_reason: string;
+  logprobs?: Value;
 }
 
 /**
@@ -35,6 +45,7 @@ export function deltasOf(item: Value): ChoiceDelta[] {
       index: typeof choice.index === 'number' ? choice.index : position,
       delta: deltaFrom(isJsonObject(choice.delta) ? choice.delta : isJsonObject(choice.message) ? choice.message : {}),
       finishReason: typeof choice.finish_reason === 'string' ? choice.finish_reason : null,
+      ...(isJsonObject(choice.logprobs) ? { logprobs: choice.logprobs } : {}),
     }));
   }
   if (isMessageLike(item)) return [{ index: 0, delta: deltaFrom(item), finishReason: null }];
@@ -47,25 +58,40 @@ export function isMessageLike(value: Value): value is JsonObject {
 }
 
 export function isEmptyDelta(delta: Delta): boolean {
-  return !delta.content && !delta.tool_calls?.length;
+  return !delta.content && !delta.tool_calls?.length && TEXT_FIELDS.every((field) => !delta[field]);
+}
+
+/** The usage a function's own chunk reports (a backend's count), if it is one that does. */
+export function usageOf(item: Value): JsonObject | null {
+  return isJsonObject(item) && Array.isArray(item.choices) && isJsonObject(item.usage) ? item.usage : null;
 }
 
 /**
  * Folds deltas into one message per choice, as a client assembling a stream does: text
  * joined, tool-call fragments of one `index` merged (their `function.arguments` joined).
  */
-export class ChoiceAssembler {
-  private readonly byIndex = new Map<number, { text: string; toolCalls: Map<number, JsonObject>; finishReason: string | null }>();
+interface ChoiceSoFar {
+  text: string;
+  toolCalls: Map<number, JsonObject>;
+  finishReason: string | null;
+  texts: Partial<Record<TextField, string>>;
+  logprobs: Value[];
+}
 
-  add({ index, delta, finishReason }: ChoiceDelta): void {
-    const choice = this.byIndex.get(index) ?? { text: '', toolCalls: new Map(), finishReason: null };
+export class ChoiceAssembler {
+  private readonly byIndex = new Map<number, ChoiceSoFar>();
+
+  add({ index, delta, finishReason, logprobs }: ChoiceDelta): void {
+    const choice: ChoiceSoFar = this.byIndex.get(index) ?? { text: '', toolCalls: new Map(), finishReason: null, texts: {}, logprobs: [] };
     this.byIndex.set(index, choice);
     choice.text += delta.content ?? '';
+    for (const field of TEXT_FIELDS) if (delta[field]) choice.texts[field] = `${choice.texts[field] ?? ''}${delta[field]}`;
     for (const fragment of delta.tool_calls ?? []) {
       const position = fragment.index as number;
       choice.toolCalls.set(position, mergeToolCall(choice.toolCalls.get(position), fragment));
     }
     choice.finishReason = finishReason ?? choice.finishReason;
+    if (isJsonObject(logprobs) && Array.isArray(logprobs.content)) choice.logprobs.push(...logprobs.content);
   }
 
   /** Every choice seen, by index; at least choice 0. */
@@ -73,12 +99,14 @@ export class ChoiceAssembler {
     if (this.byIndex.size === 0) this.add({ index: 0, delta: {}, finishReason: null });
     return [...this.byIndex.entries()]
       .sort(([a], [b]) => a - b)
-      .map(([index, { text, toolCalls, finishReason }]) => {
+      .map(([index, { text, toolCalls, finishReason, texts, logprobs }]) => {
         const calls = [...toolCalls.entries()].sort(([a], [b]) => a - b).map(([, call]) => withoutIndex(call));
+        const content = text === '' && (calls.length > 0 || texts.refusal) ? null : text;
         return {
           index,
-          message: { role: 'assistant', content: text === '' && calls.length > 0 ? null : text, ...(calls.length ? { tool_calls: calls } : {}) },
+          message: { role: 'assistant', content, ...texts, ...(calls.length ? { tool_calls: calls } : {}) },
           finish_reason: finishReason ?? (calls.length > 0 ? 'tool_calls' : 'stop'),
+          ...(logprobs.length ? { logprobs: { content: logprobs } } : {}),
         };
       });
   }
@@ -95,11 +123,12 @@ function toolCallDeltas(calls: Value | undefined): JsonObject[] | undefined {
   return calls.filter(isJsonObject).map((call, position) => ({ index: typeof call.index === 'number' ? call.index : position, ...call }));
 }
 
-/** The text and tool calls of a message or delta object, as one delta. */
+/** The text, tool calls, reasoning and refusal of a message or delta object, as one delta. */
 export function deltaFrom(object: JsonObject): Delta {
   const content = contentText(object);
   const toolCalls = toolCallDeltas(object.tool_calls);
-  return { ...(content !== '' ? { content } : {}), ...(toolCalls?.length ? { tool_calls: toolCalls } : {}) };
+  const texts = Object.fromEntries(TEXT_FIELDS.flatMap((field) => (typeof object[field] === 'string' && object[field] !== '' ? [[field, object[field]]] : [])));
+  return { ...(content !== '' ? { content } : {}), ...texts, ...(toolCalls?.length ? { tool_calls: toolCalls } : {}) };
 }
 
 function contentText(object: JsonObject): string {

@@ -1,8 +1,8 @@
-import type { Value } from '../../worker/protocol.js';
+import { isJsonObject, type Value } from '../../worker/protocol.js';
 import type { CallOutcome } from '../../worker/worker-process.js';
 import { HttpError } from '../http-error.js';
 import { chunkOf, completionFrom, usageChunkOf, usageFrom, type CompletionContext } from './chat-completion.js';
-import { ChoiceAssembler, deltaFrom, deltasOf, isEmptyDelta, type ChoiceDelta } from './chat-deltas.js';
+import { ChoiceAssembler, deltaFrom, deltasOf, isEmptyDelta, usageOf, type ChoiceDelta } from './chat-deltas.js';
 import { countTokens } from './token-count.js';
 
 /**
@@ -68,13 +68,15 @@ export async function* completionEvents(feed: ChunkFeed, outcome: Promise<CallOu
       started.add(delta.index);
       yield event(chunkOf(context, { role: 'assistant', content: '' }, null, delta.index));
     }
-    if (!isEmptyDelta(delta.delta)) yield event(chunkOf(context, delta.delta, null, delta.index));
+    if (!isEmptyDelta(delta.delta) || delta.logprobs !== undefined) yield event(chunkOf(context, delta.delta, null, delta.index, delta.logprobs));
   };
   yield* deltaEvents({ index: 0, delta: {}, finishReason: null });
   const assembler = new ChoiceAssembler();
   let streamed = false;
+  let functionUsage: Value = null;
   for await (const value of feed) {
     streamed = true;
+    functionUsage = usageOf(value) ?? functionUsage;
     for (const delta of deltasOf(value)) {
       assembler.add(delta);
       yield* deltaEvents(delta);
@@ -87,7 +89,7 @@ export async function* completionEvents(feed: ChunkFeed, outcome: Promise<CallOu
   }
   let choices: Array<{ index: number; finish_reason: string | null }> = assembler.choices();
   // Counted over the whole answer: a word split across chunks is one token, as when not streaming.
-  let usage = usageFrom(null, context.promptTokens, countTokens(assembler.text));
+  let usage = usageFrom(functionUsage, context.promptTokens, countTokens(assembler.text));
   if (!streamed) {
     // Not a generator: the completed answer, each choice sent whole.
     let completion;
@@ -98,7 +100,10 @@ export async function* completionEvents(feed: ChunkFeed, outcome: Promise<CallOu
       yield event(error.toBody());
       return;
     }
-    for (const choice of completion.choices) yield* deltaEvents({ index: choice.index, delta: deltaFrom(choice.message), finishReason: null });
+    for (const choice of completion.choices) {
+      const logprobs = isJsonObject(choice.logprobs) ? { logprobs: choice.logprobs } : {};
+      yield* deltaEvents({ index: choice.index, delta: deltaFrom(choice.message), finishReason: null, ...logprobs });
+    }
     choices = completion.choices;
     usage = completion.usage;
   }
