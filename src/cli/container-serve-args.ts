@@ -13,6 +13,7 @@ export interface ServeSettings {
   maxJobs: number;
   maxWait: number;
   publicUrl?: string;
+  corsOrigin: string[];
   testServer?: boolean;
   python?: string;
   debug?: boolean;
@@ -47,6 +48,7 @@ export function containerServeArgs(settings: ServeSettings, given: (option: keyo
     if (given(option) && value !== undefined) args.push(flag, String(value));
   }
   for (const [path, limit] of settings.endpointTimeout ?? []) args.push('--endpoint-timeout', `${path}=${limit}`);
+  for (const origin of settings.corsOrigin) args.push('--cors-origin', origin);
   if (settings.testServer) args.push('--test-server');
   if (settings.debug) args.push('--debug');
   return args;

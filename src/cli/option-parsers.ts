@@ -68,3 +68,17 @@ export function imageReference(text: string): string {
   if (parseImageReference(text) === null) throw new InvalidArgumentError('expected an image reference, e.g. my-service:latest');
   return text;
 }
+
+/** `--cors-origin`, repeatable: `*`, or a web origin (`https://app.example.com`, no path), added to those before. */
+export function corsOrigin(text: string, previous: string[]): string[] {
+  if (text === '*') return [...previous, text];
+  let origin: string | null = null;
+  try {
+    const url = new URL(text);
+    origin = (url.protocol === 'http:' || url.protocol === 'https:') && url.origin === text.replace(/\/$/, '') ? url.origin : null;
+  } catch {
+    origin = null;
+  }
+  if (origin === null) throw new InvalidArgumentError('expected * or an origin such as https://app.example.com (scheme, host and port; no path)');
+  return [...previous, origin];
+}

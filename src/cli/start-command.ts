@@ -9,7 +9,7 @@ import {
   type Orchestrator,
   type ServedProvider,
 } from '../deployment-target.js';
-import { endpointSeconds, fileName, imageReference, integerBetween, oneOf, publicUrl, seconds } from './option-parsers.js';
+import { corsOrigin, endpointSeconds, fileName, imageReference, integerBetween, oneOf, publicUrl, seconds } from './option-parsers.js';
 import { runCommand, type CommonOptions } from './run-command.js';
 import { addMissing, readDotenvFile } from './dotenv-file.js';
 import { SvcError } from '../svc-error.js';
@@ -78,6 +78,7 @@ export function registerStartCommand(program: Command): void {
     .option('--max-jobs <n>', 'most ended jobs kept readable', integerBetween(1, 10_000_000), 10_000)
     .option('--max-wait <seconds>', 'longest "Prefer: wait=N" honoured', seconds, 60)
     .option('--public-url <url>', 'origin used in job URLs (default: the request\'s Host)', publicUrl)
+    .option('--cors-origin <origin>', 'let web pages from this origin call the service, * for any (repeatable; default: none)', corsOrigin, [])
     .action(async (target: string, _options: StartOptions, command: Command) => {
       const options = command.optsWithGlobals<StartOptions>();
       await runCommand(options, async (output) => {
@@ -123,6 +124,7 @@ export function registerStartCommand(program: Command): void {
           compute: options.compute,
           provider: options.provider,
           runpodTrial: { testServer: options.testServer === true, testInputFile: options.testInput },
+          corsOrigins: options.corsOrigin,
           apiKey: options.apiKey ?? process.env.SERVICE_API_KEY,
           apiKeysFile: options.apiKeys,
           jobs: {

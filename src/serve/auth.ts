@@ -27,7 +27,8 @@ export const registerAuth = fastifyPlugin(async (app: FastifyInstance, { keys }:
   app.decorateRequest('apiKey', null);
   if (!keys.enabled) return;
   app.addHook('onRequest', async (request) => {
-    if (request.routeOptions.config.public) return;
+    // A browser's CORS preflight carries no key, and no endpoint answers OPTIONS.
+    if (request.routeOptions.config.public || request.method === 'OPTIONS') return;
     request.apiKey = authenticate(request, keys);
     const endpoint = request.routeOptions.config.endpoint;
     const allowed = request.apiKey.endpoints;

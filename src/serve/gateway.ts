@@ -1,4 +1,5 @@
 import type { ServerResponse } from 'node:http';
+import cors from '@fastify/cors';
 import multipart from '@fastify/multipart';
 import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply } from 'fastify';
 import type { Compute } from '../deployment-target.js';
@@ -34,6 +35,8 @@ export interface GatewayOptions {
   /** Where jobs live; the server that owns the gateway reads it when stopping. */
   jobStore: JobStore;
   onRequestLog?: (line: string) => void;
+  /** Web origins whose pages may call the service (CORS), `*` for any; none when empty. */
+  corsOrigins?: readonly string[];
 }
 
 export interface JobSettings {
@@ -100,6 +103,17 @@ export async function createGateway(options: GatewayOptions): Promise<FastifyIns
     publicUrl: options.jobs.publicUrl,
     maxWaitSeconds: options.jobs.maxWaitSeconds,
   };
+  const corsOrigins = options.corsOrigins ?? [];
+  if (corsOrigins.length > 0) {
+    // Before auth: a browser's preflight carries no key, and a page needs the answer's headers.
+    await app.register(cors, {
+      origin: corsOrigins.includes('*') ? '*' : [...corsOrigins],
+      methods: ['GET', 'POST', 'OPTIONS'],
+      allowedHeaders: ['authorization', 'content-type', 'accept', 'prefer'],
+      exposedHeaders: ['content-location', 'location', 'retry-after', 'preference-applied', 'x-should-retry'],
+      maxAge: 600,
+    });
+  }
   await app.register(registerAuth, { keys: options.keys });
   await app.register(registerHealthRoute, { runner: options.runner });
   await app.register(registerDocsRoutes, { runner: options.runner, version: options.version, title: options.title });

@@ -37,6 +37,8 @@ export interface LocalServeOptions {
   provider: ServedProvider | undefined;
   /** How a runpod worker is tried out here: `--test-server`, `--test-input FILE`. */
   runpodTrial: { testServer: boolean; testInputFile: string | undefined };
+  /** Web origins whose pages may call the service (CORS); `*` for any. */
+  corsOrigins: string[];
   apiKey: string | undefined;
   apiKeysFile: string | undefined;
   jobs: JobSettings;
@@ -113,6 +115,7 @@ export async function serveLocally(options: LocalServeOptions): Promise<void> {
       retryAfterSeconds: RETRY_AFTER_SECONDS,
       debug: options.debug,
       onRequestLog: (line) => log.request(line),
+      corsOrigins: options.corsOrigins,
     });
     if (prepared.runpod && gatewayKey) {
       if (keys.enabled) log.info('--api-key and SERVICE_API_KEY are not used with --provider runpod: the provider authenticates its callers');

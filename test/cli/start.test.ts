@@ -41,6 +41,16 @@ describe('svc start on the command line', () => {
     }
   });
 
+  it('rejects a --cors-origin that is not an origin', async () => {
+    for (const origin of ['app.example.com', 'https://app.example.com/path', 'ftp://files.example.com']) {
+      const run = await runSvc(['start', HELLO, '--cors-origin', origin]);
+      expect([run.exitCode, run.stderr.trim()]).toEqual([
+        2,
+        `error: option '--cors-origin <origin>' argument '${origin}' is invalid. expected * or an origin such as https://app.example.com (scheme, host and port; no path)`,
+      ]);
+    }
+  });
+
   it('says in one line when the port is taken, rather than failing inside the server', async () => {
     const taken = createServer();
     await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));

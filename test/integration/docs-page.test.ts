@@ -1,3 +1,5 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { chromium, type Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -74,6 +76,36 @@ describe('the /docs page in a real browser', () => {
       expect(await endpoint.locator('pre').textContent()).toContain('You said: Hello');
     } finally {
       await chat.stop();
+    }
+  });
+
+  it('lets a page from an origin given by --cors-origin call a keyed service, and no other', async () => {
+    const pages = createServer((_request, response) => response.end('<!doctype html><title>app</title>'));
+    await new Promise<void>((resolve) => pages.listen(0, '127.0.0.1', resolve));
+    const appOrigin = `http://127.0.0.1:${(pages.address() as AddressInfo).port}`;
+    const opened = await startSvc([join(REPO_ROOT, 'examples/hello'), '--api-key', 'cors-key-123', '--cors-origin', appOrigin]);
+    const closed = await startSvc([join(REPO_ROOT, 'examples/hello'), '--api-key', 'cors-key-123']);
+    try {
+      const page = await browser.newPage();
+      await page.goto(appOrigin);
+      const callFromPage = (url: string) =>
+        page.evaluate(async (target) => {
+          try {
+            const response = await fetch(`${target}/hello`, {
+              method: 'POST',
+              headers: { 'content-type': 'application/json', authorization: 'Bearer cors-key-123' },
+              body: JSON.stringify({ name: 'Page' }),
+            });
+            return (await response.json()).greeting;
+          } catch (error) {
+            return `blocked: ${(error as Error).name}`;
+          }
+        }, url);
+      expect(await callFromPage(opened.url.replace('localhost', '127.0.0.1'))).toBe('Hello, Page.');
+      expect(await callFromPage(closed.url.replace('localhost', '127.0.0.1'))).toBe('blocked: TypeError');
+    } finally {
+      await Promise.all([opened.stop(), closed.stop()]);
+      pages.close();
     }
   });
 

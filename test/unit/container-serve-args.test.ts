@@ -2,16 +2,16 @@ import { describe, expect, it } from 'vitest';
 import { containerServeArgs, type ServeSettings } from '../../src/cli/container-serve-args.js';
 
 const defaults: ServeSettings = {
-  workers: 1, maxBodySize: 100, queueSize: 100, gracePeriod: 30, cancelGrace: 5, jobTimeout: 3600, jobTtl: 1800, maxJobs: 10_000, maxWait: 60,
+  workers: 1, maxBodySize: 100, queueSize: 100, gracePeriod: 30, cancelGrace: 5, jobTimeout: 3600, jobTtl: 1800, maxJobs: 10_000, maxWait: 60, corsOrigin: [],
 };
 
 describe('the options svc start hands to the container it runs', () => {
   it('forwards every serving option given on the command line, and none left at its default', () => {
     const given = new Set<keyof ServeSettings>(['workers', 'maxBodySize', 'jobTimeout', 'publicUrl']);
-    const settings = { ...defaults, workers: 2, maxBodySize: 1, jobTimeout: 90, publicUrl: 'https://api.example.com', endpointTimeout: new Map([['/slow', 600]]), debug: true };
+    const settings = { ...defaults, workers: 2, maxBodySize: 1, jobTimeout: 90, publicUrl: 'https://api.example.com', endpointTimeout: new Map([['/slow', 600]]), corsOrigin: ['https://app.example.com', 'http://localhost:3000'], debug: true };
     expect(containerServeArgs(settings, (option) => given.has(option))).toEqual([
       '--workers', '2', '--max-body-size', '1', '--job-timeout', '90', '--public-url', 'https://api.example.com',
-      '--endpoint-timeout', '/slow=600', '--debug',
+      '--endpoint-timeout', '/slow=600', '--cors-origin', 'https://app.example.com', '--cors-origin', 'http://localhost:3000', '--debug',
     ]);
     expect(containerServeArgs(defaults, () => false)).toEqual([]);
   });
