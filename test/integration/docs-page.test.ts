@@ -88,21 +88,24 @@ describe('the /docs page in a real browser', () => {
     try {
       const page = await browser.newPage();
       await page.goto(appOrigin);
-      const callFromPage = (url: string) =>
-        page.evaluate(async (target) => {
+      const callFromPage = (url: string, accept: string) =>
+        page.evaluate(async ([target, type]) => {
           try {
             const response = await fetch(`${target}/hello`, {
               method: 'POST',
-              headers: { 'content-type': 'application/json', authorization: 'Bearer cors-key-123' },
+              headers: { 'content-type': 'application/json', accept: type as string, authorization: 'Bearer cors-key-123' },
               body: JSON.stringify({ name: 'Page' }),
             });
-            return (await response.json()).greeting;
+            return await response.text();
           } catch (error) {
             return `blocked: ${(error as Error).name}`;
           }
-        }, url);
-      expect(await callFromPage(opened.url.replace('localhost', '127.0.0.1'))).toBe('Hello, Page.');
-      expect(await callFromPage(closed.url.replace('localhost', '127.0.0.1'))).toBe('blocked: TypeError');
+        }, [url, accept]);
+      const allowed = opened.url.replace('localhost', '127.0.0.1');
+      expect(JSON.parse(await callFromPage(allowed, 'application/json'))).toEqual({ greeting: 'Hello, Page.' });
+      // A call answered as server-sent events carries the CORS headers too.
+      expect(await callFromPage(allowed, 'text/event-stream')).toContain('event: status');
+      expect(await callFromPage(closed.url.replace('localhost', '127.0.0.1'), 'application/json')).toBe('blocked: TypeError');
     } finally {
       await Promise.all([opened.stop(), closed.stop()]);
       pages.close();

@@ -1,3 +1,4 @@
+import type { OutgoingHttpHeaders } from 'node:http';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { HttpError, methodNotAllowed } from '../http-error.js';
 import { readPreferences } from '../prefer-header.js';
@@ -86,6 +87,8 @@ export function streamJob(
   reply.hijack();
   const response = reply.raw;
   response.writeHead(200, {
+    // Headers set before the stream took over (CORS) go out with it; hijacked, Fastify would drop them.
+    ...(reply.getHeaders() as OutgoingHttpHeaders),
     'content-type': 'text/event-stream; charset=utf-8',
     // Which job this is, from the first byte: the final `status` event says so only at the end.
     'content-location': `/v1/jobs/${job.id}`,
