@@ -63,7 +63,7 @@ export async function serveLocally(options: LocalServeOptions): Promise<void> {
   const { testServer, testInputFile } = options.runpodTrial;
   const named = options.provider ?? (testServer || testInputFile !== undefined ? 'runpod' : undefined);
   const early = named === undefined ? null : await prepareProvider(named, options, python);
-  log.info(`starting ${options.workers} worker${options.workers === 1 ? '' : 's'} with ${python.path} (Python ${python.version}, from ${python.source})`);
+  log.info(`starting ${options.workers} worker${options.workers === 1 ? '' : 's'} of ${entrypoint} with ${python.path} (Python ${python.version}, from ${python.source})`);
 
   const pool = new WorkerPool({
     workers: options.workers,

@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -86,6 +86,16 @@ describe('svc start on the command line', () => {
     expect([bare.exitCode, JSON.parse(bare.stdout)]).toEqual([2, { error: { code: 'usage', message: 'expected a command: scan, build, start, call' } }]);
     const misused = await runSvc(['--json', 'start', HELLO, '--bogus']);
     expect([misused.exitCode, JSON.parse(misused.stdout)]).toEqual([2, { error: { code: 'usage', message: "unknown option '--bogus'" } }]);
+  });
+
+  it('says which service file it starts: the one the last scan recorded, when not told', async () => {
+    const project = mkdtempSync(join(tmpdir(), 'svc-recorded-'));
+    mkdirSync(join(project, 'app'));
+    writeFileSync(join(project, 'app/service.py'), readFileSync(join(HELLO, 'service.py')));
+    expect((await runSvc(['scan', project, '--entrypoint', 'app/service.py'])).exitCode).toBe(0);
+    const server = await startSvc([project]);
+    await server.stop();
+    expect(server.logs()).toMatch(/starting 1 worker of app\/service\.py with /);
   });
 
   it("escapes control characters in the title and paths it logs, so a cloned service cannot drive the terminal", async () => {
