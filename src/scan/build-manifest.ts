@@ -138,7 +138,7 @@ export function buildManifest(snapshot: ProjectSnapshot, parser: PythonParser, c
 
     const requirementSet = readText(REQUIREMENTS_FILE) === null
       ? emptyRequirementSet()
-      : readRequirements(REQUIREMENTS_FILE, readText, environment, snapshot.root);
+      : readRequirements(REQUIREMENTS_FILE, readText, environment, snapshot.root, (file) => unreadableFiles.get(file));
     noticed.push(...requirementSet.diagnostics);
     const pyprojectSplit = splitByMarker(pyproject?.requirements ?? [], environment, noticed);
     for (const requirement of pyprojectSplit.kept) {

@@ -78,6 +78,8 @@ export function readRequirements(
   environment: MarkerEnvironment,
   /** The project's absolute POSIX path: a path requirement inside it is recorded relative to it. */
   projectRoot: string | null = null,
+  /** Why a file that is there cannot be read (a permission), for an include; else it is not found. */
+  whyUnreadable: (file: string) => string | undefined = () => undefined,
 ): RequirementSet {
   const set: RequirementSet = {
     requirements: [], skipped: [], constraints: [], indexUrl: null, extraIndexUrls: [], findLinks: [], pipOptions: [], files: [], diagnostics: [], unreadable: [],
@@ -100,7 +102,7 @@ export function readRequirements(
     if (readAs.has(`${kind}:${file}`)) return;
     const text = readText(file);
     if (text === null) {
-      if (from) drop({ ...from, message: `${file} not found` });
+      if (from) drop({ ...from, message: `${file} ${whyUnreadable(file) ?? 'not found'}` });
       return;
     }
     readAs.add(`${kind}:${file}`);

@@ -62,6 +62,17 @@ describe('svc build (files only, no engine)', () => {
     expect(again.stderr).toContain('warning: .env: never copied into the image'); // the manifest's warnings, every build
   });
 
+  it('says why an included requirements file cannot be read, when it is there', async () => {
+    const project = copyProject(join(EXAMPLES, 'hello'));
+    writeFileSync(join(project, 'requirements.txt'), '-r base\n');
+    mkdirSync(join(project, 'base'));
+    const refused = await runSvc(['build', project]);
+    expect([refused.exitCode, refused.stderr.trim().split('\n').at(-1)]).toEqual([
+      1,
+      'error: requirements.txt:1: base is a directory, not a file svc can read; pip cannot read it either, so the image would lack it: fix it and build again',
+    ]);
+  });
+
   it('refuses a requirements.txt or pyproject.toml that is there but cannot be read, rather than build without its dependencies', async () => {
     for (const file of ['requirements.txt', 'pyproject.toml']) {
       const project = copyProject(join(EXAMPLES, 'hello'));
