@@ -2,6 +2,8 @@ import type { Readable } from 'node:stream';
 
 const LF = 0x0a;
 const CR = 0x0d;
+/** How long a line ended by \r at the end of a read waits to learn whether a \n follows. */
+const CARRIAGE_RETURN_WAIT_MS = 50;
 
 /** How a line ended: a lone \r is a progress bar's redraw, not a finished line. */
 export type LineEnding = 'newline' | 'carriage-return' | 'end-of-stream';
@@ -21,9 +23,6 @@ export interface LineReaderOptions {
  * without a newline then takes the gateway down with "Invalid string length". A last line
  * without its end is still read when the stream ends.
  */
-/** How long a line ended by \r at the end of a read waits to learn whether a \n follows. */
-const CARRIAGE_RETURN_WAIT_MS = 50;
-
 export function readLines(stream: Readable, options: LineReaderOptions): void {
   let parts: Buffer[] = [];
   let size = 0;

@@ -293,7 +293,6 @@ export class WorkerProcess {
    * go on in a worker the pool counts as free, and the next call would wait behind it.
    */
   private failWhileRunning(call: RunningCall, outcome: CallOutcome): void {
-    if (call.failed !== undefined) return;
     call.failed = outcome;
     this.cancel(call);
   }
@@ -316,9 +315,12 @@ export class WorkerProcess {
         return;
       case 'chunk': {
         const chunk = await inlineFileReferences(event.value, this.fileDir, call.inlineBudget).catch(refusedValue);
-        if (chunk instanceof Refused) return this.failWhileRunning(call, chunk.outcome);
-        call.chunks.push(chunk);
-        call.options.onChunk?.(chunk);
+        if (chunk instanceof Refused) {
+          this.failWhileRunning(call, chunk.outcome);
+        } else {
+          call.chunks.push(chunk);
+          call.options.onChunk?.(chunk);
+        }
         return;
       }
       case 'result': {
