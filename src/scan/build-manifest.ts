@@ -197,10 +197,12 @@ function settlePython<D extends { installed: LocatedRequirement[]; baseImage: { 
   const fitting = python.admits.filter((version) => needs.every((need) => need.versions.includes(version)));
   if (fitting.length > 0 && fitting.length < python.admits.length) {
     const excluding = needs.find((need) => !need.versions.includes(python.version));
-    python = excluding === undefined
-      ? { ...python, admits: fitting }
-      : { ...python, version: fitting[0] as string, source: withReason(python.source, excluding), admits: fitting };
-    if (excluding !== undefined) dependencies = readDependencies(python.version);
+    if (excluding === undefined) {
+      python = { ...python, admits: fitting };
+    } else {
+      python = { ...python, version: fitting[0] as string, source: withReason(python.source, excluding), admits: fitting };
+      dependencies = readDependencies(python.version);
+    }
   }
   const basePython = dependencies.baseImage.python;
   if (basePython !== null && basePython !== python.version) {

@@ -72,7 +72,7 @@ export function detectFrameworks({ requirements, indexUrls }: DependencySource):
     cudaPackages,
     requestedCuda,
     rocm,
-    nightlyTorch: byKey.has('torch') && indexUrls.some((url) => /\/whl\/nightly(\/|$)/.test(url)),
+    nightlyTorch: byKey.has('torch') && indexUrls.some((url) => new RegExp(packages.cuda.nightlyIndexUrlPattern).test(url)),
     compilerPackages,
     systemPackages: chooseSystemPackages(keys, requirements),
   };
