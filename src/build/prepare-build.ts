@@ -46,19 +46,13 @@ export async function prepareBuild(target: string, options: PrepareOptions): Pro
   const wroteDockerignore = writeDockerignoreIfMissing(root);
   const manifestPath = join(root, DEPLOY_DIRECTORY, MANIFEST_FILE);
   let manifest = readManifest(manifestPath);
-  let scannedBecause =
-    manifest === null ? 'no manifest yet' : manifest.entrypoint !== entrypoint ? `the entrypoint is now ${entrypoint}` : manifestStaleness(root, manifestPath);
-  // A fix may change no file's time (chmod does not): what the last scan refused is read again.
-  if (scannedBecause === null && manifest !== null && (manifest.service_errors.length > 0 || manifest.dependencies.unreadable.length > 0)) {
-    scannedBecause = 'the last scan found files it could not use';
-  }
+  const scannedBecause = whyScanAgain(manifest, { root, entrypoint, manifestPath, wroteDockerignore });
   if (scannedBecause !== null || manifest === null) {
     // Loaded on use: the scanner brings the Python grammar, which a current manifest does not need.
     const { scanProject } = await import('../scan/scan-project.js');
     const scan = await scanProject(root, { entrypoint });
     await writeManifest(root, scan.manifest);
     manifest = scan.manifest;
-    scannedBecause ??= 'no manifest yet';
   }
 
   const plan = planBuild(manifest, { svcVersion: options.svcVersion, catalog: catalog as BaseImageCatalog, baseImage: options.baseImage });
@@ -81,6 +75,21 @@ export async function prepareBuild(target: string, options: PrepareOptions): Pro
     warnings: manifest.warnings,
     stagedFiles,
   };
+}
+
+/** Why the manifest must be written anew before this build, or null when it is current. */
+function whyScanAgain(
+  manifest: Manifest | null,
+  { root, entrypoint, manifestPath, wroteDockerignore }: { root: string; entrypoint: string; manifestPath: string; wroteDockerignore: boolean },
+): string | null {
+  if (manifest === null) return 'no manifest yet';
+  if (manifest.entrypoint !== entrypoint) return `the entrypoint is now ${entrypoint}`;
+  if (wroteDockerignore) return 'svc wrote .dockerignore, and the manifest lists the ignore files';
+  const stale = manifestStaleness(root, manifestPath);
+  if (stale !== null) return stale;
+  // A fix may change no file's time (chmod does not): what the last scan refused is read again.
+  if (manifest.service_errors.length > 0 || manifest.dependencies.unreadable.length > 0) return 'the last scan found files it could not use';
+  return null;
 }
 
 function readManifest(path: string): Manifest | null {

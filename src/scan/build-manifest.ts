@@ -116,6 +116,7 @@ export function buildManifest(snapshot: ProjectSnapshot, parser: PythonParser, c
           return why === undefined ? [] : [formatDiagnostic({ file, message: why })];
         }),
         ...requirementSet.unreadable.map(formatDiagnostic),
+        ...(pyproject?.unreadable ?? []).map(formatDiagnostic),
       ],
       apipod_requirement: apipod ? `${apipod.source.file}:${apipod.source.line}` : null,
     },

@@ -12,20 +12,29 @@ export interface Pyproject {
   /** The file builds a package (a `[build-system]`, and not Poetry's `package-mode = false`). */
   buildsPackage: boolean;
   diagnostics: Diagnostic[];
+  /**
+   * What declares dependencies but could not be read (the file is not TOML, an entry is no
+   * requirement), also among the diagnostics: the image would lack what it names.
+   */
+  unreadable: Diagnostic[];
 }
 
 type Table = Record<string, unknown>;
 
 /** Reads what svc needs from a pyproject.toml; a broken file is a diagnostic, not a failure. */
 export function readPyproject(text: string, file = 'pyproject.toml'): Pyproject {
-  const result: Pyproject = { requirements: [], requiresPython: null, poetryPython: null, buildsPackage: false, diagnostics: [] };
+  const result: Pyproject = { requirements: [], requiresPython: null, poetryPython: null, buildsPackage: false, diagnostics: [], unreadable: [] };
+  const drop = (diagnostic: Diagnostic): void => {
+    result.diagnostics.push(diagnostic);
+    result.unreadable.push(diagnostic);
+  };
   let data: Table;
   try {
     data = parseToml(text) as Table;
   } catch (error) {
     const line = error instanceof TomlError ? error.line : undefined;
     const reason = error instanceof Error ? error.message.split('\n')[0] : String(error);
-    result.diagnostics.push({ file, line, message: `not valid TOML: ${reason}` });
+    drop({ file, line, message: `not valid TOML: ${reason}` });
     return result;
   }
   const lines = new LineFinder(text);
@@ -40,17 +49,17 @@ export function readPyproject(text: string, file = 'pyproject.toml'): Pyproject 
     }
     const dependencies = project.dependencies;
     if (dependencies !== undefined && !Array.isArray(dependencies)) {
-      result.diagnostics.push({ file, field: 'project.dependencies', message: 'must be a list of strings' });
+      drop({ file, line: lines.findKey('dependencies', 'project'), field: 'project.dependencies', message: 'must be a list of strings' });
     }
     for (const entry of Array.isArray(dependencies) ? dependencies : []) {
       const line = (typeof entry === 'string' ? lines.find(entry) : undefined) ?? lines.findKey('dependencies', 'project');
       if (typeof entry !== 'string') {
-        result.diagnostics.push({ file, field: 'project.dependencies', message: 'entries must be strings' });
+        drop({ file, line, field: 'project.dependencies', message: 'entries must be strings' });
         continue;
       }
       const parsed = parseRequirement(entry);
       if ('error' in parsed) {
-        result.diagnostics.push({ file, line, field: 'project.dependencies', message: parsed.error });
+        drop({ file, line, field: 'project.dependencies', message: parsed.error });
         continue;
       }
       result.requirements.push(locate(parsed.requirement, file, line));
@@ -69,7 +78,7 @@ export function readPyproject(text: string, file = 'pyproject.toml'): Pyproject 
     for (const declaration of Array.isArray(spec) ? spec : [spec]) {
       const converted = poetryDependency(name, declaration);
       if ('error' in converted) {
-        result.diagnostics.push({ file, line, field, message: converted.error });
+        drop({ file, line, field, message: converted.error });
         continue;
       }
       if (converted.requirement) result.requirements.push(locate(converted.requirement, file, line));

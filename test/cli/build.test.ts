@@ -85,6 +85,16 @@ describe('svc build (files only, no engine)', () => {
     }
   });
 
+  it('refuses a pyproject.toml that is not TOML, whose dependencies the image would otherwise lack', async () => {
+    const project = copyProject(join(EXAMPLES, 'hello'));
+    writeFileSync(join(project, 'pyproject.toml'), '[project]\ndependencies = ["numpy",\n[[oops\n');
+    const refused = await runSvc(['build', project]);
+    expect(refused.exitCode).toBe(1);
+    expect(refused.stderr.trim().split('\n').at(-1)).toMatch(
+      /^error: pyproject\.toml:3: not valid TOML: .*; pip cannot read it either, so the image would lack it: fix it and build again$/,
+    );
+  });
+
   it('refuses a service file with a syntax error, which the image could not start, naming its line', async () => {
     const project = copyProject(join(EXAMPLES, 'hello'));
     writeFileSync(join(project, 'service.py'), 'from apipod import APIPod\napp = APIPod()\n\n@app.endpoint("/x")\ndef x(: pass\n');

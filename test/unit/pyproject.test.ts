@@ -64,5 +64,19 @@ describe('reading pyproject.toml', () => {
     expect(pyproject.diagnostics).toHaveLength(1);
     expect(pyproject.diagnostics[0]?.line).toBe(5);
     expect(pyproject.diagnostics[0]?.message).toMatch(/^not valid TOML: /);
+    expect(pyproject.unreadable).toEqual(pyproject.diagnostics);
+  });
+
+  it('counts as unreadable what declares dependencies svc cannot read, and nothing else', () => {
+    const pyproject = readPyproject(
+      '[project]\nrequires-python = 3.10\ndependencies = ["numpy", "torch >>> 2", 7]\n\n[tool.poetry.dependencies]\nrich = { version = "^^1" }\n',
+    );
+    expect(pyproject.requirements.map((requirement) => requirement.name)).toEqual(['numpy']);
+    expect(pyproject.unreadable.map(({ line, field }) => [line, field])).toEqual([
+      [3, 'project.dependencies'],
+      [3, 'project.dependencies'],
+      [6, 'tool.poetry.dependencies.rich'],
+    ]);
+    expect(pyproject.diagnostics.map(({ field }) => field)).toContain('project.requires-python');
   });
 });
