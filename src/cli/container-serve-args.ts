@@ -11,6 +11,7 @@ export interface ServeSettings {
   endpointTimeout?: Map<string, number>;
   jobTtl: number;
   maxJobs: number;
+  maxJobMemory: number;
   maxWait: number;
   publicUrl?: string;
   corsOrigin: string[];
@@ -28,6 +29,7 @@ const FORWARDED_VALUES = {
   jobTimeout: '--job-timeout',
   jobTtl: '--job-ttl',
   maxJobs: '--max-jobs',
+  maxJobMemory: '--max-job-memory',
   maxWait: '--max-wait',
   publicUrl: '--public-url',
 } as const;

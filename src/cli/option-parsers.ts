@@ -12,6 +12,23 @@ export function integerBetween(minimum: number, maximum: number): (text: string)
   };
 }
 
+/**
+ * MiB of Node's heap that a server may give to results it keeps, at most three quarters of
+ * the heap: past the heap's limit, Node aborts and every job in memory is lost.
+ */
+export function heapShare(heapMebibytes: number): (text: string) => number {
+  const most = Math.floor((heapMebibytes * 3) / 4);
+  return (text) => {
+    const value = Number(text);
+    if (!/^\d+$/.test(text.trim()) || value < 1 || value > most) {
+      throw new InvalidArgumentError(
+        `expected MiB from 1 to ${most}, three quarters of Node's heap (${heapMebibytes} MiB; NODE_OPTIONS=--max-old-space-size=MiB raises it)`,
+      );
+    }
+    return value;
+  };
+}
+
 /** Seconds, possibly fractional, at least 0. */
 export function seconds(text: string): number {
   const value = Number(text);

@@ -1,3 +1,4 @@
+import { getHeapStatistics } from 'node:v8';
 import { Option, type Command } from 'commander';
 import packageJson from '../../package.json' with { type: 'json' };
 import {
@@ -9,7 +10,7 @@ import {
   type Orchestrator,
   type ServedProvider,
 } from '../deployment-target.js';
-import { corsOrigin, endpointSeconds, fileName, imageReference, integerBetween, oneOf, publicUrl, seconds } from './option-parsers.js';
+import { corsOrigin, endpointSeconds, fileName, heapShare, imageReference, integerBetween, oneOf, publicUrl, seconds } from './option-parsers.js';
 import { runCommand, type CommonOptions } from './run-command.js';
 import { addMissing, readDotenvFile } from './dotenv-file.js';
 import { SvcError } from '../svc-error.js';
@@ -29,6 +30,9 @@ interface StartOptions extends CommonOptions, ServeSettings {
   apiKey?: string;
   apiKeys?: string;
 }
+
+/** Kept results live in Node's heap, so their limit is a share of it. */
+const HEAP_MEBIBYTES = Math.floor(getHeapStatistics().heap_size_limit / 2 ** 20);
 
 export function registerStartCommand(program: Command): void {
   program
@@ -75,7 +79,13 @@ export function registerStartCommand(program: Command): void {
     .option('--job-timeout <seconds>', 'longest a call or job may run once started (then 504, or TIMEOUT for a job)', seconds, 3600)
     .option('--endpoint-timeout <path=seconds>', 'time-out for one endpoint, overriding --job-timeout (repeatable)', endpointSeconds)
     .option('--job-ttl <seconds>', 'how long an ended job stays readable', seconds, 1800)
-    .option('--max-jobs <n>', 'most ended jobs kept readable', integerBetween(1, 10_000_000), 10_000)
+    .option('--max-jobs <n>', 'most ended jobs kept readable; past it, those already read go first, then new jobs get 503', integerBetween(1, 10_000_000), 10_000)
+    .option(
+      '--max-job-memory <MiB>',
+      "most memory the ended jobs' results may hold, like --max-jobs (default: a quarter of Node's heap)",
+      heapShare(HEAP_MEBIBYTES),
+      Math.floor(HEAP_MEBIBYTES / 4),
+    )
     .option('--max-wait <seconds>', 'longest "Prefer: wait=N" honoured', seconds, 60)
     .option('--public-url <url>', 'origin used in job URLs (default: the request\'s Host)', publicUrl)
     .option('--cors-origin <origin>', 'let web pages from this origin call the service, * for any (repeatable; default: none)', corsOrigin, [])
@@ -130,6 +140,7 @@ export function registerStartCommand(program: Command): void {
           jobs: {
             ttlMs: options.jobTtl * 1000,
             maxRetained: options.maxJobs,
+            maxRetainedBytes: options.maxJobMemory * 2 ** 20,
             defaultTimeoutMs: options.jobTimeout * 1000,
             timeoutsMs: new Map([...(options.endpointTimeout ?? new Map<string, number>())].map(([path, limit]) => [path, limit * 1000])),
             maxWaitSeconds: options.maxWait,

@@ -98,9 +98,17 @@ function refuseTakenRoute(app: FastifyInstance, endpointsByRoute: Map<string, En
   for (const method of endpoint.methods) endpointsByRoute.set(`${method} ${bare}`, endpoint);
 }
 
-/** Creates the job and queues its call; a full queue is a 503 and leaves no job behind. */
+/**
+ * Creates the job and queues its call; a full queue, or ended jobs waiting to be read that
+ * fill what the server keeps, is a 503 and leaves no job behind.
+ */
 function submitJob(request: FastifyRequest, options: EndpointRoutesOptions, endpoint: EndpointReport, args: Arguments, onEnd: () => void) {
   const { store, runner } = options.jobRoutes;
+  const refusal = store.refusal();
+  if (refusal !== null) {
+    onEnd();
+    throw new HttpError(503, 'queue_full', 'results_unread', refusal.message, { headers: { 'retry-after': String(refusal.retryAfterSeconds) } });
+  }
   const job = store.create(endpoint.path, request.apiKey?.id ?? null);
   try {
     runner.start(job, args, onEnd);

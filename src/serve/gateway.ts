@@ -43,6 +43,7 @@ export interface JobSettings {
   /** How long an ended job stays readable (the job store's retention). */
   ttlMs: number;
   maxRetained: number;
+  maxRetainedBytes: number;
   defaultTimeoutMs: number;
   /** Per endpoint path, overriding the default. */
   timeoutsMs: ReadonlyMap<string, number>;

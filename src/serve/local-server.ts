@@ -101,7 +101,7 @@ export async function serveLocally(options: LocalServeOptions): Promise<void> {
     checkTimeoutPaths(options.jobs.timeoutsMs, pool.endpoints.map((endpoint) => endpoint.path));
     // The runpod worker's jobs are its bridge's alone, read once as they end: kept longer, a
     // worker serving images for an hour held every result (20 MB each) until it ran out of memory.
-    const jobStore = new JobStore(prepared.runpod ? { ttlMs: 0, maxRetained: 0 } : { ttlMs: options.jobs.ttlMs, maxRetained: options.jobs.maxRetained });
+    const jobStore = new JobStore(prepared.runpod ? { ttlMs: 0, maxRetained: 0, maxRetainedBytes: 0 } : options.jobs);
     const gateway = await createGateway({
       jobStore,
       runner: pool,

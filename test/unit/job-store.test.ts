@@ -1,9 +1,17 @@
 import { describe, expect, it } from 'vitest';
 import { JobStore } from '../../src/serve/jobs/job-store.js';
+import type { Value } from '../../src/worker/protocol.js';
 
-function storeWithClock(ttlMs: number, maxRetained: number) {
+function storeWithClock(ttlMs: number, maxRetained: number, maxRetainedBytes = 2 ** 30) {
   const clock = { now: 1_000_000 };
-  return { store: new JobStore({ ttlMs, maxRetained }, () => clock.now), clock };
+  return { store: new JobStore({ ttlMs, maxRetained, maxRetainedBytes }, () => clock.now), clock };
+}
+
+function finishedJob(store: JobStore, result: Value) {
+  const job = store.create('/run', null);
+  store.move(job, 'PROCESSING');
+  store.move(job, 'FINISHED', { result });
+  return job;
 }
 
 describe('the job store', () => {
@@ -59,18 +67,54 @@ describe('the job store', () => {
     expect(store.unreadCount).toBe(1);
   });
 
-  it('stays bounded under a flood of jobs, dropping the oldest ended ones first', () => {
+  it('stays bounded under a flood of jobs that are read, dropping the oldest ended ones first', () => {
     const { store } = storeWithClock(3_600_000, 1_000);
     const ids: string[] = [];
     for (let index = 0; index < 50_000; index++) {
-      const job = store.create('/run', null);
-      store.move(job, 'PROCESSING');
-      store.move(job, 'FINISHED', { result: index });
+      const job = finishedJob(store, index);
+      store.get(job.id, null);
       ids.push(job.id);
     }
     expect(store.size).toBe(1_000);
+    expect(store.refusal()).toBeNull();
     expect(store.get(ids[0] as string, null)).toBeUndefined();
     expect(store.get(ids.at(-1) as string, null)?.result).toBe(49_999);
+  });
+
+  it('never drops a result nobody has read before its TTL: it refuses new jobs until one is read or expires', () => {
+    const { store, clock } = storeWithClock(60_000, 3);
+    const read = finishedJob(store, 'read');
+    store.get(read.id, null);
+    clock.now += 10_000;
+    const unread = [finishedJob(store, 'a'), finishedJob(store, 'b'), finishedJob(store, 'c')];
+    expect(store.get(read.id, null)).toBeUndefined(); // over the count, the job already read went first
+    expect(store.refusal()).toEqual({
+      message: expect.stringMatching(/^3 ended job\(s\) with 1 MiB of results wait to be read/),
+      retryAfterSeconds: 60,
+    });
+    store.get(unread[1]?.id as string, null);
+    expect(store.refusal()).toBeNull();
+    clock.now += 20_000;
+    const more = finishedJob(store, 'd');
+    expect(store.refusal()).not.toBeNull();
+    expect(unread.map((job) => store.get(job.id, null)?.result)).toEqual(['a', undefined, 'c']);
+    clock.now += 40_001; // the first three expire
+    expect([store.refusal(), store.get(unread[0]?.id as string, null), store.get(more.id, null)?.result]).toEqual([null, undefined, 'd']);
+  });
+
+  it('counts the bytes of the results it keeps: large results nobody read stop new jobs before memory runs out', () => {
+    const image = 'x'.repeat(1_000_000);
+    const { store } = storeWithClock(60_000, 10_000, 2_500_000);
+    const first = finishedJob(store, { image });
+    store.get(first.id, null);
+    const streamed = store.create('/run', null);
+    store.move(streamed, 'PROCESSING');
+    streamed.chunks.push(image, image);
+    store.move(streamed, 'FINISHED', { result: null });
+    expect(store.get(first.id, null)).toBeUndefined(); // read, and the bytes were over: dropped
+    expect(store.refusal()).toBeNull();
+    finishedJob(store, { image });
+    expect(store.refusal()?.message).toMatch(/^2 ended job\(s\) with 3 MiB of results wait to be read/);
   });
 
   it('never drops a job that has not ended', () => {

@@ -2,12 +2,21 @@ import { randomBytes } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import { assertTransition, isTerminal, type JobStatus } from './job-status.js';
 import type { Job } from './job.js';
+import { approximateBytes } from './value-size.js';
 
 export interface RetentionPolicy {
   /** How long a job stays readable after it ends. */
   ttlMs: number;
-  /** Most ended jobs kept; the oldest go first beyond it. */
+  /** Most ended jobs kept. */
   maxRetained: number;
+  /** Most memory the ended jobs' results and chunks may hold, estimated. */
+  maxRetainedBytes: number;
+}
+
+/** Why no job can be taken now, and when to try again. */
+export interface Refusal {
+  message: string;
+  retryAfterSeconds: number;
 }
 
 /** Not a job id (those are hex): the event for "no ended job is left unread". */
@@ -17,15 +26,22 @@ export type JobChanges = Partial<Pick<Job, 'progress' | 'message' | 'result' | '
 
 /**
  * Jobs in memory, each readable any number of times until its retention ends. Memory stays
- * bounded: running and queued jobs are bounded by the queues, ended ones by the TTL and
- * the cap. Every status change goes through the state machine and is announced, which is
- * what waiting requests and event streams listen to.
+ * bounded: running and queued jobs are bounded by the queues, ended ones by the TTL, a
+ * count and a size in bytes. Beyond the count or the size, the oldest jobs a client has
+ * read go first; a job no client has read is never dropped before its TTL, so when those
+ * alone fill the retention, new jobs are refused (`refusal`) rather than a result lost.
+ * Every status change goes through the state machine and is announced, which is what
+ * waiting requests and event streams listen to.
  */
 export class JobStore {
   private readonly jobs = new Map<string, Job>();
   private readonly ended = new Set<string>();
   /** Ended jobs whose outcome no client has seen yet; a stopping server waits for them to be read. */
   private readonly unread = new Set<string>();
+  /** The estimated size of each ended job's result and chunks. */
+  private readonly sizes = new Map<string, number>();
+  private retainedBytes = 0;
+  private unreadBytes = 0;
   private readonly events = new EventEmitter();
 
   constructor(
@@ -79,8 +95,14 @@ export class JobStore {
     if (isTerminal(status)) {
       job.finishedAt = this.now();
       this.ended.add(job.id);
+      const size = approximateBytes([job.result, job.chunks, job.error?.message ?? null]);
+      this.sizes.set(job.id, size);
+      this.retainedBytes += size;
       // A client waiting on the job (Prefer: wait, a stream) is told by the event below.
-      if (this.events.listenerCount(job.id) === 0) this.unread.add(job.id);
+      if (this.events.listenerCount(job.id) === 0) {
+        this.unread.add(job.id);
+        this.unreadBytes += size;
+      }
     }
     this.events.emit(job.id, job);
     // After the event: with no ended job retained, its watchers still hear how it ended.
@@ -119,6 +141,23 @@ export class JobStore {
     return this.jobs.size;
   }
 
+  /**
+   * Why a new job cannot be taken: the ended jobs no client has read yet fill the retention,
+   * and keeping the new one's result would mean dropping one of theirs. Null when it can.
+   */
+  refusal(): Refusal | null {
+    this.expire();
+    const { maxRetained, maxRetainedBytes, ttlMs } = this.retention;
+    if (this.unread.size === 0 || (this.unread.size < maxRetained && this.unreadBytes < maxRetainedBytes)) return null;
+    const oldest = this.jobs.get(this.unread.values().next().value as string);
+    const expiresInMs = (oldest?.finishedAt ?? this.now()) + ttlMs - this.now();
+    const mebibytes = Math.ceil(this.unreadBytes / 2 ** 20);
+    return {
+      message: `${this.unread.size} ended job(s) with ${mebibytes} MiB of results wait to be read, as much as this server keeps (--max-jobs, --max-job-memory): read them, or retry once they expire`,
+      retryAfterSeconds: Math.max(1, Math.ceil(expiresInMs / 1000)),
+    };
+  }
+
   /** How many ended jobs no client has read yet. */
   get unreadCount(): number {
     return this.unread.size;
@@ -151,21 +190,26 @@ export class JobStore {
     }
   }
 
+  /** Beyond the count or the size, the oldest ended jobs that a client has read go first. */
   private enforceCap(): void {
     for (const id of this.ended) {
-      if (this.ended.size <= this.retention.maxRetained) break;
-      this.forget(id);
+      if (this.ended.size <= this.retention.maxRetained && this.retainedBytes <= this.retention.maxRetainedBytes) break;
+      if (!this.unread.has(id)) this.forget(id);
     }
   }
 
   private forget(id: string): void {
+    this.markRead(id);
     this.ended.delete(id);
     this.jobs.delete(id);
+    this.retainedBytes -= this.sizes.get(id) ?? 0;
+    this.sizes.delete(id);
     this.events.removeAllListeners(id);
-    this.markRead(id);
   }
 
   private markRead(id: string): void {
-    if (this.unread.delete(id) && this.unread.size === 0) this.events.emit(ALL_READ);
+    if (!this.unread.delete(id)) return;
+    this.unreadBytes -= this.sizes.get(id) ?? 0;
+    if (this.unread.size === 0) this.events.emit(ALL_READ);
   }
 }

@@ -1,0 +1,32 @@
+import type { Value } from '../../worker/protocol.js';
+
+/** What a number, null, boolean or container costs beside its contents, roughly. */
+const SLOT_BYTES = 16;
+
+/**
+ * Roughly the memory a JSON value holds: its strings' lengths (a base64 image is nearly
+ * all of a result) plus a slot per item. Walked with a stack of its own, as a deeply
+ * nested result would overflow the call stack.
+ */
+export function approximateBytes(value: Value): number {
+  let total = 0;
+  const pending: Value[] = [value];
+  while (pending.length > 0) {
+    const next = pending.pop() as Value;
+    if (typeof next === 'string') {
+      total += next.length;
+    } else if (Array.isArray(next)) {
+      total += SLOT_BYTES;
+      for (const item of next) pending.push(item);
+    } else if (next !== null && typeof next === 'object') {
+      total += SLOT_BYTES;
+      for (const [key, item] of Object.entries(next)) {
+        total += key.length;
+        pending.push(item);
+      }
+    } else {
+      total += SLOT_BYTES;
+    }
+  }
+  return total;
+}
