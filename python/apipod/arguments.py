@@ -13,7 +13,7 @@ from typing import Any, Callable
 
 from .chat import ChatCompletionRequest
 from .file_reference import is_file_reference, read_file_reference
-from .media import MediaFile
+from .media import MediaFile, base_file_name
 from .optional_types import is_pydantic_model_class
 from .progress import JobProgress
 from .signature import EndpointParameter, strip_annotated, union_members
@@ -218,13 +218,14 @@ def _looks_like_media(value: Any) -> bool:
 
 
 def _read_media(value: Any, media_class: type) -> MediaFile:
+    # The file names come from a client: only their last part is kept, as for an upload.
     if is_file_reference(value):
         content, file_name, content_type = read_file_reference(value)
-        return media_class.from_bytes(content, file_name, content_type)
+        return media_class.from_bytes(content, base_file_name(file_name), content_type)
     if isinstance(value, str):
         return media_class.from_base64(value)  # never a path: the string came from a client
     if isinstance(value, dict):
-        return media_class.from_dict(value)
+        return media_class.from_dict({**value, "file_name": base_file_name(value.get("file_name"))})
     if isinstance(value, MediaFile):
         return media_class.from_any(value)
     raise TypeError(f"expected base64, a data URL or a media object, got {type(value).__name__}")

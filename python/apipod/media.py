@@ -39,6 +39,15 @@ class _loader:
         return types.MethodType(self._function, instance if instance is not None else owner())
 
 
+def base_file_name(file_name: Optional[str]) -> Optional[str]:
+    """The last part of a file name, or None when nothing usable is left: a client's name
+    such as `../../x` or `/etc/x` names a file, never where one is written."""
+    if not isinstance(file_name, str):
+        return None
+    name = file_name.replace("\\", "/").rsplit("/", 1)[-1].replace("\0", "")
+    return None if name in ("", ".", "..") else name
+
+
 class MediaFile:
     """Any file: its bytes, its name and its content type."""
 
@@ -149,7 +158,8 @@ class MediaFile:
         directory; returns the path written."""
         target = os.fspath(path) if path is not None else os.curdir
         if os.path.isdir(target):
-            target = os.path.join(target, self.file_name or self.media_kind + guess_extension(self.content_type))
+            name = base_file_name(self.file_name) or self.media_kind + guess_extension(self.content_type)
+            target = os.path.join(target, name)
         parent = os.path.dirname(target)
         if parent:
             os.makedirs(parent, exist_ok=True)

@@ -32,7 +32,7 @@ export async function registerEndpointRoutes(app: FastifyInstance, options: Endp
     const validators = compileValidators(endpoint);
     const handler = async (request: FastifyRequest, reply: FastifyReply) => {
       const preferences = readPreferences(request.headers.prefer, options.jobs.maxWaitSeconds);
-      const { arguments: args, stagedFiles } = await readArguments(request, endpoint, validators);
+      const { arguments: args, stagedFiles } = await readArguments(request, endpoint, validators, options.fileDir);
       if (acceptsEventStream(request.headers.accept)) {
         // The call as server-sent events: a generator's chunks as it yields them, whatever the compute.
         const job = submitJob(request, options, endpoint, args, () => void removeStagedFiles(stagedFiles));

@@ -28,6 +28,8 @@ export interface GatewayOptions {
   retryAfterSeconds: number;
   /** Include Python tracebacks in 500 bodies and job errors. */
   debug: boolean;
+  /** The server's own directory for files in transit (the workers' APIPOD_FILE_DIR), where uploads are staged. */
+  fileDir: string;
   /** dedicated: the result in the response; serverless: a job envelope to poll. */
   compute: Compute;
   keys: ApiKeys;

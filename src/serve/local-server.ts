@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { basename, join, resolve } from 'node:path';
 import { locateProject } from '../project-location.js';
 import { checkRunpodLibrary } from '../providers/runpod-library.js';
@@ -54,6 +55,18 @@ const RETRY_AFTER_SECONDS = 5;
  * finish within the grace period and run the lifespan shutdown.
  */
 export async function serveLocally(options: LocalServeOptions): Promise<void> {
+  // Files in transit between the gateway and the workers (uploads, large payloads) live in
+  // a directory of this server's own, readable by its user alone: a `$file` reference can
+  // reach nothing else, and other users of the machine cannot read the uploads.
+  const fileDir = await mkdtemp(join(tmpdir(), 'svc-files-'));
+  try {
+    await serveWithFileDir(options, fileDir);
+  } finally {
+    await rm(fileDir, { recursive: true, force: true });
+  }
+}
+
+async function serveWithFileDir(options: LocalServeOptions, fileDir: string): Promise<void> {
   const { root, entrypoint } = locateProject(options.target, options.entrypoint);
   const { log } = options;
   const keys = ApiKeys.from({ key: options.apiKey, keysFile: options.apiKeysFile, keysJson: process.env[API_KEYS_ENV] });
@@ -68,6 +81,7 @@ export async function serveLocally(options: LocalServeOptions): Promise<void> {
   const pool = new WorkerPool({
     workers: options.workers,
     python: python.path,
+    fileDir,
     serviceFile: join(root, entrypoint),
     projectDir: root,
     maxQueue: options.queueSize,
@@ -114,6 +128,7 @@ export async function serveLocally(options: LocalServeOptions): Promise<void> {
       maxBodyBytes: options.maxBodyBytes,
       retryAfterSeconds: RETRY_AFTER_SECONDS,
       debug: options.debug,
+      fileDir,
       onRequestLog: (line) => log.request(line),
       corsOrigins: options.corsOrigins,
     });

@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
-import { mkdir, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import type { FastifyRequest } from 'fastify';
@@ -17,22 +16,25 @@ export interface ReadArguments {
   stagedFiles: string[];
 }
 
-const UPLOAD_DIR = join(tmpdir(), 'svc-uploads');
-
 /**
  * The call's arguments from the request: the JSON body, the query string for GET, a
- * URL-encoded form, or a multipart form whose file parts are media parameters. Validated
- * against the endpoint's schema; a 4xx HttpError says what is wrong.
+ * URL-encoded form, or a multipart form whose file parts are media parameters, staged in
+ * `uploadDir` (null: multipart is not taken). Validated against the endpoint's schema; a
+ * 4xx HttpError says what is wrong.
  */
 export async function readArguments(
   request: FastifyRequest,
   endpoint: EndpointReport,
   validators: { json: InputValidator; text: InputValidator },
+  uploadDir: string | null,
 ): Promise<ReadArguments> {
   if (request.method === 'GET' || request.method === 'HEAD') {
     return { arguments: validators.text({ ...(request.query as object) }), stagedFiles: [] };
   }
-  if (request.isMultipart()) return readMultipart(request, endpoint, validators.text);
+  if (request.isMultipart()) {
+    if (uploadDir === null) throw new HttpError(415, 'unsupported_media_type', 'unsupported_content_type', 'this endpoint takes no multipart form');
+    return readMultipart(request, endpoint, validators.text, uploadDir);
+  }
   const body = request.body;
   if (body instanceof FormFields) return { arguments: validators.text({ ...body.fields }), stagedFiles: [] };
   if (body === undefined || body === null) {
@@ -65,7 +67,7 @@ function rejectFileReferences(value: Value, field: string): void {
   }
 }
 
-async function readMultipart(request: FastifyRequest, endpoint: EndpointReport, validate: InputValidator): Promise<ReadArguments> {
+async function readMultipart(request: FastifyRequest, endpoint: EndpointReport, validate: InputValidator, uploadDir: string): Promise<ReadArguments> {
   const properties = (endpoint.input_schema.properties ?? {}) as { [name: string]: Value };
   const fields: { [name: string]: Value } = {};
   const files: { [name: string]: Value } = {};
@@ -79,7 +81,9 @@ async function readMultipart(request: FastifyRequest, endpoint: EndpointReport, 
         throw givenTwice(part.fieldname);
       }
       if (part.type === 'field') {
-        fields[part.fieldname] = fieldValue(part.value, properties[part.fieldname]);
+        const value = fieldValue(part.value, properties[part.fieldname]);
+        rejectFileReferences(value, part.fieldname);
+        fields[part.fieldname] = value;
         continue;
       }
       if (upload === null) {
@@ -88,8 +92,7 @@ async function readMultipart(request: FastifyRequest, endpoint: EndpointReport, 
           detail: [{ field: part.fieldname, message: 'is not a file parameter of this endpoint' }],
         });
       }
-      await mkdir(UPLOAD_DIR, { recursive: true });
-      const path = join(UPLOAD_DIR, randomUUID());
+      const path = join(uploadDir, randomUUID());
       stagedFiles.push(path);
       await pipeline(part.file, createWriteStream(path));
       const reference = { $file: { path, file_name: part.filename || null, content_type: part.mimetype || null } };

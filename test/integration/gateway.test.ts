@@ -417,6 +417,31 @@ describe('svc start taking optional files and lists of files from a form', () =>
     });
   });
 
+  it("follows no file reference it did not write: not from a form's text field, nor from a function's result", async () => {
+    const victim = join(mkdtempSync(join(tmpdir(), 'svc-victim-')), 'secret.txt');
+    writeFileSync(victim, 'not for clients');
+    const reference = JSON.stringify({ content: '', $file: { path: victim } });
+    const form = new FormData();
+    form.append('image', reference);
+    const smuggled = await fetch(`${server.url}/inpaint`, { method: 'POST', body: form });
+    expect([smuggled.status, ((await smuggled.json()) as any).error.detail]).toEqual([
+      422,
+      [{ field: 'image.$file', message: expect.stringContaining('cannot be sent') }],
+    ]);
+    const passedOn = await postJson(`${server.url}/parse`, { text: JSON.stringify({ $file: { path: victim } }) });
+    expect(passedOn.status).toBe(500);
+    expect(JSON.stringify(passedOn.body)).not.toContain(Buffer.from('not for clients').toString('base64'));
+    expect(readFileSync(victim, 'utf8')).toBe('not for clients');
+  });
+
+  it("saves an upload under its base name only, whatever path the client's file name holds", async () => {
+    const directory = mkdtempSync(join(tmpdir(), 'svc-saved-'));
+    for (const fileName of ['../escaped.png', '/tmp/absolute.png', '..\\windows.png']) {
+      const saved = await postJson(`${server.url}/saved`, { image: { file_name: fileName, content: PNG_BASE64 }, directory });
+      expect(saved.body).toBe(join(directory, fileName.replace(/^.*[\\/]/, '')));
+    }
+  });
+
   it('leaves parts that are not sent to their defaults, and still refuses a single file given twice', async () => {
     const alone = new FormData();
     alone.append('image', png(), 'photo.png');

@@ -43,7 +43,7 @@ export class ChatRequestReader {
       throw new HttpError(415, 'unsupported_media_type', 'unsupported_content_type', 'a chat completion is sent as application/json');
     }
     try {
-      const { arguments: body } = await readArguments(request, this.bodyEndpoint, this.validators);
+      const { arguments: body } = await readArguments(request, this.bodyEndpoint, this.validators, null);
       return body as ChatRequestBody;
     } catch (error) {
       if (error instanceof HttpError && error.status === 422) {
