@@ -2,7 +2,10 @@
  * The `/docs` page: a self-contained HTML page (no CDN, no bundled assets, so it works
  * offline and inside the image) that reads /openapi.json, lists every endpoint, and lets
  * a person send a request: a JSON body prefilled from the schema, or file inputs for
- * media parameters (sent as multipart). Data from the service is only ever set as text.
+ * media parameters (sent as multipart). A job (serverless compute) is followed until it
+ * ends; images in a result are shown, and every media file can be downloaded, its base64
+ * shortened in the text. Data from the service is only ever set as text, or as a data
+ * URL's bytes.
  */
 export function renderDocsPage(title: string): string {
   return `<!doctype html>
@@ -19,6 +22,7 @@ export function renderDocsPage(title: string): string {
   .body { padding: 0 .8rem .8rem; } textarea { width: 100%; min-height: 8rem; font-family: ui-monospace, monospace; }
   pre { background: #f4f4f4; padding: .6rem; overflow: auto; max-height: 24rem; white-space: pre-wrap; }
   label { display: block; margin: .4rem 0; } .status { font-weight: bold; }
+  .media img { display: block; max-width: 100%; max-height: 24rem; margin: .4rem 0; border: 1px solid #ccc; }
 </style>
 </head>
 <body>
@@ -114,16 +118,17 @@ export function renderDocsPage(title: string): string {
     }
     body.appendChild(text);
     var send = element('button', 'Send');
-    var status = element('p', '', 'status');
-    var output = element('pre', '');
-    send.addEventListener('click', function () { call(path, method, text, fileInputs, status, output); });
+    var view = { status: element('p', '', 'status'), media: element('div', undefined, 'media'), output: element('pre', '') };
+    send.addEventListener('click', function () { call(path, method, text, fileInputs, view); });
     body.appendChild(send);
-    body.appendChild(status);
-    body.appendChild(output);
+    body.appendChild(view.status);
+    body.appendChild(view.media);
+    body.appendChild(view.output);
     details.appendChild(body);
     return details;
   }
-  function call(path, method, text, fileInputs, status, output) {
+  function call(path, method, text, fileInputs, view) {
+    var status = view.status;
     var values;
     try { values = JSON.parse(text.value || '{}'); } catch (error) { status.textContent = 'The body is not valid JSON: ' + error.message; return; }
     var url = base + path;
@@ -157,12 +162,68 @@ export function renderDocsPage(title: string): string {
       init.body = JSON.stringify(values);
     }
     status.textContent = 'Sending...';
+    view.media.textContent = '';
+    view.output.textContent = '';
     fetch(url, init).then(function (response) {
       status.textContent = response.status + ' ' + response.statusText;
       return response.text();
     }).then(function (body) {
-      try { output.textContent = JSON.stringify(JSON.parse(body), null, 2); } catch (error) { output.textContent = body; }
+      var value;
+      try { value = JSON.parse(body); } catch (error) { view.output.textContent = body; return; }
+      show(value, view);
+      if (isRunningJob(value)) follow(value, init.headers, view);
     }).catch(function (error) { status.textContent = 'Request failed: ' + error.message; });
+  }
+  var ENDED = ['FINISHED', 'FAILED', 'TIMEOUT', 'CANCELLED'];
+  function isRunningJob(value) {
+    return value !== null && typeof value === 'object' && typeof value.job_id === 'string' && typeof value.refresh_job_url === 'string' && ENDED.indexOf(value.status) < 0;
+  }
+  // Serverless compute answers with a job: read it again (each read waits up to 10 s for its end) until it ends.
+  function follow(job, headers, view) {
+    var progress = typeof job.progress === 'number' && job.progress > 0 ? ' ' + Math.round(job.progress * 100) + '%' : '';
+    view.status.textContent = 'Job ' + job.status + progress + (job.message ? ': ' + job.message : '') + ' (following it)';
+    var read = { headers: { prefer: 'wait=10' } };
+    if (headers.authorization) read.headers.authorization = headers.authorization;
+    fetch(base + '/v1/jobs/' + encodeURIComponent(job.job_id), read).then(function (response) {
+      return response.json().then(function (next) {
+        if (!response.ok) throw new Error(response.status + ' ' + ((next.error && next.error.message) || response.statusText));
+        return next;
+      });
+    }).then(function (next) {
+      show(next, view);
+      if (isRunningJob(next)) return follow(next, headers, view);
+      view.status.textContent = 'Job ' + next.status + (next.error ? ': ' + next.error.type + ': ' + next.error.message : '');
+    }).catch(function (error) { view.status.textContent = 'Lost the job ' + job.job_id + ': ' + error.message; });
+  }
+  function isMedia(value) {
+    return value !== null && typeof value === 'object' && typeof value.content === 'string' && 'content_type' in value;
+  }
+  function mediaIn(value, found) {
+    if (isMedia(value)) found.push(value);
+    else if (value !== null && typeof value === 'object') Object.keys(value).forEach(function (key) { mediaIn(value[key], found); });
+    return found;
+  }
+  function show(value, view) {
+    view.media.textContent = '';
+    mediaIn(value, []).forEach(function (media, index) {
+      var type = typeof media.content_type === 'string' ? media.content_type : 'application/octet-stream';
+      var url = 'data:' + type + ';base64,' + media.content;
+      if (type.indexOf('image/') === 0) {
+        var image = element('img');
+        image.alt = media.file_name || 'image ' + (index + 1);
+        image.src = url;
+        view.media.appendChild(image);
+      }
+      var link = element('a', 'Download ' + (media.file_name || 'file ' + (index + 1)) + ' (' + type + ')');
+      link.href = url;
+      link.download = media.file_name || 'file-' + (index + 1);
+      view.media.appendChild(element('p')).appendChild(link);
+    });
+    view.output.textContent = JSON.stringify(value, function (key, item) {
+      return key === 'content' && typeof item === 'string' && item.length > 120 && isMedia(this)
+        ? item.slice(0, 40) + '... (' + item.length + ' characters of base64)'
+        : item;
+    }, 2);
   }
   fetch(base + '/openapi.json').then(function (response) { return response.json(); }).then(render)
     .catch(function (error) { list.textContent = 'Could not load openapi.json: ' + error.message; });

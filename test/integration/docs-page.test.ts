@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { chromium, type Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PNG_BASE64 } from '../support/images.js';
+import { noisePng, PNG_BASE64 } from '../support/images.js';
 import { startSvc, type RunningSvc } from '../support/server.js';
 import { REPO_ROOT } from '../support/svc.js';
 
@@ -139,6 +139,27 @@ describe('the /docs page in a real browser', () => {
       });
     } finally {
       await uploads.stop();
+    }
+  });
+
+  it("follows a serverless job until it ends, and shows the image it returns, with its base64 shortened", async () => {
+    const images = await startSvc([join(REPO_ROOT, 'examples/image'), '--compute', 'serverless']);
+    try {
+      const page = await browser.newPage();
+      await page.goto(`${images.url}/docs`);
+      const grayscale = page.locator('details.endpoint[data-path="/grayscale"]');
+      await grayscale.locator('summary').click();
+      await grayscale.locator('input[name=image]').setInputFiles({ name: 'noise.png', mimeType: 'image/png', buffer: noisePng(64, 64) });
+      await grayscale.getByRole('button', { name: 'Send' }).click();
+      await expect.poll(() => grayscale.locator('.status').textContent()).toBe('Job FINISHED');
+      const envelope = JSON.parse((await grayscale.locator('pre').textContent()) ?? '');
+      expect(envelope.result).toMatchObject({ file_name: 'grayscale.png', content_type: 'image/png' });
+      expect(envelope.result.content).toMatch(/^iVBORw0KGgo.*\.\.\. \(\d+ characters of base64\)$/);
+      const image = grayscale.locator('.media img');
+      await expect.poll(() => image.evaluate((element: any) => element.complete && element.naturalWidth)).toBeGreaterThan(0);
+      expect(await grayscale.locator('.media a').getAttribute('download')).toBe('grayscale.png');
+    } finally {
+      await images.stop();
     }
   });
 });
