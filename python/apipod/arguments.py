@@ -222,6 +222,8 @@ def _read_media(value: Any, media_class: type) -> MediaFile:
     if is_file_reference(value):
         content, file_name, content_type = read_file_reference(value)
         return media_class.from_bytes(content, base_file_name(file_name), content_type)
+    if value == "":
+        raise ValueError("is empty: send the file's base64, a data URL or a media object")
     if isinstance(value, str):
         return media_class.from_base64(value)  # never a path: the string came from a client
     if isinstance(value, dict):

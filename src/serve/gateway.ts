@@ -62,7 +62,7 @@ export interface JobSettings {
  */
 export async function createGateway(options: GatewayOptions): Promise<FastifyInstance> {
   const sendError = (error: FastifyError | HttpError, reply: FastifyReply) => {
-    const httpError = error instanceof HttpError ? error : fromFastifyError(error);
+    const httpError = error instanceof HttpError ? error : fromFastifyError(error, options.maxBodyBytes);
     for (const [name, value] of Object.entries(httpError.extra.headers ?? {})) reply.header(name, value);
     return reply.code(httpError.status).send(httpError.toBody());
   };
@@ -132,13 +132,18 @@ function requestLogLine(method: string, url: string, response: ServerResponse, e
   return `${method} ${url} ${status} ${Math.round(elapsedMs)}ms${response.writableFinished ? '' : ' (the client left)'}`;
 }
 
-function fromFastifyError(error: FastifyError): HttpError {
+function fromFastifyError(error: FastifyError, maxBodyBytes: number): HttpError {
   switch (error.code) {
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
     case 'FST_REQ_FILE_TOO_LARGE':
     case 'FST_FILES_LIMIT':
     case 'FST_PARTS_LIMIT':
-      return new HttpError(413, 'payload_too_large', 'body_too_large', 'the request body is larger than this server accepts');
+      return new HttpError(
+        413,
+        'payload_too_large',
+        'body_too_large',
+        `the request body is larger than this server accepts (${maxBodyBytes / 2 ** 20} MiB; svc start --max-body-size MiB raises it)`,
+      );
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
       return unsupportedMediaType('this Content-Type');
     case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':

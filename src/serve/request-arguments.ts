@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
-import { rm } from 'node:fs/promises';
+import { rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import type { FastifyRequest } from 'fastify';
-import type { EndpointReport, Value } from '../worker/protocol.js';
+import { isJsonObject, type EndpointReport, type Value } from '../worker/protocol.js';
 import { HttpError } from './http-error.js';
 import type { Arguments, InputValidator } from './input-validation.js';
 import { fileUploadOf } from './file-parameters.js';
@@ -36,7 +36,10 @@ export async function readArguments(
     return readMultipart(request, endpoint, validators.text, uploadDir);
   }
   const body = request.body;
-  if (body instanceof FormFields) return { arguments: validators.text({ ...body.fields }), stagedFiles: [] };
+  if (body instanceof FormFields) {
+    refuseJsonSentAsForm(body.fields);
+    return { arguments: validators.text({ ...body.fields }), stagedFiles: [] };
+  }
   if (body === undefined || body === null) {
     // An empty body is the call with no arguments: fine for an endpoint without required
     // parameters, and a 422 naming the missing ones otherwise.
@@ -44,6 +47,18 @@ export async function readArguments(
   }
   rejectFileReferences(body as Value, '');
   return { arguments: validators.json(body), stagedFiles: [] };
+}
+
+/** `curl -d '{"a": 1}'` sends JSON as a form, whose one field is named by the whole text: say so, not that `{"a": 1}` is no parameter. */
+function refuseJsonSentAsForm(fields: { [name: string]: unknown }): void {
+  const names = Object.keys(fields);
+  if (names.length !== 1 || !/^\s*[[{]/.test(names[0] as string)) return;
+  throw new HttpError(
+    415,
+    'unsupported_media_type',
+    'json_sent_as_form',
+    'the body looks like JSON but came as a URL-encoded form (what curl -d sends): send it with Content-Type: application/json',
+  );
 }
 
 /**
@@ -81,6 +96,8 @@ async function readMultipart(request: FastifyRequest, endpoint: EndpointReport, 
         throw givenTwice(part.fieldname);
       }
       if (part.type === 'field') {
+        // A file parameter's empty text field (a form's input left blank) is not sent.
+        if (upload !== null && part.value === '') continue;
         const value = fieldValue(part.value, properties[part.fieldname]);
         rejectFileReferences(value, part.fieldname);
         fields[part.fieldname] = value;
@@ -95,6 +112,8 @@ async function readMultipart(request: FastifyRequest, endpoint: EndpointReport, 
       const path = join(uploadDir, randomUUID());
       stagedFiles.push(path);
       await pipeline(part.file, createWriteStream(path));
+      // What a browser's form sends for a file input left empty: no name, no bytes. It is no file.
+      if (part.filename === '' && (await stat(path)).size === 0) continue;
       const reference = { $file: { path, file_name: part.filename || null, content_type: part.mimetype || null } };
       files[part.fieldname] = upload.repeated ? [...((files[part.fieldname] as Value[] | undefined) ?? []), reference] : reference;
     }
@@ -104,8 +123,17 @@ async function readMultipart(request: FastifyRequest, endpoint: EndpointReport, 
     return { arguments: { ...validated, ...files }, stagedFiles };
   } catch (error) {
     await removeStagedFiles(stagedFiles);
-    throw error;
+    throw malformedBody(error);
   }
+}
+
+/**
+ * The multipart parser's own complaints (no boundary, a body cut short) are the client's
+ * malformed request, a 400; errors with a code (a full disk, the plugin's 413) stay as they are.
+ */
+function malformedBody(error: unknown): unknown {
+  if (error instanceof HttpError || !(error instanceof Error) || 'code' in error || 'statusCode' in error) return error;
+  return new HttpError(400, 'invalid_request', 'malformed_body', `the multipart body cannot be read: ${error.message}`);
 }
 
 /** A part repeated in a form: taking the last would drop the others without a word (a list goes as one JSON field). */
@@ -114,16 +142,28 @@ function givenTwice(name: string): HttpError {
   return new HttpError(422, 'validation_error', 'invalid_input', `${name} ${message}`, { detail: [{ field: name, message }] });
 }
 
-/** Form fields are text; a field whose schema is not a plain string may carry JSON. */
+/**
+ * Form fields are text, and may carry JSON (`[1, 2]`). A parameter that takes a string
+ * (`str`, `Optional[str]`) gets the text as it is, quotes and spaces included, unless it is
+ * JSON of another type the parameter also takes (a media object for an image).
+ */
 function fieldValue(text: unknown, schema: Value | undefined): Value {
   const value = String(text);
-  const isString = typeof schema === 'object' && schema !== null && !Array.isArray(schema) && schema.type === 'string';
-  if (isString) return value;
+  let parsed: Value;
   try {
-    return JSON.parse(value) as Value;
+    parsed = JSON.parse(value) as Value;
   } catch {
     return value;
   }
+  if (!takes(schema, 'string')) return parsed;
+  const container = Array.isArray(parsed) ? 'array' : isJsonObject(parsed) ? 'object' : null;
+  return container !== null && takes(schema, container) ? parsed : value;
+}
+
+function takes(schema: Value | undefined, type: string): boolean {
+  if (!isJsonObject(schema)) return false;
+  if (schema.type === type || (Array.isArray(schema.type) && schema.type.includes(type))) return true;
+  return Array.isArray(schema.anyOf) && schema.anyOf.some((member) => takes(member, type));
 }
 
 export async function removeStagedFiles(paths: readonly string[]): Promise<void> {

@@ -179,7 +179,15 @@ describe('svc start serving endpoints that misbehave', () => {
   it('refuses a body over the size limit with 413', async () => {
     const large = await postJson(`${server.url}/echo`, { text: 'x'.repeat(2 * 1024 * 1024) });
     expect(large.status).toBe(413);
-    expect(large.body.error.type).toBe('payload_too_large');
+    expect(large.body.error).toMatchObject({
+      type: 'payload_too_large',
+      message: 'the request body is larger than this server accepts (1 MiB; svc start --max-body-size MiB raises it)',
+    });
+  });
+
+  it("says so when JSON comes as a URL-encoded form, as curl -d sends it", async () => {
+    const response = await fetch(`${server.url}/echo`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: '{"text": "hi"}' });
+    expect([response.status, ((await response.json()) as any).error.message]).toEqual([415, expect.stringContaining('Content-Type: application/json')]);
   });
 
   it('answers 503 with Retry-After when the endpoint queue is full', async () => {
@@ -415,6 +423,31 @@ describe('svc start taking optional files and lists of files from a form', () =>
       references: [['first.png', size + 1], ['second.png', size + 2]],
       strength: 0.8,
     });
+  });
+
+  it("keeps a text field's text for a str parameter, takes an empty file input as no file, and says 400 to a broken form", async () => {
+    // As a browser sends a form whose mask input was left empty (fetch's FormData would leave out the empty file name).
+    const part = (headers: string, body: string) => `--XX\r\nContent-Disposition: form-data; ${headers}\r\n\r\n${body}\r\n`;
+    const browserForm = [
+      part('name="image"; filename="photo.png"\r\nContent-Type: image/png', Buffer.from(PNG_BASE64, 'base64').toString('latin1')),
+      part('name="caption"', ' "quoted" [1] '),
+      part('name="mask"; filename=""\r\nContent-Type: application/octet-stream', ''),
+    ].join('') + '--XX--\r\n';
+    const response = await fetch(`${server.url}/caption`, {
+      method: 'POST',
+      headers: { 'content-type': 'multipart/form-data; boundary=XX' },
+      body: Buffer.from(browserForm, 'latin1'),
+    });
+    expect(await response.json()).toEqual({ image: 'photo.png', caption: ' "quoted" [1] ', mask: false });
+    const emptyImage = await postJson(`${server.url}/caption`, { image: '' });
+    expect([emptyImage.status, emptyImage.body.error.detail]).toEqual([422, [{ field: 'image', message: expect.stringContaining('is empty') }]]);
+
+    const cut = await fetch(`${server.url}/caption`, {
+      method: 'POST',
+      headers: { 'content-type': 'multipart/form-data; boundary=XX' },
+      body: '--XX\r\nContent-Disposition: form-data; name="image"; filename="a.png"\r\n\r\nabc',
+    });
+    expect([cut.status, ((await cut.json()) as any).error.message]).toEqual([400, expect.stringContaining('the multipart body cannot be read')]);
   });
 
   it("follows no file reference it did not write: not from a form's text field, nor from a function's result", async () => {
