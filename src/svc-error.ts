@@ -11,7 +11,8 @@ export type ErrorCode =
   | 'engine' // the Docker engine cannot be reached or refused a request
   | 'build-failed' // a step of an image build failed
   | 'request-failed' // a service refused a request or could not be reached (svc call)
-  | 'job-failed' // a job ended FAILED, TIMEOUT or CANCELLED, or did not end in time (svc call, a test input)
+  | 'job-failed' // a job ended FAILED, TIMEOUT or CANCELLED (svc call, a test input)
+  | 'wait-expired' // no answer or no end within --wait: the job keeps running (svc call)
   | 'provider'; // the provider's library stopped on its own (svc start --provider runpod)
 
 export interface SourceLocation {

@@ -5,6 +5,7 @@ import {
   ConnectionError,
   HttpStatusError,
   JobEndedError,
+  NoAnswerError,
   ServiceClient,
   ServiceError,
   WaitExpiredError,
@@ -54,7 +55,7 @@ export function registerCallCommand(program: Command): void {
         .argParser((value: string) => oneOf(ENDPOINT_METHODS, ENDPOINT_METHODS)(value.toUpperCase()))
         .default('POST'),
     )
-    .option('--async', 'submit and print the job envelope without following the job')
+    .option('--async', 'submit and print the job envelope (its result too, if it ended) without following the job')
     .option('--wait <seconds>', 'wait at most this long for the job to end; with --async, hold the submit this long', seconds)
     .action(async (path: string, _options: CallOptions, command: Command) => {
       const options = command.optsWithGlobals<CallOptions>();
@@ -66,9 +67,11 @@ async function callEndpoint(path: string, options: CallOptions, output: Output):
   const input = await readInput(options.data);
   const client = new ServiceClient({ baseUrl: readBaseUrl(options.url) });
   const cancel = new AbortController();
-  // Ctrl-C cancels the job on the server before svc exits; a second Ctrl-C exits at once.
+  // Ctrl-C, or SIGTERM (a CI job cancelled, `timeout`), cancels the job on the server before
+  // svc exits; a second signal exits at once.
   const onInterrupt = () => cancel.abort();
   process.once('SIGINT', onInterrupt);
+  process.once('SIGTERM', onInterrupt);
   const progress = createCallProgress(output.mode);
   const started = performance.now();
   try {
@@ -76,12 +79,13 @@ async function callEndpoint(path: string, options: CallOptions, output: Output):
       ? await submitOnly(client, path, input, options, cancel.signal)
       : await follow(client, path, input, options, cancel.signal, progress.update);
     progress.end();
-    printOutcome(output, outcome, performance.now() - started);
+    printOutcome(output, outcome, performance.now() - started, options.async === true);
   } catch (error) {
     progress.end();
     throw asSvcError(error);
   } finally {
     process.off('SIGINT', onInterrupt);
+    process.off('SIGTERM', onInterrupt);
   }
 }
 
@@ -123,17 +127,17 @@ async function submitOnly(
 }
 
 /**
- * The result on stdout as JSON, so `svc call ... | jq` works; with --async and a job not yet
- * ended, the envelope, which is what the caller follows. A line on stderr says how it ended.
+ * The result on stdout as JSON, so `svc call ... | jq` works; with --async, the job's
+ * envelope, ended or not, so a script reads one shape. A line on stderr says how it ended.
  */
-function printOutcome(output: Output, outcome: CallOutcome, elapsedMs: number): void {
+function printOutcome(output: Output, outcome: CallOutcome, elapsedMs: number, asynchronous: boolean): void {
   if (output.mode.json) {
     output.result({ headline: '', rows: [], warnings: [] }, outcome);
     return;
   }
   const { job } = outcome;
   const running = job !== null && !hasEnded(job.status);
-  process.stdout.write(`${JSON.stringify(running ? job : outcome.result, null, 2)}\n`);
+  process.stdout.write(`${JSON.stringify(job !== null && asynchronous ? job : outcome.result, null, 2)}\n`);
   const paint = new Chalk({ level: output.mode.stderrColor ? 1 : 0 });
   const took = `in ${(elapsedMs / 1000).toFixed(2)} s`;
   if (running) {
@@ -191,7 +195,8 @@ async function readStream(stream: NodeJS.ReadableStream): Promise<string> {
 /** The client's errors as svc errors, which the CLI prints as one line with exit code 1. */
 function asSvcError(error: unknown): unknown {
   if (error instanceof JobEndedError) return new SvcError('job-failed', error.message, {}, { status: error.status, job: error.envelope });
-  if (error instanceof WaitExpiredError) return new SvcError('job-failed', error.message, {}, { status: error.envelope.status, job: error.envelope });
+  if (error instanceof WaitExpiredError) return new SvcError('wait-expired', error.message, {}, { status: error.envelope.status, job: error.envelope });
+  if (error instanceof NoAnswerError) return new SvcError('wait-expired', error.message, {}, { url: error.url });
   if (error instanceof HttpStatusError) {
     return new SvcError('request-failed', error.message, {}, { status: error.status, url: error.url, type: error.type, body: error.body });
   }

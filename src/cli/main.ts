@@ -12,8 +12,11 @@ const program = new Command()
   .option('--json', 'print machine-readable JSON on stdout')
   .option('--debug', 'print stack traces and internal details on errors')
   .showSuggestionAfterError()
+  .configureHelp({ showGlobalOptions: true })
   .exitOverride()
   .configureOutput({
+    // `--version` prints the bare version, before the other options are read: --json asks for an object.
+    writeOut: (text) => process.stdout.write(text === `${packageJson.version}\n` && process.argv.includes('--json') ? `${JSON.stringify({ version: packageJson.version })}\n` : text),
     outputError: (text, write) => write(text.replace(/^error: /, 'error: ')),
   })
   .addHelpText(

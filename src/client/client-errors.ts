@@ -123,6 +123,18 @@ export class WaitExpiredError extends ServiceError {
   }
 }
 
+/** `maxWaitMs` passed before the service answered the call at all (a dedicated call, held open). */
+export class NoAnswerError extends ServiceError {
+  override readonly name: string = 'NoAnswerError';
+
+  constructor(
+    readonly url: string,
+    waitedMs: number,
+  ) {
+    super(`${url} did not answer within ${waitedMs / 1000} s; the connection is closed, which stops a call the server was holding`);
+  }
+}
+
 function jobName(envelope: JobEnvelope | null): string {
   return envelope ? `job ${envelope.id}` : 'the call';
 }

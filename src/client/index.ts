@@ -16,6 +16,7 @@ export {
   JobEndedError,
   JobFailedError,
   JobTimeoutError,
+  NoAnswerError,
   NotFoundError,
   PermissionError,
   ServiceError,

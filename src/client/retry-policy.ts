@@ -1,7 +1,8 @@
 /**
  * When to send a request again, as data: a 500 once after a short pause (a passing fault of
  * the server), a 503 (queue full, or starting) with exponential backoff that never retries
- * sooner than the server's `Retry-After` (RFC 9110, 10.2.3).
+ * sooner than the server's `Retry-After` (RFC 9110, 10.2.3), and a look at a job whose
+ * server cannot be reached with backoff (1 + 2 + 4 + 8 s by default).
  */
 export interface RetryPolicy {
   /** Times a 500 is retried. */
@@ -13,6 +14,10 @@ export interface RetryPolicy {
   unavailableDelayMs: number;
   /** A 503 whose Retry-After asks for longer than this is not retried. */
   maxDelayMs: number;
+  /** Times reading a job is tried again when the server cannot be reached. */
+  lostConnectionRetries: number;
+  /** First pause before such a retry; doubled on every one. */
+  lostConnectionDelayMs: number;
 }
 
 export const DEFAULT_RETRY_POLICY: RetryPolicy = {
@@ -21,6 +26,8 @@ export const DEFAULT_RETRY_POLICY: RetryPolicy = {
   unavailableRetries: 5,
   unavailableDelayMs: 500,
   maxDelayMs: 60_000,
+  lostConnectionRetries: 4,
+  lostConnectionDelayMs: 1_000,
 };
 
 export interface FailedAttempt {

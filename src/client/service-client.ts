@@ -5,6 +5,7 @@ import {
   JobCancelledError,
   JobFailedError,
   JobTimeoutError,
+  NoAnswerError,
   NotFoundError,
   PermissionError,
   ServiceError,
@@ -55,7 +56,10 @@ export interface RunOptions {
   onProgress?: (update: ProgressUpdate) => void;
   /** Aborting cancels the job through its `cancel_job_url`; the call rejects with JobCancelledError. */
   signal?: AbortSignal;
-  /** Stop waiting after this long and reject with WaitExpiredError; the job keeps running. */
+  /**
+   * Stop waiting after this long: a job keeps running (WaitExpiredError); a call the server
+   * holds open (dedicated) is abandoned, which stops it there (NoAnswerError).
+   */
   maxWaitMs?: number;
   /** POST (default) sends the input as JSON; GET, for endpoints declared `methods=["GET"]`, as the query string. */
   method?: EndpointMethod;
@@ -71,6 +75,8 @@ export interface SubmitOptions {
   waitSeconds?: number;
   /** POST (default) sends the input as JSON; GET as the query string. */
   method?: EndpointMethod;
+  /** Give up on an answer after this long (NoAnswerError), closing the connection. */
+  answerWithinMs?: number;
 }
 
 /** What a submit brought back: the result itself (a dedicated server), or a job to follow. */
@@ -122,7 +128,8 @@ export class ServiceClient {
     const started = Date.now();
     const deadline = options.maxWaitMs === undefined ? Infinity : started + options.maxWaitMs;
     const waitSeconds = Math.min(this.waitSeconds, Math.floor(Math.max(0, deadline - started) / 1000));
-    const submission = await this.submit(path, input, { signal: options.signal, waitSeconds, method: options.method });
+    const answerWithinMs = options.maxWaitMs === undefined ? undefined : options.maxWaitMs + SUBMIT_ABORT_GRACE_MS;
+    const submission = await this.submit(path, input, { signal: options.signal, waitSeconds, method: options.method, answerWithinMs });
     if (submission.kind === 'result') return submission.value as T;
     return (await this.followUntil(submission.envelope, options, deadline, !submission.waited)) as T;
   }
@@ -141,13 +148,16 @@ export class ServiceClient {
       closeTimer = setTimeout(() => connection.abort(), waitSeconds * 1000 + SUBMIT_ABORT_GRACE_MS);
     };
     signal?.addEventListener('abort', closeLater, { once: true });
+    const answerDeadline = options.answerWithinMs === undefined ? null : AbortSignal.timeout(options.answerWithinMs);
+    const request = answerDeadline === null ? connection.signal : AbortSignal.any([connection.signal, answerDeadline]);
     let answer: Answer;
     try {
       answer = options.method === 'GET'
-        ? await this.send('GET', withQuery(url, input), { prefer }, { request: connection.signal, pause: signal })
-        : await this.send('POST', url, { body: JSON.stringify(input ?? {}), prefer }, { request: connection.signal, pause: signal });
+        ? await this.send('GET', withQuery(url, input), { prefer }, { request, pause: signal })
+        : await this.send('POST', url, { body: JSON.stringify(input ?? {}), prefer }, { request, pause: signal });
     } catch (error) {
       if (signal?.aborted) throw new JobCancelledError(null, 'was cancelled before the server answered; closing the connection stops it there');
+      if (answerDeadline?.aborted) throw new NoAnswerError(url, options.answerWithinMs as number);
       if (error instanceof HttpStatusError && error.status === 500 && error.type === 'endpoint_error') {
         throw new JobFailedError(null, exceptionOf(error));
       }
@@ -201,12 +211,23 @@ export class ServiceClient {
     report(current);
     try {
       let pause = pauseFirst ? this.pollIntervalMs : 0;
+      let lostLooks = 0;
       while (!hasEnded(current.status)) {
         if (pause > 0) await sleep(Math.min(pause, Math.max(0, deadline - Date.now())), signal);
         const remaining = deadline - Date.now();
         if (remaining <= 0) throw new WaitExpiredError(current, options.maxWaitMs ?? 0);
         const lookStarted = Date.now();
-        const look = await this.look(current, Math.min(this.waitSeconds, Math.floor(remaining / 1000)), signal);
+        let look: { envelope: JobEnvelope; waited: boolean };
+        try {
+          look = await this.look(current, Math.min(this.waitSeconds, Math.floor(remaining / 1000)), signal);
+          lostLooks = 0;
+        } catch (error) {
+          // Reading a job is safe to repeat: a server restarting or a network blip is waited out a while.
+          if (!(error instanceof ConnectionError) || lostLooks >= this.retryPolicy.lostConnectionRetries) throw error;
+          pause = this.retryPolicy.lostConnectionDelayMs * 2 ** lostLooks;
+          lostLooks += 1;
+          continue;
+        }
         current = look.envelope;
         report(current);
         // A server that held the look has already spent (part of) the interval waiting.

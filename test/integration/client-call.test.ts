@@ -81,22 +81,24 @@ describe('svc call against a serverless server', () => {
     expect(call.stderr).toMatch(/error: job [0-9a-f]{32} timed out: the job ran longer than its time-out of 1 s/);
   });
 
-  it('cancels the job on Ctrl-C and exits 1 saying so', async () => {
-    const child = execa(process.execPath, [SVC_BIN, 'call', '/slow', '--data', '{"seconds": 30}'], { env, reject: false });
-    let stderr = '';
-    await new Promise<void>((resolve) => {
-      child.stderr?.on('data', (chunk: Buffer) => {
-        stderr += chunk.toString();
-        if (stderr.includes('PROCESSING')) resolve();
+  it('cancels the job on Ctrl-C, or on SIGTERM as a cancelled CI job sends it, and exits 1 saying so', async () => {
+    for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+      const child = execa(process.execPath, [SVC_BIN, 'call', '/slow', '--data', '{"seconds": 30}'], { env, reject: false });
+      let stderr = '';
+      await new Promise<void>((resolve) => {
+        child.stderr?.on('data', (chunk: Buffer) => {
+          stderr += chunk.toString();
+          if (stderr.includes('PROCESSING')) resolve();
+        });
       });
-    });
-    child.kill('SIGINT');
-    const result = await child;
-    expect(result.exitCode).toBe(1);
-    const [, id] = /error: job ([0-9a-f]{32}) was cancelled$/m.exec(String(result.stderr)) ?? [];
-    expect(id).toBeDefined();
-    const job: any = await (await fetch(`${server.url}/v1/jobs/${id}`, { headers: { authorization: `Bearer ${KEY}` } })).json();
-    expect(job.status).toBe('CANCELLED');
+      child.kill(signal);
+      const result = await child;
+      expect(result.exitCode, signal).toBe(1);
+      const [, id] = /error: job ([0-9a-f]{32}) was cancelled$/m.exec(String(result.stderr)) ?? [];
+      expect(id, signal).toBeDefined();
+      const job: any = await (await fetch(`${server.url}/v1/jobs/${id}`, { headers: { authorization: `Bearer ${KEY}` } })).json();
+      expect(job.status, signal).toBe('CANCELLED');
+    }
   });
 
   it('with --async prints the envelope of the job, and with --wait holds the submit until it ends', async () => {
@@ -107,12 +109,17 @@ describe('svc call against a serverless server', () => {
     expect(submitted.stderr).toContain(`follow it at ${envelope.refresh_job_url}`);
     const waited = await runSvc(['call', '/noop', '--async', '--wait', '5', '--json'], { env });
     expect(JSON.parse(waited.stdout)).toMatchObject({ status: 'FINISHED', result: { ok: true } });
+    // Ended within the wait, still the envelope: a script reads one shape.
+    const ended = await runSvc(['call', '/noop', '--async', '--wait', '5'], { env });
+    expect(JSON.parse(ended.stdout)).toMatchObject({ status: 'FINISHED', result: { ok: true }, refresh_job_url: expect.stringContaining('/v1/jobs/') });
   });
 
   it('exits 1 when the job is still running after --wait, leaving it running', async () => {
     const call = await runSvc(['call', '/slow', '--data', '{"seconds": 3}', '--wait', '1'], { env });
     expect(call.exitCode).toBe(1);
     expect(call.stderr).toMatch(/error: job [0-9a-f]{32} is still PROCESSING after 1 s; it keeps running: http:\/\/127\.0\.0\.1:\d+\/v1\/jobs\//);
+    const json = await runSvc(['call', '/slow', '--data', '{"seconds": 3}', '--wait', '1', '--json'], { env });
+    expect(JSON.parse(json.stdout).error).toMatchObject({ code: 'wait-expired', status: expect.stringMatching(/^(QUEUED|PROCESSING)$/) });
   });
 
   it('draws a progress bar on a terminal', async () => {
@@ -163,6 +170,13 @@ describe('svc call against a dedicated server', () => {
     expect(JSON.parse(call.stdout)).toEqual({ q: 'red cats', limit: 3, tags: ['a', 'b'] });
     const wrong = await runSvc(['call', '/search', '--url', server.url, '--method', 'PUT']);
     expect(wrong.exitCode).toBe(2);
+  });
+
+  it('gives up on a call still unanswered after --wait, which stops it on the server', async () => {
+    const call = await runSvc(['call', '/slow', '--url', server.url, '-d', '{"seconds": 30}', '--wait', '1', '--json']);
+    expect(call.exitCode).toBe(1);
+    expect(JSON.parse(call.stdout).error).toMatchObject({ code: 'wait-expired', message: expect.stringContaining('did not answer within 1.5 s') });
+    await expect.poll(async () => ((await (await fetch(`${server.url}/health`)).json()) as { status: string }).status).toBe('READY');
   });
 
   it('asks for a job with --async, and gets a 202 envelope', async () => {

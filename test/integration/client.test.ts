@@ -1,4 +1,5 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
+import { createServer as createHttpServer } from 'node:http';
 import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -251,6 +252,38 @@ describe('the client against a dedicated server', () => {
     const port = await closedPort();
     const closed = await expectRejection(new ServiceClient({ baseUrl: `http://127.0.0.1:${port}`, apiKey: null }).run('/noop'), ConnectionError);
     expect(closed.message).toBe(`cannot reach http://127.0.0.1:${port}/noop: connect ECONNREFUSED 127.0.0.1:${port}`);
+  });
+});
+
+describe('the client following a job over a connection that drops', () => {
+  it('reads the job again after the connection is lost, and gives up only after its retries', async () => {
+    let looks = 0;
+    let dropFirst = 2;
+    const server = createHttpServer((request, response) => {
+      const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+      const envelope = (status: string) => ({
+        id: 'j1', job_id: 'j1', status, progress: 0, message: null, result: status === 'FINISHED' ? { ok: true } : null, error: null,
+        refresh_job_url: `${base}/v1/jobs/j1`, cancel_job_url: `${base}/v1/jobs/j1/cancel`,
+      });
+      if (request.method === 'POST') return response.end(JSON.stringify(envelope('QUEUED')));
+      looks += 1;
+      if (looks <= dropFirst) return request.socket.destroy(); // as a restarting proxy or a network blip does
+      response.end(JSON.stringify(envelope('FINISHED')));
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+      const client = new ServiceClient({ baseUrl: url, apiKey: null, pollIntervalMs: 10, retry: { lostConnectionDelayMs: 10 } });
+      expect(await client.run('/x')).toEqual({ ok: true });
+      expect(looks).toBe(3);
+
+      looks = 0;
+      dropFirst = Infinity;
+      const lost = await expectRejection(new ServiceClient({ baseUrl: url, apiKey: null, pollIntervalMs: 10, retry: { lostConnectionRetries: 2, lostConnectionDelayMs: 10 } }).run('/x'), ConnectionError);
+      expect([looks, lost.message]).toEqual([3, expect.stringContaining(`cannot reach ${url}/v1/jobs/j1`)]);
+    } finally {
+      server.close();
+    }
   });
 });
 
