@@ -47,6 +47,8 @@ export interface LocalServeOptions {
 }
 
 const RETRY_AFTER_SECONDS = 5;
+/** The least time a stopping server gives clients to read jobs that ended while it stopped: a poll a second or two apart. */
+const ENDED_JOBS_READING_MS = 5_000;
 
 /**
  * `svc start` with the local orchestrator: Python workers on this machine behind the
@@ -163,8 +165,10 @@ async function serveWithFileDir(options: LocalServeOptions, fileDir: string): Pr
       const deadline = Date.now() + options.gracePeriodMs;
       await pool.shutdown(options.gracePeriodMs);
       if (jobStore.unreadCount > 0) {
-        log.info(`waiting up to ${Math.ceil((deadline - Date.now()) / 1000)} s for clients to read ${jobStore.unreadCount} ended job(s)`);
-        await jobStore.whenEndedJobsRead(deadline - Date.now());
+        // Jobs that ended as the grace period ran out still get a few seconds to be read.
+        const readingMs = Math.max(deadline - Date.now(), ENDED_JOBS_READING_MS);
+        log.info(`waiting up to ${Math.ceil(readingMs / 1000)} s for clients to read ${jobStore.unreadCount} ended job(s)`);
+        await jobStore.whenEndedJobsRead(readingMs);
       }
       const closing = gateway.close();
       // Every call has ended and its answer is written: keep-alive connections that clients

@@ -8,6 +8,9 @@ type Crash = Extract<CallOutcome, { kind: 'crashed' }>;
  * other clients' calls and svc's own internals, so a client sees them only with --debug.
  */
 export function crashFailure(outcome: Crash, debug: boolean): HttpError {
+  if (outcome.stoppedByShutdown) {
+    return new HttpError(503, 'unavailable', 'server_shutdown', 'the server stopped, and its grace period ended during this call; send it again');
+  }
   return new HttpError(500, 'worker_crashed', 'worker_crashed', crashDescription(outcome, debug));
 }
 

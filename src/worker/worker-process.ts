@@ -18,7 +18,7 @@ export type CallOutcome =
   | { kind: 'error'; error: ErrorInfo }
   | { kind: 'cancelled' }
   /** `stderrTail`: the worker's last stderr lines, from any call: for the log and --debug, not for clients. */
-  | { kind: 'crashed'; message: string; stderrTail: string[] };
+  | { kind: 'crashed'; message: string; stderrTail: string[]; stoppedByShutdown?: boolean };
 
 export interface CallOptions {
   /** Tags the call's events and log lines; a fresh `c-N` when left out. */
@@ -359,7 +359,12 @@ export class WorkerProcess {
         call.failed ??
           (call.cancelTimer !== undefined
             ? { kind: 'cancelled' }
-            : { kind: 'crashed', message: `${how} during call ${call.id} (${call.endpoint})`, stderrTail: [...this.stderrTail] }),
+            : {
+                kind: 'crashed',
+                message: `${how} during call ${call.id} (${call.endpoint})`,
+                stderrTail: [...this.stderrTail],
+                stoppedByShutdown: this.killed?.reason === 'shutdown-timeout',
+              }),
       );
     }
     if (this.currentState !== 'setup_failed') this.currentState = 'exited';

@@ -340,4 +340,15 @@ describe('SIGTERM with jobs waiting', () => {
     expect(finished.body).toMatchObject({ status: 'FINISHED', result: { steps: 3 } });
     expect(await stopping).toBe(0);
   });
+
+  it('fails a job still running when the grace period ends as a shutdown, readable by a client that polls', async () => {
+    const server = await startSvc([JOBS, '--grace-period', '1']);
+    const running: Envelope = (await postJson(`${server.url}/steps`, { count: 60, pause: 0.5 })).body;
+    await waitForStatus(running.refresh_job_url, ['PROCESSING']);
+    const stopping = server.stop();
+    await expect.poll(() => server.logs(), { timeout: 10_000, interval: 20 }).toContain('for clients to read 1 ended job');
+    const ended = await getJson(running.refresh_job_url);
+    expect(ended.body).toMatchObject({ status: 'FAILED', error: { type: 'ServerShutdown', message: expect.stringContaining('submit it again') } });
+    expect(await stopping).toBe(0);
+  });
 });

@@ -110,7 +110,11 @@ export class JobRunner {
         return;
       }
       case 'crashed':
-        this.store.move(job, 'FAILED', { error: { type: 'WorkerCrashed', message: crashDescription(outcome, this.options.debug) } });
+        this.store.move(job, 'FAILED', {
+          error: outcome.stoppedByShutdown
+            ? { type: 'ServerShutdown', message: 'the server stopped, and its grace period ended while this job ran; submit it again' }
+            : { type: 'WorkerCrashed', message: crashDescription(outcome, this.options.debug) },
+        });
         return;
       case 'cancelled':
         // Not asked for by the client or a time-out: the pool dropped the call while stopping.
