@@ -1,6 +1,6 @@
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, resolve as resolvePath } from 'node:path';
 import { SvcError } from '../svc-error.js';
 
 /** The oldest Python the apipod toolkit runs on. */
@@ -29,7 +29,8 @@ export interface PythonChoiceInputs {
  * `--python`, the activated virtualenv, the project's `.venv`, then `python3` on PATH.
  */
 export function choosePythonCandidate(inputs: PythonChoiceInputs): PythonCandidate {
-  if (inputs.explicit) return { path: inputs.explicit, source: '--python' };
+  // A relative path is the user's, from where they stand; the workers start in the project directory.
+  if (inputs.explicit) return { path: inputs.explicit.includes('/') ? resolvePath(inputs.explicit) : inputs.explicit, source: '--python' };
   if (inputs.env.VIRTUAL_ENV) return { path: join(inputs.env.VIRTUAL_ENV, 'bin', 'python'), source: '$VIRTUAL_ENV' };
   const projectVenv = join(inputs.projectDir, '.venv', 'bin', 'python');
   if (existsSync(projectVenv)) return { path: projectVenv, source: "the project's .venv" };
@@ -39,7 +40,7 @@ export function choosePythonCandidate(inputs: PythonChoiceInputs): PythonCandida
 /** Chooses the interpreter and checks that it runs and is new enough, with one process. */
 export async function findPythonInterpreter(inputs: PythonChoiceInputs): Promise<PythonInterpreter> {
   const candidate = choosePythonCandidate(inputs);
-  const version = await readPythonVersion(candidate);
+  const version = await readPythonVersion(candidate, inputs.projectDir);
   const [major = 0, minor = 0] = version.split('.').map(Number);
   const [minimumMajor, minimumMinor] = MINIMUM_PYTHON;
   if (major < minimumMajor || (major === minimumMajor && minor < minimumMinor)) {
@@ -52,10 +53,14 @@ export async function findPythonInterpreter(inputs: PythonChoiceInputs): Promise
   return { ...candidate, version };
 }
 
-function readPythonVersion(candidate: PythonCandidate): Promise<string> {
+/**
+ * Asked in the project directory, where the workers run: there a version manager's shim
+ * (pyenv's `python3`) picks the project's `.python-version`, as it will for them.
+ */
+function readPythonVersion(candidate: PythonCandidate, projectDir: string): Promise<string> {
   const script = "import sys; print('%d.%d.%d' % sys.version_info[:3])";
   return new Promise((resolve, reject) => {
-    execFile(candidate.path, ['-c', script], { timeout: 15_000 }, (error, stdout, stderr) => {
+    execFile(candidate.path, ['-c', script], { cwd: projectDir, timeout: 15_000 }, (error, stdout, stderr) => {
       if (error) {
         const missing = (error as NodeJS.ErrnoException).code === 'ENOENT';
         const detail = missing ? 'was not found' : `did not run: ${(stderr || stdout).trim() || error.message}`;

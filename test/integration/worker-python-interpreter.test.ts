@@ -70,6 +70,19 @@ describe('checking the Python interpreter', () => {
     );
   });
 
+  it('asks the interpreter in the project directory, where a version shim (pyenv) reads the project\'s .python-version', async () => {
+    const shim = join(mkdtempSync(join(tmpdir(), 'svc-shim-')), 'python3');
+    writeFileSync(shim, '#!/bin/sh\ncat .python-version 2>/dev/null || echo 3.8.18\n');
+    chmodSync(shim, 0o755);
+    const project = mkdtempSync(join(tmpdir(), 'svc-pinned-'));
+    writeFileSync(join(project, '.python-version'), '3.12.4\n');
+    expect((await findPythonInterpreter({ explicit: shim, projectDir: project, env: {} })).version).toBe('3.12.4');
+  });
+
+  it('takes a relative --python from where the user stands, not from the project directory', () => {
+    expect(choosePythonCandidate({ explicit: 'venv/bin/python', projectDir: '/elsewhere', env: {} }).path).toBe(join(process.cwd(), 'venv/bin/python'));
+  });
+
   it('says so when the interpreter does not exist', async () => {
     const error = await failure(() => findPythonInterpreter({ projectDir: tmpdir(), env: { VIRTUAL_ENV: '/no/such/venv' } }));
     expect(error.code).toBe('not-found');
