@@ -7,12 +7,10 @@ import sys
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, Optional, Union
 
+from .service_module import SERVICE_MODULE_NAME
+
 COMPUTE_CHOICES = ("dedicated", "serverless")
 PROVIDER_CHOICES = ("localhost", "runpod", "auto", "scaleway", "azure")
-
-# The module name a worker imports the service file under (see docs/worker-protocol.md).
-SERVICE_MODULE_NAME = "__apipod_service__"
-
 
 @dataclass
 class Endpoint:

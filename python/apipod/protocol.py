@@ -80,10 +80,14 @@ def error_info(exception: BaseException, argument: Optional[str] = None) -> dict
     frames = exception.__traceback__
     while frames is not None and _is_toolkit_frame(frames.tb_frame.f_code.co_filename):
         frames = frames.tb_next
+    text = "".join(traceback.format_exception(type(exception), exception, frames))
+    source = getattr(exception, "source", None)  # (file, line, function) an error is about, outside the traceback
+    if source is not None:
+        text = f'  File "{source[0]}", line {source[1]}, in {source[2]}\n{text}'
     return {
         "type": type(exception).__name__,
         "message": str(exception),
-        "traceback": "".join(traceback.format_exception(type(exception), exception, frames)),
+        "traceback": text,
         "argument": argument,
     }
 

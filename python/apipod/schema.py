@@ -18,6 +18,7 @@ from .chat import (
     ChatCompletionResponse,
 )
 from .media import ImageFile, MediaFile
+from .service_module import SERVICE_MODULE_NAME
 from .optional_types import is_numpy_array_class, is_pil_image_class, is_pydantic_model_class
 from .signature import strip_annotated, union_members
 
@@ -277,6 +278,7 @@ def _is_json_scalar(value: Any) -> bool:
 
 def _type_name(annotation: Any) -> str:
     if isinstance(annotation, type):
-        return annotation.__qualname__ if annotation.__module__ == "builtins" else \
-            f"{annotation.__module__}.{annotation.__qualname__}"
+        # The service file's own classes by their name alone: its module is svc's import name for it.
+        local = annotation.__module__ in ("builtins", SERVICE_MODULE_NAME)
+        return annotation.__qualname__ if local else f"{annotation.__module__}.{annotation.__qualname__}"
     return repr(annotation)

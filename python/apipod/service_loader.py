@@ -7,7 +7,8 @@ import os
 import sys
 from types import ModuleType
 
-from .app import SERVICE_MODULE_NAME, APIPod
+from .app import APIPod
+from .service_module import SERVICE_MODULE_NAME
 
 
 def load_app(service_file: str) -> APIPod:

@@ -21,6 +21,9 @@ class EndpointSchemaError(TypeError):
         super().__init__(f"endpoint {path} ({_name_of(function)}): {where}: {reason}")
         self.path = path
         self.parameter = parameter
+        # The traceback is svc's own code; the function's place is what the user needs.
+        code = getattr(inspect.unwrap(function), "__code__", None)
+        self.source = None if code is None else (code.co_filename, code.co_firstlineno, code.co_name)
 
 
 @dataclass(frozen=True)

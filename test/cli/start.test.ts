@@ -136,6 +136,19 @@ describe('svc start on the command line', () => {
     ]);
   });
 
+  it("names the endpoint's line and the service's own class when a parameter's type cannot be described", async () => {
+    const project = mkdtempSync(join(tmpdir(), 'svc-bad-type-'));
+    writeFileSync(
+      join(project, 'service.py'),
+      'from apipod import APIPod\napp = APIPod()\n\nclass Thing:\n    pass\n\n@app.endpoint("/x")\ndef x(thing: Thing) -> dict:\n    return {}\n',
+    );
+    const run = await runSvc(['start', project, '--port', '0']);
+    expect(run.exitCode).toBe(1);
+    expect(run.stderr.trim().split('\n').at(-1)).toMatch(
+      new RegExp(`^error: ${project}/service\\.py:7: an endpoint's signature cannot be described: EndpointSchemaError: endpoint /x \\(x\\(\\)\\): parameter 'thing': cannot describe Thing as JSON; `),
+    );
+  });
+
   it('names a missing keys file', async () => {
     const run = await runSvc(['start', HELLO, '--api-keys', '/nonexistent/keys.json', '--port', '0']);
     expect(run.exitCode).toBe(2);
