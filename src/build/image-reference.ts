@@ -46,6 +46,7 @@ export function imageTagFromTitle(title: string): string {
   const name =
     title
       .normalize('NFKD')
+      .replace(/\p{M}+/gu, '') // the accents NFKD split off: Héllo is hello, not he-llo
       .toLowerCase()
       .replace(/[^a-z0-9]+/g, '-')
       .replace(/^-+|-+$/g, '')

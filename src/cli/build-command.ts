@@ -1,5 +1,5 @@
 import { join, relative } from 'node:path';
-import type { Command } from 'commander';
+import { Option, type Command } from 'commander';
 import packageJson from '../../package.json' with { type: 'json' };
 import { writeBuildRecord } from '../build/build-record.js';
 import type { PreparedBuild } from '../build/prepare-build.js';
@@ -32,7 +32,7 @@ export function registerBuildCommand(program: Command): void {
     .option('--entrypoint <file>', 'service file, relative to the project directory (default: service.py)', fileName)
     .option('--image [tag]', 'build the image, tagged TAG (default: from the title, e.g. hello:latest)')
     .option('--base-image <ref>', 'build FROM this image instead of the one the manifest chose')
-    .option('--build-arg <name=value>', 'a build argument for the Dockerfile (repeatable)', collect, [])
+    .addOption(new Option('--build-arg <name=value>', 'a build argument for the Dockerfile (repeatable)').argParser(collect).default([], 'none'))
     .option('--no-cache', 'build every step again instead of reusing cached layers')
     .option('--skip-disk-check', 'build a GPU image even with less than 30 GB free')
     .action(async (dir: string, _options: BuildOptions, command: Command) => {
@@ -115,7 +115,7 @@ async function buildWithEngine(dir: string, options: BuildOptions, output: Outpu
     }
     const summary = summariseFiles(prepared);
     summary.headline = `Built ${tag} in ${seconds.toFixed(1)} s (${cached} of ${result.steps.length} steps from the cache)`;
-    summary.rows.unshift(['image id', result.imageId], ['run it', `svc start --orchestrator docker ${relativeDir(prepared.root)}`]);
+    summary.rows.unshift(['image id', result.imageId], ['run it', `svc start --orchestrator docker ${shellWord(relativeDir(prepared.root))}`]);
     output.result(summary, null);
   } finally {
     view.close();

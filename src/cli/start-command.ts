@@ -88,11 +88,15 @@ export function registerStartCommand(program: Command): void {
     )
     .option('--max-wait <seconds>', 'longest "Prefer: wait=N" honoured', seconds, 60)
     .option('--public-url <url>', 'origin used in job URLs (default: the request\'s Host)', publicUrl)
-    .option('--cors-origin <origin>', 'let web pages from this origin call the service, * for any (repeatable; default: none)', corsOrigin, [])
+    .addOption(
+      new Option('--cors-origin <origin>', 'let web pages from this origin call the service, * for any (repeatable)').argParser(corsOrigin).default([], 'none'),
+    )
     .action(async (target: string, _options: StartOptions, command: Command) => {
       const options = command.optsWithGlobals<StartOptions>();
       await runCommand(options, async (output) => {
-        const fromEnvFile = options.dotenv === undefined ? {} : readDotenvFile(options.dotenv);
+        const dotenv = options.dotenv === undefined ? { variables: {}, ignoredLines: [] } : readDotenvFile(options.dotenv);
+        for (const line of dotenv.ignoredLines) output.warn(`${options.dotenv}:${line}: not NAME=value; ignored`);
+        const fromEnvFile = dotenv.variables;
         addMissing(process.env, fromEnvFile);
         if (options.orchestrator === 'docker') {
           if (options.testInput) {

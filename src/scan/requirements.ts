@@ -244,6 +244,10 @@ function splitRequirementOptions(
  */
 function parseRequirementText(text: string, editable: boolean): { requirement: Requirement } | { error: string } {
   const [target = '', marker = null] = splitMarker(text);
+  // A URL with nowhere to fetch from (`http://`, `git+https://`): pip cannot either.
+  if (URL_SCHEME.test(target) && !target.startsWith('file:') && !/^[^:]+:\/\/[^/?#\s]+/.test(target)) {
+    return { error: `'${text}': a URL without a host` };
+  }
   if (isLocation(target)) return { requirement: locationRequirement(target, marker, editable) };
   if (editable) return { error: `-e ${target}: expected a local path or a VCS URL` };
   const parsed = parseRequirement(text);

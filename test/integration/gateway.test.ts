@@ -517,11 +517,14 @@ describe('svc start with date, time and UUID parameters', () => {
 describe('svc start --dotenv', () => {
   it("gives the service the file's variables, those the shell sets winning", async () => {
     const envFile = join(mkdtempSync(join(tmpdir(), 'svc-env-')), 'service.env');
-    writeFileSync(envFile, '# settings\nGREETING="hello there"\nPRESET=from-file\n');
+    writeFileSync(envFile, '# settings\nGREETING="hello there"\nPRESET=from-file\nLETTER="dear,\nyours"\nAPI_KEY: abc\n');
     const server = await startSvc([BEHAVIOURS, '--dotenv', envFile], { PRESET: 'from-shell' });
     try {
       expect((await postJson(`${server.url}/env`, { name: 'GREETING' })).body).toBe('hello there');
       expect((await postJson(`${server.url}/env`, { name: 'PRESET' })).body).toBe('from-shell');
+      expect((await postJson(`${server.url}/env`, { name: 'LETTER' })).body).toBe('dear,\nyours');
+      // A line that sets nothing is named, not skipped unseen; a value over two lines is no such line.
+      expect(server.logs().match(/^warning: .*$/gm)).toEqual([`warning: ${envFile}:6: not NAME=value; ignored`]);
     } finally {
       await server.stop();
     }

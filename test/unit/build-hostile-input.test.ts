@@ -326,6 +326,7 @@ describe('tags and build arguments', () => {
       expect(tag).toMatch(/:latest$/);
     }
     expect(imageTagFromTitle('Image tools')).toBe('image-tools:latest');
+    expect(imageTagFromTitle('Héllo wörld ✨')).toBe('hello-world:latest');
   });
 
   it('refuses build-arg names that are not variable names', () => {

@@ -111,6 +111,15 @@ describe('reading requirements.txt', () => {
     expect(messages[1]).toBe('requirements.txt:3: unknown option --frobnicate');
   });
 
+  it('refuses a URL with no host, which pip cannot fetch either', () => {
+    const set = read({ 'requirements.txt': 'http://\ngit+https://#egg=x\nfile:///wheels/x.whl\n' });
+    expect(set.unreadable.map(formatDiagnostic)).toEqual([
+      "requirements.txt:1: 'http://': a URL without a host",
+      "requirements.txt:2: 'git+https://#egg=x': a URL without a host",
+    ]);
+    expect(set.requirements.map((requirement) => requirement.url)).toEqual(['file:///wheels/x.whl']);
+  });
+
   it('rejects a malformed hash', () => {
     const set = read({ 'requirements.txt': 'torch --hash=abc\n' });
     expect(set.diagnostics.map(formatDiagnostic)).toEqual(['requirements.txt:1: --hash abc: expected ALGORITHM:HEXDIGEST']);
