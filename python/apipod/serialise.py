@@ -6,6 +6,7 @@ import datetime
 import enum
 import json
 import math
+import sys
 import uuid
 from typing import Any
 
@@ -14,9 +15,25 @@ from .media import ImageFile, MediaFile
 from .optional_types import is_numpy_value, is_pil_image, is_pydantic_model
 
 
+_LARGEST_EXACT_INTEGER = 2**53 - 1
+_noted_large_integer = False
+
+
+def _note_large_integer(value: int) -> None:
+    """Says once per worker that results hold integers JSON readers round (an id, a seed)."""
+    global _noted_large_integer
+    if not _noted_large_integer:
+        _noted_large_integer = True
+        print(f"apipod: a result holds {value}, beyond 2**53 - 1: JSON readers, svc's gateway among them, "
+              "round such integers; return them as str to keep every digit", file=sys.stderr)
+
+
 def to_json_value(value: Any) -> Any:
     """Plain JSON for `value`. Media above 64 KiB become `$file` references; values without a
     JSON form raise TypeError naming their type."""
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) > _LARGEST_EXACT_INTEGER:
+        _note_large_integer(value)  # sent as is, but the gateway (and most JSON readers) read it rounded
+        return value
     if value is None or isinstance(value, (str, bool, int)):
         return value
     if isinstance(value, float):

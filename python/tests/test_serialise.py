@@ -1,13 +1,16 @@
 """Results and chunks written as protocol VALUEs."""
 import dataclasses
+import contextlib
 import datetime
 import enum
+import io
 import os
 import unittest
 import uuid
 
 from apipod import ChatCompletionResponse, ImageFile
 from apipod.file_reference import INLINE_LIMIT
+from apipod import serialise
 from apipod.serialise import to_json_value
 
 
@@ -110,3 +113,14 @@ class SerialiseTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class LargeIntegerTest(unittest.TestCase):
+    def test_an_integer_json_readers_round_is_sent_whole_and_noted_once(self):
+        serialise._noted_large_integer = False
+        stderr = io.StringIO()
+        with contextlib.redirect_stderr(stderr):
+            value = to_json_value({"id": 2**64 + 1, "ids": [2**60, 2**53 - 1]})
+        self.assertEqual(value, {"id": 2**64 + 1, "ids": [2**60, 2**53 - 1]})
+        self.assertEqual(stderr.getvalue().count("beyond 2**53 - 1"), 1)
+        self.assertIn("18446744073709551617", stderr.getvalue())

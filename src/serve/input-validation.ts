@@ -1,5 +1,5 @@
 import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
-import type { EndpointReport, Value } from '../worker/protocol.js';
+import { isJsonObject, type EndpointReport, type Value } from '../worker/protocol.js';
 import { HttpError, type FieldProblem } from './http-error.js';
 
 export type Arguments = { [parameter: string]: Value };
@@ -15,10 +15,31 @@ export interface InputValidator {
  * types first ("3" -> 3) by a second compiler with coercion on.
  */
 export function compileValidators(endpoint: EndpointReport): { json: InputValidator; text: InputValidator } {
+  const schema = boundIntegers(endpoint.input_schema) as { [key: string]: Value };
   return {
-    json: validatorFrom(strict.compile(endpoint.input_schema)),
-    text: validatorFrom(coercing.compile(endpoint.input_schema)),
+    json: validatorFrom(strict.compile(schema)),
+    text: validatorFrom(coercing.compile(schema)),
   };
+}
+
+/** Keys whose values are data, not schemas. */
+const DATA_KEYWORDS = new Set(['default', 'examples', 'const', 'enum']);
+
+/**
+ * The schema with every integer bounded by ±(2^53 - 1): past that, a JSON number loses
+ * digits as the gateway reads it, and a seed or an id would reach the function changed.
+ */
+function boundIntegers(schema: Value): Value {
+  if (Array.isArray(schema)) return schema.map(boundIntegers);
+  if (!isJsonObject(schema)) return schema;
+  const bounded: { [key: string]: Value } = {};
+  for (const [key, value] of Object.entries(schema)) bounded[key] = DATA_KEYWORDS.has(key) ? value : boundIntegers(value);
+  const types = Array.isArray(schema.type) ? schema.type : [schema.type];
+  if (types.includes('integer')) {
+    bounded.maximum = typeof schema.maximum === 'number' ? Math.min(schema.maximum, Number.MAX_SAFE_INTEGER) : Number.MAX_SAFE_INTEGER;
+    bounded.minimum = typeof schema.minimum === 'number' ? Math.max(schema.minimum, Number.MIN_SAFE_INTEGER) : Number.MIN_SAFE_INTEGER;
+  }
+  return bounded;
 }
 
 function createAjv(coerceTypes: boolean): Ajv2020 {
@@ -123,6 +144,12 @@ function describeProblem(error: ErrorObject): FieldProblem {
       return { field: base, message: `must be one of ${(params.allowedValues as unknown[]).map((value) => JSON.stringify(value)).join(', ')}` };
     case 'const':
       return { field: base, message: `must be ${JSON.stringify(params.allowedValue)}` };
+    case 'maximum':
+    case 'minimum':
+      if (Math.abs(params.limit as number) === Number.MAX_SAFE_INTEGER) {
+        return { field: base, message: `is beyond ${params.limit as number}, past which JSON numbers lose digits; take it as a str parameter` };
+      }
+      return { field: base, message: error.message ?? 'is out of range' };
     case 'minItems':
       return { field: base, message: params.limit === 1 ? 'must not be empty' : `must have at least ${String(params.limit)} items` };
     default:

@@ -32,6 +32,15 @@ function problemsOf(endpoint: EndpointReport, input: Value): unknown {
 }
 
 describe('input validation messages', () => {
+  it('refuses an integer JSON cannot carry exactly, rather than hand the function another number', () => {
+    const endpoint = endpointWith({ seed: { type: 'integer' }, box: { $ref: '#/$defs/Box' }, scale: { type: 'number' } }, { Box: BOX });
+    expect(problemsOf(endpoint, { seed: 9007199254740993, box: { width: -1e30 }, scale: 1e30 })).toEqual([
+      { field: 'seed', message: 'is beyond 9007199254740991, past which JSON numbers lose digits; take it as a str parameter' },
+      { field: 'box.width', message: 'is beyond -9007199254740991, past which JSON numbers lose digits; take it as a str parameter' },
+    ]);
+    expect(problemsOf(endpoint, { seed: 9007199254740991, box: { width: 3 } })).toBe('valid');
+  });
+
   it('names the types an Optional accepts when the value fits none', () => {
     expect(problemsOf(endpointWith({ count: OPTIONAL_INT }), { count: 'seven' })).toEqual([{ field: 'count', message: 'must be an integer or null' }]);
   });
