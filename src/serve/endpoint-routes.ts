@@ -48,6 +48,8 @@ export async function registerEndpointRoutes(app: FastifyInstance, options: Endp
           reply.header('preference-applied', 'respond-async');
         }
         // The hosted API answers a submit with 200; a dedicated server asked to go async says 202.
+        // Either way the job's URL is a header too, as on an event stream.
+        reply.header('content-location', `/v1/jobs/${job.id}`);
         return reply.code(options.compute === 'serverless' ? 200 : 202).send(envelopeOf(request, job, options.jobRoutes));
       }
       const cancel = cancelledWhenClientLeaves(reply);

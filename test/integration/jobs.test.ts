@@ -56,6 +56,7 @@ describe('the job API (serverless compute, localhost provider)', () => {
     expect(envelope.id).toMatch(/^[0-9a-f]{32}$/);
     expect(envelope.refresh_job_url).toBe(`${server.url}/v1/jobs/${envelope.id}`);
     expect(envelope.cancel_job_url).toBe(`${server.url}/v1/jobs/${envelope.id}/cancel`);
+    expect(submitted.headers.get('content-location')).toBe(`/v1/jobs/${envelope.id}`);
 
     const midway = await waitForStatus(envelope.refresh_job_url, ['PROCESSING']);
     await expect.poll(async () => (await getJson(midway.refresh_job_url)).body.progress, { timeout: 10_000 }).toBeGreaterThan(0);
