@@ -42,16 +42,27 @@ export function locateProject(target: string, entrypointOption: string | undefin
 }
 
 
+/** What the last scan recorded in apipod-deploy/apipod.json, as far as it can be read; empty without one. */
+function recordedManifest(root: string): { entrypoint?: unknown; python_version?: unknown; python_version_source?: unknown } {
+  try {
+    const manifest: unknown = JSON.parse(readFileSync(join(root, 'apipod-deploy', 'apipod.json'), 'utf8'));
+    return typeof manifest === 'object' && manifest !== null ? manifest : {};
+  } catch {
+    return {};
+  }
+}
+
 /**
  * The service file `svc scan --entrypoint FILE` recorded in apipod-deploy/apipod.json, while
  * it is there: `svc build` and `svc start` then need not be told again.
  */
 function recordedEntrypoint(root: string): string | undefined {
-  let recorded: unknown;
-  try {
-    recorded = (JSON.parse(readFileSync(join(root, 'apipod-deploy', 'apipod.json'), 'utf8')) as { entrypoint?: unknown }).entrypoint;
-  } catch {
-    return undefined;
-  }
+  const recorded = recordedManifest(root).entrypoint;
   return typeof recorded === 'string' && recorded !== DEFAULT_ENTRYPOINT && existsSync(resolve(root, recorded)) ? recorded : undefined;
+}
+
+/** The Python the last scan chose for the image (`3.10`) and why, when there was a scan. */
+export function recordedImagePython(root: string): { version: string; source: string } | null {
+  const { python_version: version, python_version_source: source } = recordedManifest(root);
+  return typeof version === 'string' && typeof source === 'string' ? { version, source } : null;
 }

@@ -3,7 +3,7 @@ import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, join, resolve } from 'node:path';
-import { locateProject } from '../project-location.js';
+import { locateProject, recordedImagePython } from '../project-location.js';
 import { checkRunpodLibrary } from '../providers/runpod-library.js';
 import { chooseRunpodMode, type RunpodMode } from '../providers/runpod-mode.js';
 import { runAsRunpodWorker } from '../providers/runpod-worker.js';
@@ -79,6 +79,10 @@ async function serveWithFileDir(options: LocalServeOptions, fileDir: string): Pr
   const named = options.provider ?? (testServer || testInputFile !== undefined ? 'runpod' : undefined);
   const early = named === undefined ? null : await prepareProvider(named, options, python);
   log.info(`starting ${options.workers} worker${options.workers === 1 ? '' : 's'} of ${entrypoint} with ${python.path} (Python ${python.version}, from ${python.source})`);
+  const imagePython = recordedImagePython(root);
+  if (imagePython !== null && !python.version.startsWith(`${imagePython.version}.`)) {
+    log.warn(`the image runs Python ${imagePython.version} (from ${imagePython.source}), these workers ${python.version}: what works here may not there (--python chooses another)`);
+  }
 
   const pool = new WorkerPool({
     workers: options.workers,

@@ -98,6 +98,19 @@ describe('svc start on the command line', () => {
     expect(server.logs()).toMatch(/starting 1 worker of app\/service\.py with /);
   });
 
+  it('warns when the workers run another Python than the image will, as the last scan chose it', async () => {
+    // The interpreter itself, not a version manager's shim, which would obey the .python-version below.
+    const [executable = '', local = ''] = execFileSync('python3', ['-c', 'import sys; print(sys.executable); print("%d.%d" % sys.version_info[:2])'], { encoding: 'utf8' }).trim().split('\n');
+    const other = local === '3.10' ? '3.12' : '3.10';
+    const project = mkdtempSync(join(tmpdir(), 'svc-other-python-'));
+    writeFileSync(join(project, 'service.py'), readFileSync(join(HELLO, 'service.py')));
+    writeFileSync(join(project, '.python-version'), `${other}\n`);
+    expect((await runSvc(['scan', project])).exitCode).toBe(0);
+    const server = await startSvc([project, '--python', executable]);
+    await server.stop();
+    expect(server.logs()).toMatch(new RegExp(`warning: the image runs Python ${other} \\(from \\.python-version\\), these workers ${local.replace('.', '\\.')}\\.\\d+: `));
+  });
+
   it("escapes control characters in the title and paths it logs, so a cloned service cannot drive the terminal", async () => {
     const project = mkdtempSync(join(tmpdir(), 'svc-title-'));
     writeFileSync(
