@@ -22,8 +22,21 @@ function extensionOf(name: string): string {
   return dot <= 0 ? '' : name.slice(dot).toLowerCase();
 }
 
-/** Whether a file of this name could be weights, so the walk must list it with its size. */
+/** A name's last three characters, case-folded into one number: `model.PT` and `x.pt` share `.pt`'s. */
+function tailOf(name: string): number {
+  const end = name.length;
+  return ((name.charCodeAt(end - 3) | 0x20) << 16) | ((name.charCodeAt(end - 2) | 0x20) << 8) | (name.charCodeAt(end - 1) | 0x20);
+}
+
+const WEIGHT_TAILS: ReadonlySet<number> = new Set([...WEIGHT_EXTENSIONS, ...GENERIC_EXTENSIONS].map(tailOf));
+
+/**
+ * Whether a file of this name could be weights, so the walk must list it with its size.
+ * Called for every file of the project: the tail test turns nearly every name away (a
+ * `.py` is not an `.npy`) before any string is cut, lower-cased or hashed.
+ */
 export function mightBeModelFile(name: string): boolean {
+  if (name.length < 4 || !WEIGHT_TAILS.has(tailOf(name))) return false;
   const extension = extensionOf(name);
   return WEIGHT_EXTENSIONS.has(extension) || GENERIC_EXTENSIONS.has(extension);
 }
