@@ -59,6 +59,14 @@ const PER_REQUIREMENT_OPTIONS = new Set(['--hash', '--config-settings', '--globa
 const SHORT_OPTIONS_WITH_VALUE = new Set(['-r', '-c', '-e', '-i', '-f']);
 const URL_SCHEME = /^[A-Za-z][A-Za-z0-9+.-]*:\/\//;
 const VCS_SCHEME = /^(git|hg|svn|bzr)\+/;
+/** The schemes pip's `is_url` accepts: http, https, file, ftp and its version-control ones. */
+const PIP_URL_SCHEMES = new Set([
+  'http', 'https', 'file', 'ftp',
+  'git+http', 'git+https', 'git+ssh', 'git+git', 'git+file',
+  'hg+file', 'hg+http', 'hg+https', 'hg+ssh', 'hg+static-http',
+  'svn+ssh', 'svn+http', 'svn+https', 'svn+svn', 'svn+file',
+  'bzr+http', 'bzr+https', 'bzr+ssh', 'bzr+sftp', 'bzr+ftp', 'bzr+lp', 'bzr+file',
+]);
 const WHEEL_OR_SDIST = /(?:^|\/)([A-Za-z0-9_.]+?)-\d[^/]*\.(?:whl|tar\.gz|zip)$/;
 const ARCHIVE = /\.(?:whl|zip|tar\.gz|tgz|tar\.bz2|tbz|tar\.xz|txz|tar)$/;
 const TRAILING_EXTRAS = /(?<=.)\[([^\]]+)\]$/;
@@ -248,9 +256,12 @@ function parseRequirementText(text: string, editable: boolean): { requirement: R
   if (URL_SCHEME.test(target) && !target.startsWith('file:') && !/^[^:]+:\/\/[^/?#\s]+/.test(target)) {
     return { error: `'${text}': a URL without a host` };
   }
+  if (isPipUrl(target) && /\s;/.test(target)) {
+    return { error: `'${text}': pip takes a URL's marker only after '; ' (a semicolon, then a space), so it reads the marker as part of the URL and cannot fetch it; write 'URL; marker'` };
+  }
   if (isLocation(target)) return { requirement: locationRequirement(target, marker, editable) };
   if (editable) return { error: `-e ${target}: expected a local path or a VCS URL` };
-  const parsed = parseRequirement(text);
+  const parsed = parseRequirement(marker === null ? target : `${target} ; ${marker}`);
   if ('error' in parsed) return { error: `'${text}': ${parsed.error}` };
   return parsed;
 }
@@ -266,11 +277,22 @@ function isLocation(text: string): boolean {
   return path.includes('/') || path.startsWith('.') || ARCHIVE.test(path);
 }
 
-/** pip allows `URL ; marker` only with a space before the `;`, since URLs may contain one. */
+/**
+ * Where the marker starts, as pip's `parse_req_from_line` finds it: after the first `; ` (a
+ * semicolon, then a space) in a URL, whose own `;` needs no space, and after the first `;`
+ * in anything else, `name @ URL; marker` included.
+ */
 function splitMarker(text: string): [string, string | null] {
-  const at = text.search(/\s;/);
+  const separator = isPipUrl(text) ? '; ' : ';';
+  const at = text.indexOf(separator);
   if (at < 0) return [text.trim(), null];
-  return [text.slice(0, at).trim(), text.slice(at).replace(/^\s*;/, '').trim() || null];
+  return [text.slice(0, at).trim(), text.slice(at + separator.length).trim() || null];
+}
+
+/** pip's `is_url`: a scheme it fetches from, or one of its version-control schemes (`vcs.all_schemes`). */
+function isPipUrl(text: string): boolean {
+  const colon = text.indexOf(':');
+  return colon > 0 && PIP_URL_SCHEMES.has(text.slice(0, colon).toLowerCase());
 }
 
 function locationRequirement(target: string, marker: string | null, editable: boolean): Requirement {

@@ -62,6 +62,22 @@ describe('svc build (files only, no engine)', () => {
     expect(again.stderr).toContain('warning: .env: never copied into the image'); // the manifest's warnings, every build
   });
 
+  it("builds URL requirements whose marker follows '; ', as pip reads them, and leaves out those for other platforms", async () => {
+    const project = copyProject(join(EXAMPLES, 'hello'));
+    const base = 'https://github.com/oobabooga/llama-cpp-binaries/releases/download/v0.6.0/llama_cpp_binaries-0.6.0+cu124-py3-none';
+    writeFileSync(join(project, 'requirements.txt'), [
+      `${base}-win_amd64.whl; platform_system == "Windows"`,
+      `${base}-linux_x86_64.whl; platform_system == "Linux"`,
+      'foo @ https://example.com/foo-1.0-py3-none-any.whl; python_version == "2.7"',
+    ].join('\n'));
+    const run = await runSvc(['build', project]);
+    expect(run.exitCode, run.stderr).toBe(0);
+    const requirements = readFileSync(join(project, 'apipod-deploy/requirements.txt'), 'utf8');
+    expect(requirements.split('\n').filter((line) => !line.startsWith('#') && line !== '')).toEqual([
+      `llama_cpp_binaries @ ${base}-linux_x86_64.whl ; platform_system == "Linux"`,
+    ]);
+  });
+
   it('says why an included requirements file cannot be read, when it is there', async () => {
     const project = copyProject(join(EXAMPLES, 'hello'));
     writeFileSync(join(project, 'requirements.txt'), '-r base\n');

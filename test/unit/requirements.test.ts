@@ -102,6 +102,39 @@ describe('reading requirements.txt', () => {
     ]);
   });
 
+  it("splits a marker off as pip's parse_req_from_line does: after '; ' in a URL, after ';' in `name @ URL`", () => {
+    const wheel = 'https://example.com/foo-1.0-py3-none-any.whl';
+    const set = read({
+      'requirements.txt': [
+        `${wheel}; python_version == "2.7"`,
+        `foo @ ${wheel}; python_version == "2.7"`,
+        'git+https://github.com/example/foo.git#egg=foo; python_version == "2.7"',
+        `bar @ ${wheel};sys_platform == "linux"`,
+        'https://example.com/semi;colon/baz-2.0-py3-none-any.whl ; sys_platform == "linux"',
+      ].join('\n'),
+    });
+    expect(set.skipped).toMatchObject([
+      { name: 'foo', url: wheel, marker: 'python_version == "2.7"' },
+      { name: 'foo', url: wheel, marker: 'python_version == "2.7"' },
+      { name: 'foo', url: 'git+https://github.com/example/foo.git#egg=foo', marker: 'python_version == "2.7"' },
+    ]);
+    expect(set.requirements).toMatchObject([
+      { name: 'bar', url: wheel, marker: 'sys_platform == "linux"' },
+      { name: 'baz', url: 'https://example.com/semi;colon/baz-2.0-py3-none-any.whl', marker: 'sys_platform == "linux"' },
+    ]);
+    expect(set.diagnostics).toEqual([]);
+  });
+
+  it("refuses a URL whose ';' has no space after it, which pip reads as part of the URL and cannot fetch", () => {
+    const set = read({ 'requirements.txt': 'https://example.com/foo-1.0-py3-none-any.whl ;python_version == "2.7"\n' });
+    expect(set.requirements).toEqual([]);
+    expect(set.skipped).toEqual([]);
+    expect(set.unreadable.map(formatDiagnostic)).toEqual([
+      "requirements.txt:1: 'https://example.com/foo-1.0-py3-none-any.whl ;python_version == \"2.7\"': pip takes a URL's marker only after '; ' " +
+        "(a semicolon, then a space), so it reads the marker as part of the URL and cannot fetch it; write 'URL; marker'",
+    ]);
+  });
+
   it('reports a line it cannot parse as file:line and reads on', () => {
     const set = read({ 'requirements.txt': 'torch\nnot a valid == requirement!\n--frobnicate\npillow\n' });
     expect(names(set.requirements)).toEqual(['torch', 'pillow']);
