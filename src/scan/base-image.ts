@@ -64,11 +64,12 @@ export function chooseBaseImage(request: BaseImageRequest, catalog: BaseImageCat
     return cudaFallback(catalog, variant, report.requestedCuda ? [report.requestedCuda] : cudas, null,
       `no PyTorch image for ${describe(pytorch)}; torch installs from the requirements`, variantNote);
   }
-  if (tensorflow && variant === 'runtime') {
+  const tensorflowNeedsCuda = tensorflow !== undefined && ['tensorflow', 'tensorflow-gpu'].some((key) => report.cudaPackages.includes(key));
+  if (tensorflow && tensorflowNeedsCuda && variant === 'runtime') {
     const image = pickFrameworkImage(catalog.tensorflow.images, 'tensorflow', tensorflow, variant, request, null);
     if (image) return fromCatalog(image, `TensorFlow ${image.tensorflow} GPU (${describe(tensorflow)}) with CUDA ${image.cuda}`);
   }
-  if (tensorflow) {
+  if (tensorflow && tensorflowNeedsCuda) {
     const release = catalog.tensorflow.cudaByRelease[minorOf(tensorflow.version ?? '')];
     const cuda = typeof release === 'object' ? [release.cuda] : [];
     return cudaFallback(catalog, variant, cuda, null,

@@ -6,10 +6,15 @@ export type FrameworkName = keyof typeof packages.frameworks;
 export const FRAMEWORK_NAMES = Object.keys(packages.frameworks) as FrameworkName[];
 
 export interface FrameworkUse {
-  /** The requirement that decides the version: the framework's anchor (torch, tensorflow, ...) when present. */
+  /**
+   * The requirement that decides the framework's version: the first of its version packages
+   * (torch; tensorflow; onnxruntime-gpu, onnxruntime; ...) the project lists, else the first of
+   * its other packages, whose own version says nothing of the framework's.
+   */
   package: string;
+  /** The framework's PEP 440 specifier: the version package's, empty when none is listed. */
   specifier: string;
-  /** Exact pinned PEP 440 version without a local label ("2.1.0" for ==2.1.0+cu121), else null. */
+  /** The framework's exact pinned version without a local label ("2.1.0" for ==2.1.0+cu121), else null. */
   version: string | null;
   /** Every requirement of the project that belongs to this framework, sorted. */
   packages: string[];
@@ -48,14 +53,15 @@ export function detectFrameworks({ requirements, indexUrls }: DependencySource):
 
   const frameworks: FrameworkReport['frameworks'] = {};
   for (const name of FRAMEWORK_NAMES) {
-    const { anchor, packages: members } = packages.frameworks[name];
+    const { versionPackages, packages: members } = packages.frameworks[name];
     const present = keys.filter((key) => members.includes(key));
     if (present.length === 0) continue;
-    const deciding = byKey.get(byKey.has(anchor) ? anchor : (present[0] as string)) as LocatedRequirement;
-    const pinned = pinnedVersion(deciding.specifier) ?? wheelVersion(deciding.url);
+    const versioned = versionPackages.map((key) => byKey.get(key)).find((requirement) => requirement !== undefined);
+    const deciding = versioned ?? (byKey.get(present[0] as string) as LocatedRequirement);
+    const pinned = versioned === undefined ? null : pinnedVersion(versioned.specifier) ?? wheelVersion(versioned.url);
     frameworks[name] = {
       package: deciding.key,
-      specifier: deciding.specifier,
+      specifier: versioned?.specifier ?? '',
       version: pinned === null ? null : pinned.split('+')[0] ?? pinned,
       packages: present,
       source: `${deciding.source.file}:${deciding.source.line}`,

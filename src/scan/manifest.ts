@@ -8,7 +8,7 @@ import type { ParameterDeclaration, StaticValue } from './service-file.js';
  * keeps the existing toolkit's fields with their names and meanings; the rest is svc's.
  * Bump the schema version when a field changes meaning or goes away.
  */
-export const MANIFEST_SCHEMA_VERSION = 3;
+export const MANIFEST_SCHEMA_VERSION = 4;
 
 export interface Manifest {
   entrypoint: string;

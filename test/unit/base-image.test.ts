@@ -145,6 +145,16 @@ describe('choosing the base image', () => {
     expect(image?.cudnn).toBe('9');
   });
 
+  it('chooses the CUDA of onnxruntime-gpu by its own version, not that of onnx listed beside it', () => {
+    const choice = choose(['onnx==1.17.0', 'onnxruntime-gpu==1.20.1']);
+    expect(choice.image).toBe(choose(['onnxruntime-gpu==1.20.1']).image);
+    expect(choice.reason).toContain('onnxruntime-gpu 1.20.1 needs CUDA 12 and cuDNN 9');
+  });
+
+  it('takes no TensorFlow image for keras alone, which installs no TensorFlow', () => {
+    expect(choose(['keras==3.3.3', 'onnxruntime-gpu==1.20.1']).image).toBe(choose(['onnxruntime-gpu==1.20.1']).image);
+  });
+
   it('falls back to a CUDA image, and says so, for a torch release the catalog lacks', () => {
     const choice = choose(['torch==1.13.1']);
     expect(choice.image).toMatch(/^nvidia\/cuda:/);

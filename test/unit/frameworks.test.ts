@@ -31,6 +31,24 @@ describe('detecting frameworks', () => {
     expect(report.compilerPackages).toEqual([]);
   });
 
+  it("never takes one package's version for another's: onnx is no onnxruntime, keras no tensorflow, torchvision no torch", () => {
+    const versions = (...lines: string[]) => {
+      const { frameworks } = detectFrameworks({ requirements: requirements(...lines), indexUrls: [] });
+      return Object.fromEntries(Object.entries(frameworks).map(([name, use]) => [name, [use.package, use.specifier, use.version]]));
+    };
+    expect(versions('onnx==1.17.0', 'onnxruntime-gpu==1.20.1')).toEqual({ onnx: ['onnxruntime-gpu', '==1.20.1', '1.20.1'] });
+    expect(versions('onnxruntime==1.17.0', 'onnxruntime-gpu==1.20.1')).toEqual({ onnx: ['onnxruntime-gpu', '==1.20.1', '1.20.1'] });
+    expect(versions('keras==3.3.3', 'tensorflow-gpu==2.10.0')).toEqual({ tensorflow: ['tensorflow-gpu', '==2.10.0', '2.10.0'] });
+    expect(versions('sentence-transformers==3.0.1', 'transformers==4.44.0')).toEqual({ transformers: ['transformers', '==4.44.0', '4.44.0'] });
+    // Without a version package, the framework is used but its version is not stated.
+    expect(versions('onnx==1.17.0', 'torchvision==0.20.1', 'keras==3.3.3', 'sentence-transformers==3.0.1')).toEqual({
+      onnx: ['onnx', '', null],
+      pytorch: ['torchvision', '', null],
+      tensorflow: ['keras', '', null],
+      transformers: ['sentence-transformers', '', null],
+    });
+  });
+
   it('takes the CUDA release from a +cu local version or the PyTorch index', () => {
     expect(detectFrameworks({ requirements: requirements('torch==2.1.0+cu118'), indexUrls: [] })).toMatchObject({
       requestedCuda: '11.8',
