@@ -18,6 +18,7 @@ import { pythonNeeds, unmetNeed, type PythonNeed } from './python-needs.js';
 import { readPyproject } from './pyproject.js';
 import type { PythonParser } from './python-parser.js';
 import { choosePythonVersion, type PythonVersionChoice } from './python-version.js';
+import { localPinsWithoutIndex } from './local-version-pins.js';
 import { outsideProjectWarning, readRequirements, type LocatedRequirement, type RequirementSet } from './requirements.js';
 import { readServiceFile, type AppDeclaration, type ServiceFile } from './service-file.js';
 
@@ -34,6 +35,7 @@ export interface ProjectSnapshot {
 }
 
 const REQUIREMENTS_FILE = 'requirements.txt';
+
 const PYPROJECT_FILE = 'pyproject.toml';
 
 export function buildManifest(snapshot: ProjectSnapshot, parser: PythonParser, catalog: BaseImageCatalog): Manifest {
@@ -156,6 +158,8 @@ export function buildManifest(snapshot: ProjectSnapshot, parser: PythonParser, c
       });
     }
     noticed.push(...describeUnmatchablePins([...installed, ...requirementSet.constraints]));
+    const indexUrls = [requirementSet.indexUrl, ...requirementSet.extraIndexUrls, ...requirementSet.findLinks].filter((url): url is string => url !== null);
+    noticed.push(...localPinsWithoutIndex(installed, indexUrls));
     const apipod = installed.find((requirement) => requirement.key === 'apipod');
     if (apipod) {
       noticed.push({
@@ -166,7 +170,7 @@ export function buildManifest(snapshot: ProjectSnapshot, parser: PythonParser, c
     const withoutApipod = applyConstraints(installed.filter((requirement) => requirement !== apipod), requirementSet.constraints);
     const frameworks = detectFrameworks({
       requirements: withoutApipod,
-      indexUrls: [requirementSet.indexUrl, ...requirementSet.extraIndexUrls, ...requirementSet.findLinks].filter((url): url is string => url !== null),
+      indexUrls,
     });
     const baseImage = chooseBaseImage({ frameworks, pythonVersion }, catalog);
     for (const { source, message } of cudaMismatches(frameworks, baseImage, catalog)) noticed.push({ ...locationOf(source), message });

@@ -155,6 +155,17 @@ describe('svc scan', () => {
     );
   });
 
+  it('warns that pip will not find torch==X+cpu when the requirements name no index that serves it', async () => {
+    const project = copyProject(join(EXAMPLES, 'hello'));
+    writeFileSync(join(project, 'requirements.txt'), 'torch==1.12.0+cpu\n');
+    const run = await runSvc(['scan', project]);
+    expect(run.exitCode).toBe(0);
+    expect(run.stderr).toContain(
+      'warning: requirements.txt:1: torch==1.12.0+cpu: PyPI serves no local versions (+cpu), and the requirements name no other index, so pip will not find it; ' +
+        'add --extra-index-url https://download.pytorch.org/whl/cpu to the requirements',
+    );
+  });
+
   it('lists warnings by file, then line', async () => {
     const project = copyProject(join(EXAMPLES, 'hello'));
     writeFileSync(join(project, '.env'), 'TOKEN=x\n');
