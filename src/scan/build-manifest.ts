@@ -7,6 +7,7 @@ import {
 } from '../deployment-target.js';
 import { chooseBaseImage, cudaMismatches, type BaseImageCatalog } from './base-image.js';
 import { formatDiagnostic, sortDiagnostics, type Diagnostic } from './diagnostic.js';
+import { droppedCudaWheels } from './dropped-cuda-wheels.js';
 import { detectFrameworks, FRAMEWORK_NAMES } from './frameworks.js';
 import { MANIFEST_SCHEMA_VERSION, type Manifest, type ManifestRequirement } from './manifest.js';
 import { evaluateMarker, linuxImageEnvironment, type MarkerEnvironment } from './markers.js';
@@ -59,6 +60,7 @@ export function buildManifest(snapshot: ProjectSnapshot, parser: PythonParser, c
   for (const need of pythonNeeds(installed)) {
     if (!need.versions.includes(python.version)) diagnostics.push(unmetNeed(need, python.version, python.source));
   }
+  diagnostics.push(...droppedCudaWheels(installed, [...requirementSet.skipped, ...pyprojectSplit.skipped], python));
 
   const service = readServiceFile(parser, readText(entrypoint) ?? '', entrypoint);
   diagnostics.push(...service.diagnostics);

@@ -71,7 +71,7 @@ export function detectFrameworks({ requirements, indexUrls }: DependencySource):
   const rocm = isRocmTorch(byKey.get('torch'), indexUrls);
   const cudaPackages = keys.filter((key) => needsCuda(byKey.get(key) as LocatedRequirement, indexUrls, rocm));
   const requestedCuda = findRequestedCuda(byKey.get('torch'), indexUrls);
-  const compilerPackages = keys.filter((key) => packages.cudaCompiler.packages.includes(key));
+  const compilerPackages = keys.filter((key) => packages.cudaCompiler.packages.includes(key) && !isWheel(byKey.get(key) as LocatedRequirement));
   return {
     frameworks,
     cuda: cudaPackages.length > 0,
@@ -101,6 +101,11 @@ function isRocmTorch(torch: LocatedRequirement | undefined, indexUrls: readonly 
   if (torch === undefined) return false;
   const rocmIndex = new RegExp(packages.cuda.rocmIndexUrlPattern);
   return /\+rocm/.test(torch.specifier) || /(?:%2B|\+)rocm/i.test(torch.url ?? '') || indexUrls.some((url) => rocmIndex.test(url));
+}
+
+/** A prebuilt wheel (`flash_attn-2.7.4+cu12torch2.6-cp311-cp311-linux_x86_64.whl`) installs as it is: nothing compiles. */
+function isWheel(requirement: LocatedRequirement): boolean {
+  return /\.whl$/i.test(requirement.url?.split(/[#?]/)[0] ?? '');
 }
 
 /** The version in a wheel's file name (`torch-2.3.1%2Bcu121-cp311-...whl`), which pins as `==` would. */

@@ -78,6 +78,17 @@ describe('svc build (files only, no engine)', () => {
     ]);
   });
 
+  it('installs a prebuilt flash-attn wheel with the other requirements, on a runtime image: nothing compiles', async () => {
+    const project = copyProject(join(EXAMPLES, 'hello'));
+    const wheel = 'https://github.com/Dao-AILab/flash-attention/releases/download/v2.8.3/flash_attn-2.8.3+cu12torch2.9cxx11abiTRUE-cp311-cp311-linux_x86_64.whl';
+    writeFileSync(join(project, 'requirements.txt'), `torch==2.9.1\n${wheel}\n`);
+    const run = await runSvc(['build', project]);
+    expect(run.exitCode, run.stderr).toBe(0);
+    expect(readFileSync(join(project, 'apipod-deploy/Dockerfile'), 'utf8')).toMatch(/^FROM --platform=linux\/amd64 pytorch\/pytorch:2\.9\.1-cuda12\.8-cudnn9-runtime$/m);
+    expect(readFileSync(join(project, 'apipod-deploy/requirements.txt'), 'utf8')).toContain(wheel);
+    expect(existsSync(join(project, 'apipod-deploy/requirements-compiled.txt'))).toBe(false);
+  });
+
   it('says why an included requirements file cannot be read, when it is there', async () => {
     const project = copyProject(join(EXAMPLES, 'hello'));
     writeFileSync(join(project, 'requirements.txt'), '-r base\n');

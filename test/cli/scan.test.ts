@@ -166,6 +166,17 @@ describe('svc scan', () => {
     );
   });
 
+  it("warns when the markers leave every CUDA wheel out on the image's Python", async () => {
+    const project = copyProject(join(EXAMPLES, 'hello'));
+    const wheel = 'https://github.com/Dao-AILab/flash-attention/releases/download/v2.7.4.post1/flash_attn-2.7.4.post1+cu12torch2.6cxx11abiFALSE-cp311-cp311-linux_x86_64.whl';
+    writeFileSync(join(project, 'requirements.txt'), `numpy\n${wheel}; platform_system == "Linux" and python_version == "3.11"\n`);
+    const run = await runSvc(['scan', project]);
+    expect(run.stderr).toContain(
+      'warning: requirements.txt:2: the markers leave out every CUDA wheel (flash_attn) on Python 3.10 (default): they are for Python 3.11, ' +
+        'so the image gets none of them; ask for Python 3.11 in .python-version to install them',
+    );
+  });
+
   it('lists warnings by file, then line', async () => {
     const project = copyProject(join(EXAMPLES, 'hello'));
     writeFileSync(join(project, '.env'), 'TOKEN=x\n');

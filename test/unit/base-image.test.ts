@@ -121,6 +121,11 @@ describe('choosing the base image', () => {
     expect(choice.reason).toContain('devel variant because flash-attn compiles CUDA code');
   });
 
+  it('keeps the runtime variant for a prebuilt flash-attn wheel, which compiles nothing', () => {
+    const wheel = 'https://github.com/Dao-AILab/flash-attention/releases/download/v2.8.3/flash_attn-2.8.3+cu12torch2.9cxx11abiTRUE-cp311-cp311-linux_x86_64.whl';
+    expect(choose(['torch==2.9.1', `flash-attn @ ${wheel}`])).toMatchObject({ image: 'pytorch/pytorch:2.9.1-cuda12.8-cudnn9-runtime', variant: 'runtime' });
+  });
+
   it('uses the TensorFlow GPU image of a pinned tensorflow', () => {
     const choice = choose(['tensorflow==2.15.0']);
     expect(choice).toMatchObject({ image: 'tensorflow/tensorflow:2.15.0-gpu', variant: 'runtime', cuda: '12.2' });
