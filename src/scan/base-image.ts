@@ -70,10 +70,10 @@ export function chooseBaseImage(request: BaseImageRequest, catalog: BaseImageCat
     if (image) return fromCatalog(image, `TensorFlow ${image.tensorflow} GPU (${describe(tensorflow)}) with CUDA ${image.cuda}`);
   }
   if (tensorflow && tensorflowNeedsCuda) {
-    const release = catalog.tensorflow.cudaByRelease[minorOf(tensorflow.version ?? '')];
-    const cuda = typeof release === 'object' ? [release.cuda] : [];
-    return cudaFallback(catalog, variant, cuda, null,
-      `no TensorFlow GPU image for ${describe(tensorflow)}${variant === 'devel' ? ' with a compiler' : ''}; tensorflow installs from the requirements`,
+    const built = tensorflowBuild(tensorflow, catalog);
+    const builtFor = built ? `, built for CUDA ${built.cuda} and cuDNN ${built.cudnn}` : '';
+    return cudaFallback(catalog, variant, built ? [built.cuda] : [], built ? majorOf(built.cudnn) : null,
+      `no TensorFlow GPU image for ${describe(tensorflow)}${variant === 'devel' ? ' with a compiler' : ''}; tensorflow installs from the requirements${builtFor}`,
       variantNote);
   }
   if (onnx && report.cudaPackages.includes('onnxruntime-gpu')) {
@@ -91,11 +91,19 @@ export function chooseBaseImage(request: BaseImageRequest, catalog: BaseImageCat
 }
 
 /**
+ * What the chosen image may not give the requirements, each at the requirement (`file:line`):
+ * the CUDA a framework was built for, where svc could not match it.
+ */
+export function baseImageWarnings(report: FrameworkReport, choice: BaseImageChoice, catalog: BaseImageCatalog): Array<{ source: string; message: string }> {
+  return [...onnxRuntimeMismatch(report, choice, catalog), ...tensorflowUnknownCuda(report, choice, catalog)];
+}
+
+/**
  * onnxruntime-gpu beside torch or tensorflow gets the image that framework decided, and its
  * CUDA provider loads only on the CUDA and cuDNN its release was built for: on another,
- * ONNX Runtime quietly runs on the CPU. Says so, naming the requirement (`file:line`).
+ * ONNX Runtime quietly runs on the CPU.
  */
-export function cudaMismatches(report: FrameworkReport, choice: BaseImageChoice, catalog: BaseImageCatalog): Array<{ source: string; message: string }> {
+function onnxRuntimeMismatch(report: FrameworkReport, choice: BaseImageChoice, catalog: BaseImageCatalog): Array<{ source: string; message: string }> {
   const onnx = report.frameworks.onnx;
   if (!onnx || !report.cudaPackages.includes('onnxruntime-gpu') || choice.cuda === null) return [];
   const rule = catalog.onnxruntime.cudaByVersion.findLast((candidate) => (onnx.version ? satisfies(onnx.version, candidate.versions) : true));
@@ -106,6 +114,25 @@ export function cudaMismatches(report: FrameworkReport, choice: BaseImageChoice,
     message:
       `onnxruntime-gpu ${onnx.version ?? '(newest)'} needs CUDA ${rule.cuda} and cuDNN ${rule.cudnn}, but the image has CUDA ${image.cuda} ` +
       `with cuDNN ${image.cudnn} (${choice.reason.split(' (')[0]}): ONNX Runtime would run on the CPU; pin a release built for that CUDA`,
+  }];
+}
+
+/**
+ * tensorflow installed from the requirements, of a release whose CUDA TensorFlow's tested
+ * configurations (the catalog's table) do not give: the image's CUDA is a guess, and on the
+ * wrong one TensorFlow runs on the CPU.
+ */
+function tensorflowUnknownCuda(report: FrameworkReport, choice: BaseImageChoice, catalog: BaseImageCatalog): Array<{ source: string; message: string }> {
+  const tensorflow = report.frameworks.tensorflow;
+  const needsCuda = ['tensorflow', 'tensorflow-gpu'].some((key) => report.cudaPackages.includes(key));
+  if (!tensorflow || !needsCuda || choice.cuda === null || catalog.tensorflow.images.some((image) => image.image === choice.image)) return [];
+  if (tensorflowBuild(tensorflow, catalog) !== null) return [];
+  const listed = Object.keys(catalog.tensorflow.cudaByRelease).filter((release) => !release.startsWith('$'));
+  return [{
+    source: tensorflow.source,
+    message:
+      `${describe(tensorflow)}: svc knows the CUDA TensorFlow was built for only for releases ${listed[0]} to ${listed.at(-1)}, so the image's ` +
+      `CUDA ${choice.cuda} is a guess, and on the wrong one TensorFlow runs on the CPU; pin a release from ${listed[0]} to ${listed.at(-1)}`,
   }];
 }
 
@@ -148,9 +175,18 @@ function cudaFallback(
       (cudaVersions.length === 0 || cudaVersions.some((wanted) => cudaMatches(image.cuda, wanted))) &&
       (cudnnMajor === null || image.cudnn === cudnnMajor),
   );
-  const image = preferPythonThenNewestCuda(fitting.length ? fitting : images, null);
+  // Libraries load across minor releases of one CUDA major (libcudart.so.11.0 serves 11.2 and 11.8 alike).
+  const sameMajor = images.filter(
+    (image) => cudaVersions.some((wanted) => majorOf(image.cuda) === majorOf(wanted)) && (cudnnMajor === null || image.cudnn === cudnnMajor),
+  );
+  const pool = fitting.length ? fitting : sameMajor.length ? sameMajor : images;
+  const image = preferPythonThenNewestCuda(pool, null);
   if (!image) throw new Error(`the base-image catalog has no ${variant} CUDA image`);
-  const settled = fitting.length ? '' : `; no CUDA image matches ${cudaVersions.join(' or ')}, newest used`;
+  const settled = fitting.length
+    ? ''
+    : sameMajor.length
+      ? `; no CUDA ${cudaVersions.join(' or ')} image, so the same major release, whose libraries it loads`
+      : `; no CUDA image matches ${cudaVersions.join(' or ')}, newest used`;
   return fromCatalog(image, `${why}: CUDA ${image.cuda} with cuDNN ${image.cudnn}${settled}${variantNote}`);
 }
 
@@ -186,6 +222,31 @@ function newestBy<T>(items: T[], version: (item: T) => string): string | null {
 /** "12.4.1" matches a wanted "12.4" or "12"; "12.4" matches "12.4.1" too. */
 function cudaMatches(imageCuda: string, wanted: string): boolean {
   return imageCuda === wanted || imageCuda.startsWith(`${wanted}.`) || wanted.startsWith(`${imageCuda}.`);
+}
+
+/**
+ * The CUDA and cuDNN TensorFlow's tested configuration gives for the release pip installs: the
+ * pinned one's minor, else the newest catalogued minor the specifier allows; null when the
+ * specifier allows a release newer than the table knows (pip would take that one), or none.
+ */
+export function tensorflowBuild(use: FrameworkUse, catalog: BaseImageCatalog): { release: string; cuda: string; cudnn: string } | null {
+  const known = Object.entries(catalog.tensorflow.cudaByRelease).flatMap(([release, entry]) =>
+    typeof entry === 'object' ? [{ release, ...entry }] : [],
+  );
+  if (use.version) return known.find((entry) => entry.release === minorOf(use.version as string)) ?? null;
+  const allowed = known.filter((entry) => allowsMinor(use.specifier, entry.release));
+  const newest = allowed.sort((a, b) => compare(`${a.release}.0`, `${b.release}.0`)).at(-1);
+  if (newest === undefined) return null;
+  const [major, minor] = newest.release.split('.').map(Number) as [number, number];
+  return allowsMinor(use.specifier, `${major}.${minor + 1}`) ? null : newest;
+}
+
+function allowsMinor(specifier: string, minor: string): boolean {
+  return specifier === '' || satisfies(`${minor}.0`, specifier) || satisfies(`${minor}.99`, specifier);
+}
+
+function majorOf(version: string): string {
+  return version.split('.')[0] as string;
 }
 
 function minorOf(version: string): string {

@@ -5,7 +5,7 @@ import {
   type Compute,
   type Provider,
 } from '../deployment-target.js';
-import { chooseBaseImage, cudaMismatches, type BaseImageCatalog } from './base-image.js';
+import { baseImageWarnings, chooseBaseImage, type BaseImageCatalog } from './base-image.js';
 import { formatDiagnostic, sortDiagnostics, type Diagnostic } from './diagnostic.js';
 import { droppedCudaWheels } from './dropped-cuda-wheels.js';
 import { detectFrameworks, FRAMEWORK_NAMES } from './frameworks.js';
@@ -175,7 +175,7 @@ export function buildManifest(snapshot: ProjectSnapshot, parser: PythonParser, c
       indexUrls,
     });
     const baseImage = chooseBaseImage({ frameworks, pythonVersion }, catalog);
-    for (const { source, message } of cudaMismatches(frameworks, baseImage, catalog)) noticed.push({ ...locationOf(source), message });
+    for (const { source, message } of baseImageWarnings(frameworks, baseImage, catalog)) noticed.push({ ...locationOf(source), message });
     if (frameworks.rocm && frameworks.frameworks.pytorch) {
       noticed.push({
         ...locationOf(frameworks.frameworks.pytorch.source),

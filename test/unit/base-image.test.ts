@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { satisfies, valid } from '@renovatebot/pep440';
 import catalogJson from '../../src/build/base-images.json' with { type: 'json' };
-import { chooseBaseImage, cudaMismatches, type BaseImageCatalog } from '../../src/scan/base-image.js';
+import { baseImageWarnings, chooseBaseImage, type BaseImageCatalog } from '../../src/scan/base-image.js';
 import { detectFrameworks } from '../../src/scan/frameworks.js';
 import { parseRequirement } from '../../src/scan/pep508.js';
 import type { LocatedRequirement } from '../../src/scan/requirements.js';
@@ -24,7 +24,7 @@ function choose(lines: string[], options: { indexUrls?: string[]; python?: strin
 describe('CUDA users the chosen image does not fit', () => {
   function mismatches(lines: string[]) {
     const frameworks = detectFrameworks({ requirements: requirements(...lines), indexUrls: [] });
-    return cudaMismatches(frameworks, chooseBaseImage({ frameworks, pythonVersion: '3.11' }, catalog), catalog);
+    return baseImageWarnings(frameworks, chooseBaseImage({ frameworks, pythonVersion: '3.11' }, catalog), catalog);
   }
 
   it('names onnxruntime-gpu built for another CUDA than the image torch decided', () => {
@@ -136,6 +136,26 @@ describe('choosing the base image', () => {
     const choice = choose(['tensorflow==2.15.0', 'apex']);
     expect(choice).toMatchObject({ image: 'nvidia/cuda:12.2.2-cudnn8-devel-ubuntu22.04', variant: 'devel', cuda: '12.2.2' });
     expect(choice.reason).toContain('no TensorFlow GPU image for tensorflow==2.15.0 with a compiler');
+  });
+
+  it("uses a CUDA image of the CUDA and cuDNN major a TensorFlow release without its own image was built for", () => {
+    for (const lines of [['tensorflow>=2.10.0,<2.11.0'], ['tensorflow==2.11.0']]) {
+      const choice = choose(lines, { python: '3.10' });
+      expect(choice).toMatchObject({ image: 'nvidia/cuda:11.8.0-cudnn8-runtime-ubuntu22.04', cuda: '11.8.0' });
+      expect(choice.reason).toContain('built for CUDA 11.2 and cuDNN 8.1: CUDA 11.8.0 with cuDNN 8; no CUDA 11.2 image, so the same major release, whose libraries it loads');
+    }
+  });
+
+  it('warns when it cannot know the CUDA of the TensorFlow pip installs, rather than take the newest silently', () => {
+    const warnings = (lines: string[]) => {
+      const frameworks = detectFrameworks({ requirements: requirements(...lines), indexUrls: [] });
+      return baseImageWarnings(frameworks, chooseBaseImage({ frameworks, pythonVersion: '3.10' }, catalog), catalog).map((warning) => warning.message);
+    };
+    expect(warnings(['tensorflow==2.21.0'])).toEqual([
+      'tensorflow==2.21.0: svc knows the CUDA TensorFlow was built for only for releases 2.4 to 2.18, so the image\'s CUDA 12.9.1 is a guess, ' +
+        'and on the wrong one TensorFlow runs on the CPU; pin a release from 2.4 to 2.18',
+    ]);
+    expect(warnings(['tensorflow==2.11.0'])).toEqual([]);
   });
 
   it('uses a CUDA + cuDNN image matching the ONNX Runtime requirements table', () => {
@@ -266,10 +286,12 @@ describe('the base-image catalog', () => {
     }
   });
 
-  it('has a CUDA image for every CUDA a catalogued TensorFlow release was built with', () => {
+  it('has a CUDA image of the CUDA and cuDNN major every catalogued TensorFlow release was built with', () => {
     for (const [release, entry] of Object.entries(catalog.tensorflow.cudaByRelease)) {
       if (typeof entry === 'string') continue;
-      const found = catalog.cuda.images.some((image) => image.cuda.startsWith(`${entry.cuda}.`));
+      const found = catalog.cuda.images.some(
+        (image) => image.cuda.split('.')[0] === entry.cuda.split('.')[0] && image.cudnn === entry.cudnn.split('.')[0],
+      );
       expect(found, `tensorflow ${release}: CUDA ${entry.cuda}`).toBe(true);
     }
   });
