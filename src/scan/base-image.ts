@@ -33,7 +33,14 @@ export interface BaseImageChoice {
 
 export interface BaseImageRequest {
   frameworks: FrameworkReport;
+  /** The Python the project asks for, which the image's own is preferred to match. */
   pythonVersion: string;
+  /**
+   * Every Python the project and its requirements allow: a PyTorch or TensorFlow image is
+   * taken only when its own Python is one of them, since under another the build installs a
+   * second interpreter, into which pip installs the framework a second time.
+   */
+  pythonAdmits: readonly string[];
 }
 
 /**
@@ -62,7 +69,7 @@ export function chooseBaseImage(request: BaseImageRequest, catalog: BaseImageCat
     if (image) return fromCatalog(image, `PyTorch ${image.torch} (${describe(pytorch)}) with CUDA ${image.cuda}${variantNote}`);
     const cudas = cudaList(catalog.pytorch.cudaByRelease[minorOf(pytorch.version ?? '')]);
     return cudaFallback(catalog, variant, report.requestedCuda ? [report.requestedCuda] : cudas, null,
-      `no PyTorch image for ${describe(pytorch)}; torch installs from the requirements`, variantNote);
+      `no PyTorch image for ${noImageFor(catalog.pytorch.images, 'torch', pytorch, variant, request)}; torch installs from the requirements`, variantNote);
   }
   const tensorflowNeedsCuda = tensorflow !== undefined && ['tensorflow', 'tensorflow-gpu'].some((key) => report.cudaPackages.includes(key));
   if (tensorflow && tensorflowNeedsCuda && variant === 'runtime') {
@@ -73,7 +80,7 @@ export function chooseBaseImage(request: BaseImageRequest, catalog: BaseImageCat
     const built = tensorflowBuild(tensorflow, catalog);
     const builtFor = built ? `, built for CUDA ${built.cuda} and cuDNN ${built.cudnn}` : '';
     return cudaFallback(catalog, variant, built ? [built.cuda] : [], built ? majorOf(built.cudnn) : null,
-      `no TensorFlow GPU image for ${describe(tensorflow)}${variant === 'devel' ? ' with a compiler' : ''}; tensorflow installs from the requirements${builtFor}`,
+      `no TensorFlow GPU image for ${noImageFor(catalog.tensorflow.images, 'tensorflow', tensorflow, variant, request)}${variant === 'devel' ? ' with a compiler' : ''}; tensorflow installs from the requirements${builtFor}`,
       variantNote);
   }
   if (onnx && report.cudaPackages.includes('onnxruntime-gpu')) {
@@ -147,18 +154,27 @@ function pickFrameworkImage(
   const matching = images.filter((image) => {
     const version = image[versionField];
     if (image.variant !== variant || version === undefined) return false;
+    if (image.python === null || !request.pythonAdmits.includes(image.python)) return false;
+    // Another CUDA build of the same torch would satisfy pip's `torch==X` and quietly
+    // replace the CUDA the user asked for, so no image is better than the wrong one.
+    if (requestedCuda !== null && minorOf(image.cuda) !== requestedCuda) return false;
     if (use.version) return compare(version, use.version) === 0;
     return use.specifier === '' || satisfies(version, use.specifier);
   });
   const newest = newestBy(matching, (image) => image[versionField] as string);
-  const sameRelease = matching.filter((image) => image[versionField] === newest);
-  if (requestedCuda) {
-    // Another CUDA build of the same torch would satisfy pip's `torch==X` and quietly
-    // replace the CUDA the user asked for, so no image is better than the wrong one.
-    const wantedCuda = sameRelease.filter((image) => minorOf(image.cuda) === requestedCuda);
-    return preferPythonThenNewestCuda(wantedCuda, request.pythonVersion);
-  }
-  return preferPythonThenNewestCuda(sameRelease, request.pythonVersion);
+  return preferPythonThenNewestCuda(matching.filter((image) => image[versionField] === newest), request.pythonVersion);
+}
+
+/** Why no PyTorch or TensorFlow image fits: none of the release, or none of a Python the project allows. */
+function noImageFor(images: FrameworkImage[], versionField: 'torch' | 'tensorflow', use: FrameworkUse, variant: Variant, request: BaseImageRequest): string {
+  const releaseImages = images.filter((image) => {
+    const version = image[versionField];
+    if (version === undefined || image.variant !== variant) return false;
+    return use.version ? compare(version, use.version) === 0 : use.specifier === '' || satisfies(version, use.specifier);
+  });
+  if (releaseImages.length === 0 || releaseImages.some((image) => image.python !== null && request.pythonAdmits.includes(image.python))) return describe(use);
+  const shipped = [...new Set(releaseImages.map((image) => image.python ?? 'an unknown Python'))].join(' or ');
+  return `${describe(use)} with Python ${request.pythonAdmits.join(' or ')} (its images ship ${shipped})`;
 }
 
 function cudaFallback(

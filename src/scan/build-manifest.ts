@@ -137,7 +137,7 @@ export function buildManifest(snapshot: ProjectSnapshot, parser: PythonParser, c
    * What the project installs and the base image for it, read for one Python version: the
    * requirements' markers depend on it, and the base image on those.
    */
-  function readDependencies(pythonVersion: string) {
+  function readDependencies({ version: pythonVersion, admits: pythonAdmits }: Pick<PythonVersionChoice, 'version' | 'admits'>) {
     const noticed: Diagnostic[] = [];
     const environment = linuxImageEnvironment(pythonVersion);
 
@@ -174,7 +174,7 @@ export function buildManifest(snapshot: ProjectSnapshot, parser: PythonParser, c
       requirements: withoutApipod,
       indexUrls,
     });
-    const baseImage = chooseBaseImage({ frameworks, pythonVersion }, catalog);
+    const baseImage = chooseBaseImage({ frameworks, pythonVersion, pythonAdmits }, catalog);
     for (const { source, message } of baseImageWarnings(frameworks, baseImage, catalog)) noticed.push({ ...locationOf(source), message });
     if (frameworks.rocm && frameworks.frameworks.pytorch) {
       noticed.push({
@@ -187,41 +187,35 @@ export function buildManifest(snapshot: ProjectSnapshot, parser: PythonParser, c
 }
 
 /**
- * The image's Python, from what the project states: moved, within what it allows, to one
- * that its version-bound requirements install into (a wheel URL for cp310, a pinned release
- * with wheels for some Pythons only), then to the base image's own Python when the project
- * allows that one too, which spares the image a second interpreter and a second copy of its
- * packages (torch among them). The dependencies are read again for each version they move to:
- * markers depend on it, and the base image on those.
+ * The image's Python, from what the project states: narrowed, within what it allows, to the
+ * Pythons its version-bound requirements install into (a wheel URL for cp310, a pinned release
+ * with wheels for some Pythons only), and moved to one of those when the stated one is not;
+ * then to the base image's own Python, which the base image is chosen among those allowed to
+ * have, so that the image carries no second interpreter and no second copy of its packages
+ * (torch among them). The dependencies are read again for each change: markers depend on the
+ * version, and the base image on those and on the Pythons allowed.
  */
 function settlePython<D extends { installed: LocatedRequirement[]; baseImage: { python: string | null } }>(
   stated: PythonVersionChoice,
-  readDependencies: (pythonVersion: string) => D,
+  readDependencies: (python: Pick<PythonVersionChoice, 'version' | 'admits'>) => D,
 ): { python: PythonVersionChoice; dependencies: D } {
   let python = stated;
-  let dependencies = readDependencies(python.version);
+  let dependencies = readDependencies(python);
   const needs = pythonNeeds(dependencies.installed);
   const fitting = python.admits.filter((version) => needs.every((need) => need.versions.includes(version)));
   if (fitting.length > 0 && fitting.length < python.admits.length) {
-    const excluding = needs.find((need) => !need.versions.includes(python.version));
-    if (excluding === undefined) {
-      python = { ...python, admits: fitting };
-    } else {
-      python = { ...python, version: fitting[0] as string, source: withReason(python.source, excluding), admits: fitting };
-      dependencies = readDependencies(python.version);
-    }
+    // Named in the source when it moved the version or kept out the base image's Python.
+    const passedOver = [python.version, dependencies.baseImage.python].find((version) => version !== null && !fitting.includes(version));
+    const narrowing = needs.find((need) => passedOver !== undefined && passedOver !== null && !need.versions.includes(passedOver));
+    const version = fitting.includes(python.version) ? python.version : (fitting[0] as string);
+    python = { ...python, version, source: narrowing === undefined ? python.source : withReason(python.source, narrowing), admits: fitting };
+    dependencies = readDependencies(python);
   }
   const basePython = dependencies.baseImage.python;
-  if (basePython !== null && basePython !== python.version) {
-    if (python.admits.includes(basePython)) {
-      const source = python.source === 'default' ? 'base image' : `${python.source}; the base image's Python`;
-      python = { ...python, version: basePython, source };
-      dependencies = readDependencies(basePython);
-    } else {
-      // Say why the base image's own Python was passed over, when nothing else does.
-      const keeping = needs.find((need) => !need.versions.includes(basePython));
-      if (keeping !== undefined && python.source === 'default') python = { ...python, source: withReason('default', keeping) };
-    }
+  if (basePython !== null && basePython !== python.version && python.admits.includes(basePython)) {
+    const source = python.source === 'default' ? 'base image' : `${python.source}; the base image's Python`;
+    python = { ...python, version: basePython, source };
+    dependencies = readDependencies(python);
   }
   return { python, dependencies };
 }

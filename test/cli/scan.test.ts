@@ -229,6 +229,34 @@ describe('svc scan', () => {
     expect([named.python_version, named.python_version_source]).toEqual(['3.10', '.python-version']);
   });
 
+  it("takes a PyTorch image of the Python .python-version names, so pip installs no second torch beside the image's", async () => {
+    const project = copyProject(join(EXAMPLES, 'hello'));
+    writeFileSync(join(project, 'requirements.txt'), 'torch>=1.7\ntorchaudio\n');
+    writeFileSync(join(project, '.python-version'), '3.10\n');
+    const manifest = JSON.parse((await runSvc(['scan', project, '--json'])).stdout).manifest;
+    expect([manifest.python_version, manifest.base_image.image, manifest.base_image.python]).toEqual([
+      '3.10',
+      'pytorch/pytorch:2.3.1-cuda12.1-cudnn8-runtime',
+      '3.10',
+    ]);
+    writeFileSync(join(project, '.python-version'), '3.12\n');
+    const noImage = JSON.parse((await runSvc(['scan', project, '--json'])).stdout).manifest;
+    expect(noImage.base_image.image).toMatch(/^nvidia\/cuda:/);
+    expect(noImage.base_image.reason).toContain('no PyTorch image for torch>=1.7 with Python 3.12 (its images ship 3.10 or 3.11); torch installs from the requirements');
+  });
+
+  it('takes the TensorFlow image with its own Python, so the image holds one TensorFlow', async () => {
+    const project = copyProject(join(EXAMPLES, 'hello'));
+    writeFileSync(join(project, 'requirements.txt'), 'tensorflow>=1.9.0\n');
+    const manifest = JSON.parse((await runSvc(['scan', project, '--json'])).stdout).manifest;
+    expect([manifest.python_version, manifest.python_version_source, manifest.base_image.image, manifest.base_image.python]).toEqual([
+      '3.11',
+      'base image',
+      'tensorflow/tensorflow:2.18.0-gpu',
+      '3.11',
+    ]);
+  });
+
   it('says when pyproject.toml builds a package that nothing installs into the image', async () => {
     const project = copyProject(join(EXAMPLES, 'hello'));
     const pyproject = '[build-system]\nrequires = ["setuptools"]\nbuild-backend = "setuptools.build_meta"\n\n[project]\nname = "textkit"\nversion = "0.1"\ndependencies = ["requests"]\n';

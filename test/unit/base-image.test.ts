@@ -16,15 +16,16 @@ function requirements(...lines: string[]): LocatedRequirement[] {
   });
 }
 
-function choose(lines: string[], options: { indexUrls?: string[]; python?: string } = {}) {
+function choose(lines: string[], options: { indexUrls?: string[]; python?: string; admits?: string[] } = {}) {
   const frameworks = detectFrameworks({ requirements: requirements(...lines), indexUrls: options.indexUrls ?? [] });
-  return chooseBaseImage({ frameworks, pythonVersion: options.python ?? '3.11' }, catalog);
+  const pythonVersion = options.python ?? '3.11';
+  return chooseBaseImage({ frameworks, pythonVersion, pythonAdmits: options.admits ?? [pythonVersion] }, catalog);
 }
 
 describe('CUDA users the chosen image does not fit', () => {
   function mismatches(lines: string[]) {
     const frameworks = detectFrameworks({ requirements: requirements(...lines), indexUrls: [] });
-    return baseImageWarnings(frameworks, chooseBaseImage({ frameworks, pythonVersion: '3.11' }, catalog), catalog);
+    return baseImageWarnings(frameworks, chooseBaseImage({ frameworks, pythonVersion: '3.11', pythonAdmits: ['3.11'] }, catalog), catalog);
   }
 
   it('names onnxruntime-gpu built for another CUDA than the image torch decided', () => {
@@ -81,11 +82,23 @@ describe('choosing the base image', () => {
     expect(choice.reason).toContain('PyTorch 2.4.1');
   });
 
-  it('keeps the PyTorch image when the project Python differs from the one the image ships', () => {
-    expect(choose(['torch==2.2.2'], { python: '3.12' })).toMatchObject({
-      image: 'pytorch/pytorch:2.2.2-cuda12.1-cudnn8-runtime',
-      python: '3.10',
-    });
+  it("takes no PyTorch image whose Python the project does not allow, which would leave pip installing a second torch", () => {
+    const pinned = choose(['torch==2.2.2'], { python: '3.12' });
+    expect(pinned).toMatchObject({ image: 'nvidia/cuda:12.1.1-cudnn8-runtime-ubuntu22.04', python: null });
+    expect(pinned.reason).toBe(
+      'no PyTorch image for torch==2.2.2 with Python 3.12 (its images ship 3.10); torch installs from the requirements: CUDA 12.1.1 with cuDNN 8',
+    );
+    // A range takes the newest release that has an image of an allowed Python.
+    expect(choose(['torch>=1.7'], { python: '3.10' }).image).toBe('pytorch/pytorch:2.3.1-cuda12.1-cudnn8-runtime');
+    expect(choose(['torch>=1.7'], { python: '3.10', admits: ['3.10', '3.11', '3.12', '3.13'] }).image).toBe('pytorch/pytorch:2.9.1-cuda12.8-cudnn9-runtime');
+  });
+
+  it('takes no TensorFlow image whose Python it does not know, or one the project does not allow', () => {
+    expect(choose(['tensorflow>=1.9.0'], { admits: ['3.10', '3.11', '3.12', '3.13'] })).toMatchObject({ image: 'tensorflow/tensorflow:2.18.0-gpu', python: '3.11' });
+    const unknownPython = choose(['tensorflow==2.15.0']);
+    expect(unknownPython).toMatchObject({ image: 'nvidia/cuda:12.2.2-cudnn8-runtime-ubuntu22.04' });
+    expect(unknownPython.reason).toContain('no TensorFlow GPU image for tensorflow==2.15.0 with Python 3.11 (its images ship an unknown Python)');
+    expect(choose(['tensorflow==2.13.0'], { python: '3.10' }).image).toBe('nvidia/cuda:11.8.0-cudnn8-runtime-ubuntu22.04');
   });
 
   it('takes the CUDA release from a +cu local version', () => {
@@ -127,9 +140,9 @@ describe('choosing the base image', () => {
   });
 
   it('uses the TensorFlow GPU image of a pinned tensorflow', () => {
-    const choice = choose(['tensorflow==2.15.0']);
-    expect(choice).toMatchObject({ image: 'tensorflow/tensorflow:2.15.0-gpu', variant: 'runtime', cuda: '12.2' });
-    expect(choice.reason).toContain('TensorFlow 2.15.0 GPU');
+    const choice = choose(['tensorflow==2.16.1']);
+    expect(choice).toMatchObject({ image: 'tensorflow/tensorflow:2.16.1-gpu', variant: 'runtime', cuda: '12.3', python: '3.11' });
+    expect(choice.reason).toContain('TensorFlow 2.16.1 GPU');
   });
 
   it('falls back to a CUDA devel image of the TensorFlow release when a compiler is needed', () => {
@@ -149,7 +162,7 @@ describe('choosing the base image', () => {
   it('warns when it cannot know the CUDA of the TensorFlow pip installs, rather than take the newest silently', () => {
     const warnings = (lines: string[]) => {
       const frameworks = detectFrameworks({ requirements: requirements(...lines), indexUrls: [] });
-      return baseImageWarnings(frameworks, chooseBaseImage({ frameworks, pythonVersion: '3.10' }, catalog), catalog).map((warning) => warning.message);
+      return baseImageWarnings(frameworks, chooseBaseImage({ frameworks, pythonVersion: '3.10', pythonAdmits: ['3.10'] }, catalog), catalog).map((warning) => warning.message);
     };
     expect(warnings(['tensorflow==2.21.0'])).toEqual([
       'tensorflow==2.21.0: svc knows the CUDA TensorFlow was built for only for releases 2.4 to 2.18, so the image\'s CUDA 12.9.1 is a guess, ' +
