@@ -1,3 +1,4 @@
+import { compare } from '@renovatebot/pep440';
 import { pinnedVersion } from './pep508.js';
 import { SUPPORTED_PYTHON_VERSIONS } from './python-version.js';
 import releasePythons from './release-pythons.json' with { type: 'json' };
@@ -9,6 +10,8 @@ import type { LocatedRequirement } from './requirements.js';
  * for a single CPython (`cp310-cp310`) installs only there; `abi3` and `py3` wheels are not
  * bound to one version, so they say nothing.
  */
+const RELEASES = releasePythons as unknown as Record<string, { sdist: boolean; except: string[]; wheels: Record<string, string[]> } | undefined>;
+
 const VERSION_BOUND_WHEEL = /-cp3(\d+)-cp3\1[a-z]*-[^-/]+\.whl$/i;
 
 /** The CPython versions a requirement can be installed into, where that is narrower than any. */
@@ -25,7 +28,8 @@ export interface PythonNeed {
 /**
  * What the requirements ask of the image's Python: a wheel URL built for one CPython, or a
  * pinned release of a package whose releases publish wheels for some Pythons only
- * (src/scan/release-pythons.json, read off PyPI).
+ * (src/scan/release-pythons.json, read off PyPI). On another Python pip finds nothing to
+ * install, or builds the release from source, which svc cannot tell will work: wheels decide.
  */
 export function pythonNeeds(requirements: readonly LocatedRequirement[]): PythonNeed[] {
   return requirements.flatMap((requirement) => {
@@ -58,21 +62,37 @@ function wheelNeed(requirement: LocatedRequirement, version: string): PythonNeed
 }
 
 function releaseNeed(requirement: LocatedRequirement): PythonNeed | null {
-  const lines = (releasePythons as unknown as Record<string, Record<string, string[]> | undefined>)[requirement.key];
   const version = pinnedVersion(requirement.specifier);
-  if (lines === undefined || version === null) return null;
-  const line = version.split('.').slice(0, 2).join('.');
-  const versions = lines[line];
-  if (versions === undefined || versions.length === 0) return null;
+  const release = version === null ? null : releaseFiles(requirement.key, version);
+  if (release === null || release.pythons.length === 0) return null;
+  const { pythons: versions, sdist } = release;
+  const name = `${requirement.key} ${release.version}`;
   const range = versions.length === 1 ? versions[0] : `${versions[0]} to ${versions.at(-1)}`;
   return {
     requirement,
     versions,
-    reason: `${requirement.key} ${line} has wheels for Python ${range}`,
+    reason: `${name} has wheels for Python ${range}`,
     mismatch: (python) => {
       const usable = versions.filter((candidate) => (SUPPORTED_PYTHON_VERSIONS as readonly string[]).includes(candidate)).at(-1);
       const instead = usable === undefined ? '' : `, or ask for Python ${usable}`;
-      return `${requirement.key} ${line} publishes wheels for Python ${range}, not ${python}: pip will find none to install; pin a release for ${python}${instead}`;
+      const outcome = sdist
+        ? 'pip will build it from its source distribution, which may need a compiler or Rust, or refuse that Python'
+        : 'pip will find none to install';
+      return `${name} publishes wheels for Python ${range}, not ${python}: ${outcome}; pin a release with wheels for ${python}${instead}`;
     },
   };
+}
+
+/** What one release publishes (src/scan/release-pythons.json): its wheels' Pythons and whether it has a source distribution. */
+export function releaseFiles(key: string, version: string): { version: string; pythons: string[]; sdist: boolean } | null {
+  const entry = RELEASES[key];
+  if (entry === undefined) return null;
+  const listed = Object.keys(entry.wheels).find((candidate) => compare(candidate, version) === 0);
+  if (listed === undefined) return null;
+  return { version: listed, pythons: entry.wheels[listed] as string[], sdist: entry.sdist !== entry.except.includes(listed) };
+}
+
+/** The releases of a package the table lists, oldest first, for pip's choice among them. */
+export function listedReleases(key: string): string[] {
+  return Object.keys(RELEASES[key]?.wheels ?? {});
 }

@@ -257,6 +257,23 @@ describe('svc scan', () => {
     ]);
   });
 
+  it('keeps to a Python that pinned requirements have wheels for when the project names none, and warns when it names another', async () => {
+    const project = copyProject(join(EXAMPLES, 'hello'));
+    writeFileSync(join(project, 'requirements.txt'), 'torch>=1.7\nnumba==0.56.4;python_version>="3.9"\n');
+    const chosen = JSON.parse((await runSvc(['scan', project, '--json'])).stdout).manifest;
+    expect([chosen.python_version, chosen.python_version_source, chosen.base_image.image]).toEqual([
+      '3.10',
+      'requirements.txt:2, numba 0.56.4 has wheels for Python 3.8 to 3.10',
+      'pytorch/pytorch:2.3.1-cuda12.1-cudnn8-runtime',
+    ]);
+    writeFileSync(join(project, '.python-version'), '3.11\n');
+    const stated = await runSvc(['scan', project]);
+    expect(stated.stderr).toContain(
+      'warning: requirements.txt:2: numba 0.56.4 publishes wheels for Python 3.8 to 3.10, not 3.11: pip will build it from its source distribution, ' +
+        'which may need a compiler or Rust, or refuse that Python; pin a release with wheels for 3.11, or ask for Python 3.10 (Python 3.11 from .python-version)',
+    );
+  });
+
   it('says when pyproject.toml builds a package that nothing installs into the image', async () => {
     const project = copyProject(join(EXAMPLES, 'hello'));
     const pyproject = '[build-system]\nrequires = ["setuptools"]\nbuild-backend = "setuptools.build_meta"\n\n[project]\nname = "textkit"\nversion = "0.1"\ndependencies = ["requests"]\n';

@@ -34,14 +34,28 @@ describe('the Pythons a requirement can be installed into', () => {
   it("reads a pinned release's Pythons from PyPI's wheels, and says what pip does on another", () => {
     const [torch] = pythonNeeds([located('torch==2.1.2')]);
     expect(torch?.versions).toEqual(['3.8', '3.9', '3.10', '3.11']);
-    expect(torch?.reason).toBe('torch 2.1 has wheels for Python 3.8 to 3.11');
+    expect(torch?.reason).toBe('torch 2.1.2 has wheels for Python 3.8 to 3.11');
     expect(torch?.mismatch('3.13')).toBe(
-      'torch 2.1 publishes wheels for Python 3.8 to 3.11, not 3.13: pip will find none to install; pin a release for 3.13, or ask for Python 3.11',
+      'torch 2.1.2 publishes wheels for Python 3.8 to 3.11, not 3.13: pip will find none to install; pin a release with wheels for 3.13, or ask for Python 3.11',
     );
     expect(pythonNeeds([located('onnxruntime-gpu==1.26.0')])[0]?.versions).toEqual(['3.11', '3.12', '3.13', '3.14']);
   });
 
+  it('knows the old pins of compiled packages that install from wheels on Python 3.10 at most, and that pip would build them from source', () => {
+    const needs = pythonNeeds([located('numba==0.56.4'), located('tokenizers==0.12.1'), located('scikit-image==0.19.3'), located('numpy==1.26.4')]);
+    expect(needs.map((need) => [need.requirement.key, need.versions.at(-1)])).toEqual([
+      ['numba', '3.10'],
+      ['tokenizers', '3.10'],
+      ['scikit-image', '3.10'],
+      ['numpy', '3.12'],
+    ]);
+    expect(needs[0]?.mismatch('3.11')).toBe(
+      'numba 0.56.4 publishes wheels for Python 3.8 to 3.10, not 3.11: pip will build it from its source distribution, which may need a compiler or Rust, ' +
+        'or refuse that Python; pin a release with wheels for 3.11, or ask for Python 3.10',
+    );
+  });
+
   it('leaves ranges, unpinned requirements and packages it has no table for to pip', () => {
-    expect(pythonNeeds([located('torch>=2.1,<2.3'), located('tensorflow'), located('numpy==1.26.4')])).toEqual([]);
+    expect(pythonNeeds([located('torch>=2.1,<2.3'), located('tensorflow'), located('fastapi==0.112.4')])).toEqual([]);
   });
 });
