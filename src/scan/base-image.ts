@@ -1,11 +1,13 @@
 import { compare, satisfies, valid } from '@renovatebot/pep440';
 import type { FrameworkReport, FrameworkUse } from './frameworks.js';
+import { meetsConstraints, newestPypiTorch, pypiTorchCuda, type TorchConstraint } from './torch-requirements.js';
 
 /** The shape of src/build/base-images.json. */
 export interface BaseImageCatalog {
   pytorch: { images: FrameworkImage[]; cudaByRelease: Record<string, string[] | string> };
   tensorflow: { images: FrameworkImage[]; cudaByRelease: Record<string, { cuda: string; cudnn: string } | string> };
-  cuda: { images: CudaImage[] };
+  /** defaultMajor: the CUDA major taken when nothing asks for one (a newer one needs a newer driver). */
+  cuda: { images: CudaImage[]; defaultMajor: string };
   onnxruntime: { cudaByVersion: Array<{ versions: string; cuda: string; cudnn: string }> };
   python: { images: Array<{ image: string; python: string }> };
 }
@@ -60,16 +62,20 @@ export function chooseBaseImage(request: BaseImageRequest, catalog: BaseImageCat
       : '';
   const { pytorch, tensorflow, onnx } = report.frameworks;
 
-  if (pytorch && report.cudaPackages.includes('torch') && report.nightlyTorch) {
+  if (pytorch && report.torch?.cuda && report.nightlyTorch) {
     return cudaFallback(catalog, variant, report.requestedCuda ? [report.requestedCuda] : [], null,
       "torch from PyTorch's nightly index, which a PyTorch image's own torch would keep out", variantNote);
   }
-  if (pytorch && report.cudaPackages.includes('torch')) {
-    const image = pickFrameworkImage(catalog.pytorch.images, 'torch', pytorch, variant, request, report.requestedCuda);
-    if (image) return fromCatalog(image, `PyTorch ${image.torch} (${describe(pytorch)}) with CUDA ${image.cuda}${variantNote}`);
-    const cudas = cudaList(catalog.pytorch.cudaByRelease[minorOf(pytorch.version ?? '')]);
-    return cudaFallback(catalog, variant, report.requestedCuda ? [report.requestedCuda] : cudas, null,
-      `no PyTorch image for ${noImageFor(catalog.pytorch.images, 'torch', pytorch, variant, request)}; torch installs from the requirements`, variantNote);
+  if (pytorch && report.torch?.cuda) {
+    const { constraints } = report.torch;
+    const image = pickFrameworkImage(catalog.pytorch.images, 'torch', pytorch, variant, request, report.requestedCuda, constraints);
+    if (image) return fromCatalog(image, `PyTorch ${image.torch} (${describeTorch(pytorch, constraints, catalog.pytorch.images)}) with CUDA ${image.cuda}${variantNote}`);
+    const installed = pipTorch(report, request.pythonVersion, catalog);
+    const cuda = installed?.cuda ?? report.requestedCuda;
+    const cudas = cuda ? [cuda] : cudaList(catalog.pytorch.cudaByRelease[minorOf(pytorch.version ?? '')]);
+    const what = installed ? `torch ${installed.release}${installed.cuda ? `, built for CUDA ${installed.cuda},` : ''}` : 'torch';
+    return cudaFallback(catalog, variant, cudas, null,
+      `no PyTorch image for ${noImageFor(catalog.pytorch.images, 'torch', pytorch, variant, request, constraints)}; ${what} installs from the requirements`, variantNote);
   }
   const tensorflowNeedsCuda = tensorflow !== undefined && ['tensorflow', 'tensorflow-gpu'].some((key) => report.cudaPackages.includes(key));
   if (tensorflow && tensorflowNeedsCuda && variant === 'runtime') {
@@ -101,8 +107,39 @@ export function chooseBaseImage(request: BaseImageRequest, catalog: BaseImageCat
  * What the chosen image may not give the requirements, each at the requirement (`file:line`):
  * the CUDA a framework was built for, where svc could not match it.
  */
-export function baseImageWarnings(report: FrameworkReport, choice: BaseImageChoice, catalog: BaseImageCatalog): Array<{ source: string; message: string }> {
-  return [...onnxRuntimeMismatch(report, choice, catalog), ...tensorflowUnknownCuda(report, choice, catalog)];
+export function baseImageWarnings(
+  report: FrameworkReport,
+  choice: BaseImageChoice,
+  catalog: BaseImageCatalog,
+  python: string,
+): Array<{ source: string; message: string }> {
+  return [...onnxRuntimeMismatch(report, choice, catalog), ...tensorflowUnknownCuda(report, choice, catalog), ...pypiTorchCuda13(report, choice, catalog, python)];
+}
+
+/**
+ * torch from PyPI, where the image carries none: from 2.11 on its wheels are CUDA 13 builds,
+ * which need NVIDIA driver 580 or newer, whatever CUDA the image has; and an --extra-index-url
+ * of an older CUDA does not keep pip from taking them.
+ */
+function pypiTorchCuda13(report: FrameworkReport, choice: BaseImageChoice, catalog: BaseImageCatalog, python: string): Array<{ source: string; message: string }> {
+  const pytorch = report.frameworks.pytorch;
+  if (!pytorch || !report.torch?.cuda || report.nightlyTorch || catalog.pytorch.images.some((image) => image.image === choice.image)) return [];
+  const installed = pipTorch(report, python, catalog);
+  if (installed === null) return [];
+  const cuda13 = installed.cuda !== null && Number(majorOf(installed.cuda)) >= 13;
+  if (!cuda13 && installed.overshadows === null) return [];
+  const which = pytorch.version
+    ? `torch ${installed.release} from PyPI`
+    : `${describeTorch(pytorch, [])}: pip takes PyPI's newest torch for Python ${python}, ${installed.release} (as of svc's table)`;
+  const notIndex = installed.overshadows === null
+    ? ''
+    : `, not a build from the --extra-index-url for CUDA ${installed.overshadows}, which has none as new (pip takes the newest release of any index)`;
+  const built = installed.cuda === null ? '' : `${pytorch.version ? '' : '; it'} is built for CUDA ${installed.cuda}`;
+  const driver = cuda13 ? ' and needs NVIDIA driver 580 or newer on the host, else torch.cuda.is_available() is false' : '';
+  const fix = installed.overshadows === null
+    ? 'pin torch<2.11 for a CUDA 12 build, or install it from https://download.pytorch.org/whl/cu128 with --index-url'
+    : `pin torch to a release that index has (==X+cu${installed.overshadows.replace('.', '')}), or make it the --index-url`;
+  return [{ source: pytorch.source, message: `${which}${notIndex}${built}${driver}: ${fix}` }];
 }
 
 /**
@@ -150,10 +187,12 @@ function pickFrameworkImage(
   variant: Variant,
   request: BaseImageRequest,
   requestedCuda: string | null,
+  constraints: readonly TorchConstraint[] = [],
 ): FrameworkImage | null {
   const matching = images.filter((image) => {
     const version = image[versionField];
     if (image.variant !== variant || version === undefined) return false;
+    if (!meetsConstraints(version, constraints)) return false;
     if (image.python === null || !request.pythonAdmits.includes(image.python)) return false;
     // Another CUDA build of the same torch would satisfy pip's `torch==X` and quietly
     // replace the CUDA the user asked for, so no image is better than the wrong one.
@@ -166,15 +205,61 @@ function pickFrameworkImage(
 }
 
 /** Why no PyTorch or TensorFlow image fits: none of the release, or none of a Python the project allows. */
-function noImageFor(images: FrameworkImage[], versionField: 'torch' | 'tensorflow', use: FrameworkUse, variant: Variant, request: BaseImageRequest): string {
+function noImageFor(
+  images: FrameworkImage[],
+  versionField: 'torch' | 'tensorflow',
+  use: FrameworkUse,
+  variant: Variant,
+  request: BaseImageRequest,
+  constraints: readonly TorchConstraint[] = [],
+): string {
+  const wanted = versionField === 'torch' ? describeTorch(use, constraints, images) : describe(use);
   const releaseImages = images.filter((image) => {
     const version = image[versionField];
-    if (version === undefined || image.variant !== variant) return false;
+    if (version === undefined || image.variant !== variant || !meetsConstraints(version, constraints)) return false;
     return use.version ? compare(version, use.version) === 0 : use.specifier === '' || satisfies(version, use.specifier);
   });
-  if (releaseImages.length === 0 || releaseImages.some((image) => image.python !== null && request.pythonAdmits.includes(image.python))) return describe(use);
+  if (releaseImages.length === 0 || releaseImages.some((image) => image.python !== null && request.pythonAdmits.includes(image.python))) return wanted;
   const shipped = [...new Set(releaseImages.map((image) => image.python ?? 'an unknown Python'))].join(' or ');
-  return `${describe(use)} with Python ${request.pythonAdmits.join(' or ')} (its images ship ${shipped})`;
+  return `${wanted} with Python ${request.pythonAdmits.join(' or ')} (its images ship ${shipped})`;
+}
+
+/**
+ * The torch pip installs from PyPI where no PyTorch image carries it: the pinned release, else
+ * PyPI's newest that the constraints and the Python allow (as of svc's table), with the CUDA it
+ * is built for. `overshadows` is the CUDA of an --extra-index-url that pip passes over, since
+ * it takes the newest release of any index and that index stopped before (cu124: torch 2.6).
+ */
+export function pipTorch(report: FrameworkReport, python: string, catalog: BaseImageCatalog): { release: string; cuda: string | null; overshadows: string | null } | null {
+  const pytorch = report.frameworks.pytorch;
+  if (!pytorch || !report.torch?.fromPypi) return null;
+  const release = pytorch.version ?? newestPypiTorch(pytorch.specifier, report.torch.constraints, python);
+  if (release === null) return null;
+  const requested = report.requestedCuda;
+  if (requested === null) return { release, cuda: pypiTorchCuda(release), overshadows: null };
+  // A pin matches the index's +cuXYZ build, which pip ranks above PyPI's of the same version.
+  if (pytorch.version !== null) return null;
+  const minors = Object.entries(catalog.pytorch.cudaByRelease).flatMap(([minor, cudas]) => (Array.isArray(cudas) ? [{ minor, cudas }] : []));
+  const lastWith = minors.filter(({ cudas }) => cudas.includes(requested)).map(({ minor }) => minor).sort((a, b) => compare(`${a}.0`, `${b}.0`)).at(-1);
+  const stopped = lastWith !== undefined && minors.some(({ minor }) => compare(`${minor}.0`, `${lastWith}.0`) > 0);
+  if (!stopped || compare(minorOf(release), lastWith) <= 0) return null;
+  return { release, cuda: pypiTorchCuda(release), overshadows: requested };
+}
+
+/**
+ * `torch unpinned; torchaudio==2.5.1 needs torch==2.5.1`, or `torch through lightning` when the
+ * project never names torch; of the constraints, those that rule out a catalogued release the
+ * torch line allows, which are the ones that decided.
+ */
+function describeTorch(use: FrameworkUse, constraints: readonly TorchConstraint[], images: readonly FrameworkImage[] = []): string {
+  const own = use.package === 'torch' ? describe(use) : `torch through ${use.package}`;
+  const allowed = images.flatMap((image) => {
+    const torch = image.torch;
+    if (torch === undefined) return [];
+    return (use.version ? compare(torch, use.version) === 0 : use.specifier === '' || satisfies(torch, use.specifier)) ? [torch] : [];
+  });
+  const deciding = constraints.filter((constraint) => allowed.some((torch) => !meetsConstraints(torch, [constraint])));
+  return [own, ...deciding.map((constraint) => constraint.because)].join('; ');
 }
 
 function cudaFallback(
@@ -186,7 +271,8 @@ function cudaFallback(
   variantNote: string,
 ): BaseImageChoice {
   const images = catalog.cuda.images.filter((image) => image.variant === variant);
-  const fitting = images.filter(
+  const defaults = images.filter((image) => majorOf(image.cuda) === catalog.cuda.defaultMajor);
+  const fitting = (cudaVersions.length === 0 ? defaults : images).filter(
     (image) =>
       (cudaVersions.length === 0 || cudaVersions.some((wanted) => cudaMatches(image.cuda, wanted))) &&
       (cudnnMajor === null || image.cudnn === cudnnMajor),
@@ -195,7 +281,7 @@ function cudaFallback(
   const sameMajor = images.filter(
     (image) => cudaVersions.some((wanted) => majorOf(image.cuda) === majorOf(wanted)) && (cudnnMajor === null || image.cudnn === cudnnMajor),
   );
-  const pool = fitting.length ? fitting : sameMajor.length ? sameMajor : images;
+  const pool = fitting.length ? fitting : sameMajor.length ? sameMajor : defaults;
   const image = preferPythonThenNewestCuda(pool, null);
   if (!image) throw new Error(`the base-image catalog has no ${variant} CUDA image`);
   const settled = fitting.length

@@ -173,9 +173,10 @@ export function buildManifest(snapshot: ProjectSnapshot, parser: PythonParser, c
     const frameworks = detectFrameworks({
       requirements: withoutApipod,
       indexUrls,
+      indexUrl: requirementSet.indexUrl,
     });
     const baseImage = chooseBaseImage({ frameworks, pythonVersion, pythonAdmits }, catalog);
-    for (const { source, message } of baseImageWarnings(frameworks, baseImage, catalog)) noticed.push({ ...locationOf(source), message });
+    for (const { source, message } of baseImageWarnings(frameworks, baseImage, catalog, pythonVersion)) noticed.push({ ...locationOf(source), message });
     if (frameworks.rocm && frameworks.frameworks.pytorch) {
       noticed.push({
         ...locationOf(frameworks.frameworks.pytorch.source),

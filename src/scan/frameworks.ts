@@ -1,6 +1,7 @@
 import packages from './packages.json' with { type: 'json' };
 import { pinnedVersion } from './pep508.js';
 import type { LocatedRequirement } from './requirements.js';
+import { bringsTorch, torchDemand, type TorchDemand } from './torch-requirements.js';
 
 export type FrameworkName = keyof typeof packages.frameworks;
 export const FRAMEWORK_NAMES = Object.keys(packages.frameworks) as FrameworkName[];
@@ -33,6 +34,11 @@ export interface FrameworkReport {
   rocm: boolean;
   /** torch comes from PyTorch's nightly index: a PyTorch image's stable torch would satisfy pip instead. */
   nightlyTorch: boolean;
+  /**
+   * torch, when the image gets it, listed or through another requirement (lightning,
+   * sentence-transformers, a pinned torchaudio): what pins it, and whether it is a CUDA build.
+   */
+  torch: (TorchDemand & { cuda: boolean; fromPypi: boolean }) | null;
   /** Requirements that compile CUDA code at install time: the image needs nvcc (a devel variant). */
   compilerPackages: string[];
   systemPackages: string[];
@@ -42,19 +48,23 @@ export interface DependencySource {
   requirements: readonly LocatedRequirement[];
   /** Where pip looks for packages: the index URLs and the --find-links locations. */
   indexUrls: readonly string[];
+  /** `--index-url`, which replaces PyPI; null when PyPI is the index. */
+  indexUrl?: string | null;
 }
 
-export function detectFrameworks({ requirements, indexUrls }: DependencySource): FrameworkReport {
+export function detectFrameworks({ requirements, indexUrls, indexUrl = null }: DependencySource): FrameworkReport {
   const byKey = new Map<string, LocatedRequirement>();
   for (const requirement of requirements) {
     if (!byKey.has(requirement.key)) byKey.set(requirement.key, requirement);
   }
   const keys = [...byKey.keys()].sort();
 
+  const torchUsers = keys.filter((key) => key !== 'torch' && bringsTorch(key));
   const frameworks: FrameworkReport['frameworks'] = {};
   for (const name of FRAMEWORK_NAMES) {
     const { versionPackages, packages: members } = packages.frameworks[name];
-    const present = keys.filter((key) => members.includes(key));
+    // What installs torch makes the project a PyTorch one, whichever framework it also belongs to.
+    const present = keys.filter((key) => members.includes(key) || (name === 'pytorch' && torchUsers.includes(key)));
     if (present.length === 0) continue;
     const versioned = versionPackages.map((key) => byKey.get(key)).find((requirement) => requirement !== undefined);
     const deciding = versioned ?? (byKey.get(present[0] as string) as LocatedRequirement);
@@ -68,8 +78,13 @@ export function detectFrameworks({ requirements, indexUrls }: DependencySource):
     };
   }
 
-  const rocm = isRocmTorch(byKey.get('torch'), indexUrls);
-  const cudaPackages = keys.filter((key) => needsCuda(byKey.get(key) as LocatedRequirement, indexUrls, rocm));
+  const torch = byKey.get('torch');
+  const rocm = isRocmTorch(torch, indexUrls);
+  const torchCuda = (torch !== undefined || torchUsers.length > 0) && !isCpuTorch(torch, indexUrls) && !rocm;
+  // torch brought in by another requirement needs CUDA as a listed torch does; that requirement is why.
+  const cudaPackages = keys.filter(
+    (key) => needsCuda(byKey.get(key) as LocatedRequirement, indexUrls, rocm) || (torch === undefined && torchCuda && torchUsers.includes(key)),
+  );
   const requestedCuda = findRequestedCuda(byKey.get('torch'), indexUrls);
   const compilerPackages = keys.filter((key) => packages.cudaCompiler.packages.includes(key) && !isWheel(byKey.get(key) as LocatedRequirement));
   return {
@@ -79,6 +94,14 @@ export function detectFrameworks({ requirements, indexUrls }: DependencySource):
     requestedCuda,
     rocm,
     nightlyTorch: byKey.has('torch') && indexUrls.some((url) => new RegExp(packages.cuda.nightlyIndexUrlPattern).test(url)),
+    torch: torch === undefined && torchUsers.length === 0
+      ? null
+      : {
+          ...torchDemand([...byKey.values()], torch?.specifier ?? ''),
+          cuda: torchCuda,
+          // A URL, a +cu121 build or a replaced index brings torch from elsewhere than PyPI.
+          fromPypi: torch?.url == null && !/\+/.test(torch?.specifier ?? '') && (indexUrl === null || /^https?:\/\/(?:pypi\.org|pypi\.python\.org)\//.test(indexUrl)),
+        },
     compilerPackages,
     systemPackages: chooseSystemPackages(keys, requirements),
   };
@@ -88,12 +111,15 @@ function needsCuda(requirement: LocatedRequirement, indexUrls: readonly string[]
   const { key } = requirement;
   if (packages.cuda.cpuOnlyPackages.includes(key)) return false;
   if (!packages.cuda.packages.includes(key) && !packages.cudaCompiler.packages.includes(key)) return false;
-  if (key === 'torch') {
-    const cpuIndex = new RegExp(packages.cuda.cpuIndexUrlPattern);
-    const pinnedCpu = /\+cpu\b/.test(requirement.specifier) || /%2Bcpu|\+cpu/i.test(requirement.url ?? '');
-    if (pinnedCpu || rocmTorch || indexUrls.some((url) => cpuIndex.test(url))) return false;
-  }
+  if (key === 'torch' && (isCpuTorch(requirement, indexUrls) || rocmTorch)) return false;
   return true;
+}
+
+/** A CPU build of torch: a +cpu local version, or the PyTorch CPU index. */
+function isCpuTorch(torch: LocatedRequirement | undefined, indexUrls: readonly string[]): boolean {
+  const cpuIndex = new RegExp(packages.cuda.cpuIndexUrlPattern);
+  const pinnedCpu = torch !== undefined && (/\+cpu\b/.test(torch.specifier) || /%2Bcpu|\+cpu/i.test(torch.url ?? ''));
+  return pinnedCpu || indexUrls.some((url) => cpuIndex.test(url));
 }
 
 /** ROCm wheels of torch bring the ROCm runtime with them: the image needs no CUDA, and no NVIDIA one. */

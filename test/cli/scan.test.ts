@@ -241,8 +241,13 @@ describe('svc scan', () => {
     ]);
     writeFileSync(join(project, '.python-version'), '3.12\n');
     const noImage = JSON.parse((await runSvc(['scan', project, '--json'])).stdout).manifest;
-    expect(noImage.base_image.image).toMatch(/^nvidia\/cuda:/);
-    expect(noImage.base_image.reason).toContain('no PyTorch image for torch>=1.7 with Python 3.12 (its images ship 3.10 or 3.11); torch installs from the requirements');
+    // torch then comes from PyPI: its newest release is a CUDA 13 build, and the image and a warning say so.
+    expect(noImage.base_image).toMatchObject({ image: 'nvidia/cuda:13.0.1-cudnn-runtime-ubuntu22.04', cuda: '13.0.1' });
+    expect(noImage.base_image.reason).toContain('no PyTorch image for torch>=1.7 with Python 3.12 (its images ship 3.10 or 3.11); torch 2.15.0, built for CUDA 13.2, installs from the requirements');
+    expect(noImage.warnings).toContain(
+      "requirements.txt:1: torch>=1.7: pip takes PyPI's newest torch for Python 3.12, 2.15.0 (as of svc's table); it is built for CUDA 13.2 and needs NVIDIA driver 580 " +
+        'or newer on the host, else torch.cuda.is_available() is false: pin torch<2.11 for a CUDA 12 build, or install it from https://download.pytorch.org/whl/cu128 with --index-url',
+    );
   });
 
   it('takes the TensorFlow image with its own Python, so the image holds one TensorFlow', async () => {
@@ -272,6 +277,22 @@ describe('svc scan', () => {
       'warning: requirements.txt:2: numba 0.56.4 publishes wheels for Python 3.8 to 3.10, not 3.11: pip will build it from its source distribution, ' +
         'which may need a compiler or Rust, or refuse that Python; pin a release with wheels for 3.11, or ask for Python 3.10 (Python 3.11 from .python-version)',
     );
+  });
+
+  it('takes the PyTorch image whose torch a pinned torchaudio needs, and one for torch that sentence-transformers brings in', async () => {
+    const project = copyProject(join(EXAMPLES, 'hello'));
+    writeFileSync(join(project, 'requirements.txt'), 'torchaudio==2.5.1\ntorch\n');
+    const pinned = JSON.parse((await runSvc(['scan', project, '--json'])).stdout).manifest;
+    expect(pinned.base_image.image).toBe('pytorch/pytorch:2.5.1-cuda12.4-cudnn9-runtime');
+    expect(pinned.base_image.reason).toBe('PyTorch 2.5.1 (torch unpinned; torchaudio==2.5.1 needs torch==2.5.1) with CUDA 12.4');
+    writeFileSync(join(project, 'requirements.txt'), 'sentence-transformers\nfastapi\n');
+    const transitive = JSON.parse((await runSvc(['scan', project, '--json'])).stdout).manifest;
+    expect([transitive.pytorch, transitive.cuda, transitive.cuda_packages, transitive.base_image.image]).toEqual([
+      true,
+      true,
+      ['sentence-transformers'],
+      'pytorch/pytorch:2.9.1-cuda12.8-cudnn9-runtime',
+    ]);
   });
 
   it('says when pyproject.toml builds a package that nothing installs into the image', async () => {

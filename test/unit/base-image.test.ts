@@ -25,7 +25,7 @@ function choose(lines: string[], options: { indexUrls?: string[]; python?: strin
 describe('CUDA users the chosen image does not fit', () => {
   function mismatches(lines: string[]) {
     const frameworks = detectFrameworks({ requirements: requirements(...lines), indexUrls: [] });
-    return baseImageWarnings(frameworks, chooseBaseImage({ frameworks, pythonVersion: '3.11', pythonAdmits: ['3.11'] }, catalog), catalog);
+    return baseImageWarnings(frameworks, chooseBaseImage({ frameworks, pythonVersion: '3.11', pythonAdmits: ['3.11'] }, catalog), catalog, '3.11');
   }
 
   it('names onnxruntime-gpu built for another CUDA than the image torch decided', () => {
@@ -86,7 +86,7 @@ describe('choosing the base image', () => {
     const pinned = choose(['torch==2.2.2'], { python: '3.12' });
     expect(pinned).toMatchObject({ image: 'nvidia/cuda:12.1.1-cudnn8-runtime-ubuntu22.04', python: null });
     expect(pinned.reason).toBe(
-      'no PyTorch image for torch==2.2.2 with Python 3.12 (its images ship 3.10); torch installs from the requirements: CUDA 12.1.1 with cuDNN 8',
+      'no PyTorch image for torch==2.2.2 with Python 3.12 (its images ship 3.10); torch 2.2.2, built for CUDA 12.1, installs from the requirements: CUDA 12.1.1 with cuDNN 8',
     );
     // A range takes the newest release that has an image of an allowed Python.
     expect(choose(['torch>=1.7'], { python: '3.10' }).image).toBe('pytorch/pytorch:2.3.1-cuda12.1-cudnn8-runtime');
@@ -162,7 +162,7 @@ describe('choosing the base image', () => {
   it('warns when it cannot know the CUDA of the TensorFlow pip installs, rather than take the newest silently', () => {
     const warnings = (lines: string[]) => {
       const frameworks = detectFrameworks({ requirements: requirements(...lines), indexUrls: [] });
-      return baseImageWarnings(frameworks, chooseBaseImage({ frameworks, pythonVersion: '3.10', pythonAdmits: ['3.10'] }, catalog), catalog).map((warning) => warning.message);
+      return baseImageWarnings(frameworks, chooseBaseImage({ frameworks, pythonVersion: '3.10', pythonAdmits: ['3.10'] }, catalog), catalog, '3.10').map((warning) => warning.message);
     };
     expect(warnings(['tensorflow==2.21.0'])).toEqual([
       'tensorflow==2.21.0: svc knows the CUDA TensorFlow was built for only for releases 2.4 to 2.18, so the image\'s CUDA 12.9.1 is a guess, ' +
@@ -197,7 +197,7 @@ describe('choosing the base image', () => {
     const choice = choose(['torch==1.13.1']);
     expect(choice.image).toMatch(/^nvidia\/cuda:/);
     expect(choice.variant).toBe('runtime');
-    expect(choice.reason).toContain('no PyTorch image for torch==1.13.1; torch installs from the requirements');
+    expect(choice.reason).toContain('no PyTorch image for torch==1.13.1; torch 1.13.1 installs from the requirements');
   });
 
   it('keeps to the CUDA releases of the torch minor when only the patch release is missing', () => {
@@ -219,6 +219,66 @@ describe('choosing the base image', () => {
     expect(viaIndex).toMatchObject({ image: 'python:3.10-slim-bookworm', variant: 'slim', cuda: null });
     expect(viaIndex.reason).toBe('no GPU needed (torch without CUDA)');
     expect(choose(['torch==2.4.1+cpu']).image).toBe('python:3.11-slim-bookworm');
+  });
+});
+
+describe('torch the project does not pin, or never names', () => {
+  function warnings(lines: string[], options: { indexUrls?: string[]; python?: string } = {}) {
+    const frameworks = detectFrameworks({ requirements: requirements(...lines), indexUrls: options.indexUrls ?? [] });
+    const python = options.python ?? '3.11';
+    return baseImageWarnings(frameworks, chooseBaseImage({ frameworks, pythonVersion: python, pythonAdmits: [python] }, catalog), catalog, python).map(
+      (warning) => warning.message,
+    );
+  }
+
+  it('takes the PyTorch image whose torch a pinned torchaudio, torchvision or triton goes with, so pip keeps it', () => {
+    expect(choose(['torchaudio==2.5.1', 'torch'])).toMatchObject({
+      image: 'pytorch/pytorch:2.5.1-cuda12.4-cudnn9-runtime',
+      reason: 'PyTorch 2.5.1 (torch unpinned; torchaudio==2.5.1 needs torch==2.5.1) with CUDA 12.4',
+    });
+    expect(choose(['torch>=2.0.1', 'triton==2.0.0'], { python: '3.10' }).image).toBe('pytorch/pytorch:2.0.1-cuda11.7-cudnn8-runtime');
+  });
+
+  it('installs torch from the requirements on a CUDA image when the torch a pin needs has no image, rather than have pip replace an image torch', () => {
+    const choice = choose(['torch', 'torchvision==0.25.0'], { python: '3.10' });
+    expect(choice.image).toBe('nvidia/cuda:12.8.1-cudnn-runtime-ubuntu22.04');
+    expect(choice.reason).toBe(
+      'no PyTorch image for torch unpinned; torchvision==0.25.0 needs torch==2.10.0; torch 2.10.0, built for CUDA 12.8, installs from the requirements: CUDA 12.8.1 with cuDNN 9',
+    );
+  });
+
+  it('counts packages that require torch as torch users: the image is a CUDA one with torch, not a slim "no GPU needed" one', () => {
+    for (const user of ['lightning>=2.1.0', 'pytorch_lightning==1.9.4', 'sentence-transformers', 'ultralytics==8.3.40']) {
+      const frameworks = detectFrameworks({ requirements: requirements(user), indexUrls: [] });
+      expect(frameworks.cuda, user).toBe(true);
+      expect(frameworks.cudaPackages, user).toEqual([requirements(user)[0]?.key]);
+      expect(choose([user]).image, user).toBe('pytorch/pytorch:2.9.1-cuda12.8-cudnn9-runtime');
+    }
+    expect(choose(['lightning'], { indexUrls: ['https://download.pytorch.org/whl/cpu'] }).image).toBe('python:3.11-slim-bookworm');
+  });
+
+  it("says when pip installs a CUDA 13 torch from PyPI, which needs NVIDIA driver 580, and takes a CUDA 13 image for it", () => {
+    expect(choose(['torch==2.12.0'])).toMatchObject({ image: 'nvidia/cuda:13.0.1-cudnn-runtime-ubuntu22.04', cuda: '13.0.1' });
+    expect(warnings(['torch==2.12.0'])).toEqual([
+      'torch 2.12.0 from PyPI is built for CUDA 13.0 and needs NVIDIA driver 580 or newer on the host, else torch.cuda.is_available() is false: ' +
+        'pin torch<2.11 for a CUDA 12 build, or install it from https://download.pytorch.org/whl/cu128 with --index-url',
+    ]);
+    expect(warnings(['torch==2.9.1'])).toEqual([]);
+    expect(warnings(['torch==2.10.0'])).toEqual([]);
+  });
+
+  it('says when an --extra-index-url for an older CUDA loses to PyPI, whose newer torch pip takes', () => {
+    const index = ['https://download.pytorch.org/whl/cu124'];
+    // With an image of that CUDA, pip keeps the image's torch.
+    expect(choose(['torch', 'torchaudio'], { indexUrls: index }).image).toBe('pytorch/pytorch:2.6.0-cuda12.4-cudnn9-runtime');
+    expect(warnings(['torch'], { indexUrls: index })).toEqual([]);
+    // Without one (no image of Python 3.12), pip takes PyPI's newest.
+    expect(choose(['torch'], { indexUrls: index, python: '3.12' }).image).toBe('nvidia/cuda:13.0.1-cudnn-runtime-ubuntu22.04');
+    expect(warnings(['torch'], { indexUrls: index, python: '3.12' })).toEqual([
+      "torch unpinned: pip takes PyPI's newest torch for Python 3.12, 2.15.0 (as of svc's table), not a build from the --extra-index-url for CUDA 12.4, " +
+        'which has none as new (pip takes the newest release of any index); it is built for CUDA 13.2 and needs NVIDIA driver 580 or newer on the host, ' +
+        'else torch.cuda.is_available() is false: pin torch to a release that index has (==X+cu124), or make it the --index-url',
+    ]);
   });
 });
 

@@ -39,11 +39,14 @@ describe('detecting frameworks', () => {
     expect(versions('onnx==1.17.0', 'onnxruntime-gpu==1.20.1')).toEqual({ onnx: ['onnxruntime-gpu', '==1.20.1', '1.20.1'] });
     expect(versions('onnxruntime==1.17.0', 'onnxruntime-gpu==1.20.1')).toEqual({ onnx: ['onnxruntime-gpu', '==1.20.1', '1.20.1'] });
     expect(versions('keras==3.3.3', 'tensorflow-gpu==2.10.0')).toEqual({ tensorflow: ['tensorflow-gpu', '==2.10.0', '2.10.0'] });
-    expect(versions('sentence-transformers==3.0.1', 'transformers==4.44.0')).toEqual({ transformers: ['transformers', '==4.44.0', '4.44.0'] });
+    expect(versions('sentence-transformers==3.0.1', 'transformers==4.44.0')).toEqual({
+      pytorch: ['sentence-transformers', '', null],
+      transformers: ['transformers', '==4.44.0', '4.44.0'],
+    });
     // Without a version package, the framework is used but its version is not stated.
     expect(versions('onnx==1.17.0', 'torchvision==0.20.1', 'keras==3.3.3', 'sentence-transformers==3.0.1')).toEqual({
       onnx: ['onnx', '', null],
-      pytorch: ['torchvision', '', null],
+      pytorch: ['sentence-transformers', '', null],
       tensorflow: ['keras', '', null],
       transformers: ['sentence-transformers', '', null],
     });
@@ -129,6 +132,7 @@ describe('detecting frameworks', () => {
       requestedCuda: null,
       rocm: false,
       nightlyTorch: false,
+      torch: null,
       compilerPackages: [],
       systemPackages: ['ffmpeg', 'g++', 'gcc'],
     });
