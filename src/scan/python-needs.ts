@@ -1,7 +1,8 @@
-import { compare } from '@renovatebot/pep440';
+import { compare, satisfies } from '@renovatebot/pep440';
 import { pinnedVersion } from './pep508.js';
 import { SUPPORTED_PYTHON_VERSIONS } from './python-version.js';
 import releasePythons from './release-pythons.json' with { type: 'json' };
+import releaseRequirements from './release-requirements.json' with { type: 'json' };
 import type { Diagnostic } from './diagnostic.js';
 import type { LocatedRequirement } from './requirements.js';
 
@@ -11,6 +12,11 @@ import type { LocatedRequirement } from './requirements.js';
  * bound to one version, so they say nothing.
  */
 const RELEASES = releasePythons as unknown as Record<string, { sdist: boolean; except: string[]; wheels: Record<string, string[]> } | undefined>;
+
+/** What releases of some packages pin of a package with wheels for some Pythons only: tokenizers, for transformers. */
+const DEPENDENCY_PINS: Record<string, Record<string, Record<string, string>>> = { tokenizers: releaseRequirements.tokenizers };
+/** The Pythons release-pythons.json records, from 3.8 on. */
+const SUPPORTED_AND_OLDER = ['3.8', '3.9', '3.10', '3.11', '3.12', '3.13', '3.14'];
 
 const VERSION_BOUND_WHEEL = /-cp3(\d+)-cp3\1[a-z]*-[^-/]+\.whl$/i;
 
@@ -36,7 +42,9 @@ export function pythonNeeds(requirements: readonly LocatedRequirement[]): Python
     const wheel = boundWheelPython(requirement);
     if (wheel !== null) return [wheelNeed(requirement, wheel)];
     const release = releaseNeed(requirement);
-    return release === null ? [] : [release];
+    if (release !== null) return [release];
+    const dependency = dependencyNeed(requirement);
+    return dependency === null ? [] : [dependency];
   });
 }
 
@@ -81,6 +89,42 @@ function releaseNeed(requirement: LocatedRequirement): PythonNeed | null {
       return `${name} publishes wheels for Python ${range}, not ${python}: ${outcome}; pin a release with wheels for ${python}${instead}`;
     },
   };
+}
+
+/**
+ * A pinned release that pins a compiled dependency in turn (transformers 4.20.0 requires
+ * tokenizers<0.13, whose releases have wheels up to Python 3.10): the Pythons some release of
+ * that dependency the pin allows has wheels for (src/scan/release-requirements.json).
+ */
+function dependencyNeed(requirement: LocatedRequirement): PythonNeed | null {
+  const version = pinnedVersion(requirement.specifier);
+  if (version === null) return null;
+  for (const [dependency, byPackage] of Object.entries(DEPENDENCY_PINS)) {
+    const pins = byPackage[requirement.key];
+    const release = pins === undefined ? undefined : Object.keys(pins).find((candidate) => compare(candidate, version) === 0);
+    if (pins === undefined || release === undefined) continue;
+    const specifier = pins[release] as string;
+    const allowed = listedReleases(dependency).flatMap((candidate) => {
+      const files = satisfies(candidate, specifier) ? releaseFiles(dependency, candidate) : null;
+      return files === null ? [] : [files];
+    });
+    const versions = SUPPORTED_AND_OLDER.filter((python) => allowed.some((files) => files.pythons.includes(python)));
+    if (allowed.length === 0 || versions.length === 0 || versions.length === SUPPORTED_AND_OLDER.length) continue;
+    const sdist = allowed.some((files) => files.sdist);
+    const range = versions.length === 1 ? versions[0] : `${versions[0]} to ${versions.at(-1)}`;
+    const name = `${requirement.key} ${release}`;
+    const pinned = `${dependency}${specifier}`;
+    return {
+      requirement,
+      versions,
+      reason: `${name} needs ${pinned}, with wheels for Python ${range}`,
+      mismatch: (python) => {
+        const outcome = sdist ? 'pip will build it from source, which may need a compiler or Rust, or refuse that Python' : 'pip will find none to install';
+        return `${name} needs ${pinned}, which publishes wheels for Python ${range}, not ${python}: ${outcome}; pin a release for ${python}, or ask for Python ${versions.at(-1)}`;
+      },
+    };
+  }
+  return null;
 }
 
 /** What one release publishes (src/scan/release-pythons.json): its wheels' Pythons and whether it has a source distribution. */

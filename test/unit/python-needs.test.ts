@@ -55,6 +55,14 @@ describe('the Pythons a requirement can be installed into', () => {
     );
   });
 
+  it('follows a pinned transformers to the tokenizers it pins, whose wheels stop at Python 3.10 for transformers 4.20', () => {
+    const [need] = pythonNeeds([located('transformers==4.20.0')]);
+    expect(need?.versions).toEqual(['3.8', '3.9', '3.10']);
+    expect(need?.reason).toBe('transformers 4.20.0 needs tokenizers!=0.11.3,<0.13,>=0.11.1, with wheels for Python 3.8 to 3.10');
+    expect(need?.mismatch('3.11')).toContain('pip will build it from source, which may need a compiler or Rust');
+    expect(pythonNeeds([located('transformers==4.44.0')])[0]?.versions).toEqual(['3.8', '3.9', '3.10', '3.11', '3.12']);
+  });
+
   it('leaves ranges, unpinned requirements and packages it has no table for to pip', () => {
     expect(pythonNeeds([located('torch>=2.1,<2.3'), located('tensorflow'), located('fastapi==0.112.4')])).toEqual([]);
   });
