@@ -230,7 +230,7 @@ function noImageFor(
  * is built for. `overshadows` is the CUDA of an --extra-index-url that pip passes over, since
  * it takes the newest release of any index and that index stopped before (cu124: torch 2.6).
  */
-export function pipTorch(report: FrameworkReport, python: string, catalog: BaseImageCatalog): { release: string; cuda: string | null; overshadows: string | null } | null {
+function pipTorch(report: FrameworkReport, python: string, catalog: BaseImageCatalog): { release: string; cuda: string | null; overshadows: string | null } | null {
   const pytorch = report.frameworks.pytorch;
   if (!pytorch || !report.torch?.fromPypi) return null;
   const release = pytorch.version ?? newestPypiTorch(pytorch.specifier, report.torch.constraints, python);
@@ -331,7 +331,7 @@ function cudaMatches(imageCuda: string, wanted: string): boolean {
  * pinned one's minor, else the newest catalogued minor the specifier allows; null when the
  * specifier allows a release newer than the table knows (pip would take that one), or none.
  */
-export function tensorflowBuild(use: FrameworkUse, catalog: BaseImageCatalog): { release: string; cuda: string; cudnn: string } | null {
+function tensorflowBuild(use: FrameworkUse, catalog: BaseImageCatalog): { release: string; cuda: string; cudnn: string } | null {
   const known = Object.entries(catalog.tensorflow.cudaByRelease).flatMap(([release, entry]) =>
     typeof entry === 'object' ? [{ release, ...entry }] : [],
   );

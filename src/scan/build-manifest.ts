@@ -9,6 +9,7 @@ import { baseImageWarnings, chooseBaseImage, type BaseImageCatalog } from './bas
 import { formatDiagnostic, sortDiagnostics, type Diagnostic } from './diagnostic.js';
 import { droppedCudaWheels } from './dropped-cuda-wheels.js';
 import { detectFrameworks, FRAMEWORK_NAMES } from './frameworks.js';
+import { localPinsWithoutIndex } from './local-version-pins.js';
 import { MANIFEST_SCHEMA_VERSION, type Manifest, type ManifestRequirement } from './manifest.js';
 import { evaluateMarker, linuxImageEnvironment, type MarkerEnvironment } from './markers.js';
 import { findModelFiles } from './model-files.js';
@@ -19,7 +20,6 @@ import { pythonNeeds, unmetNeed, type PythonNeed } from './python-needs.js';
 import { readPyproject } from './pyproject.js';
 import type { PythonParser } from './python-parser.js';
 import { choosePythonVersion, type PythonVersionChoice } from './python-version.js';
-import { localPinsWithoutIndex } from './local-version-pins.js';
 import { outsideProjectWarning, readRequirements, type LocatedRequirement, type RequirementSet } from './requirements.js';
 import { readServiceFile, type AppDeclaration, type ServiceFile } from './service-file.js';
 
@@ -36,7 +36,6 @@ export interface ProjectSnapshot {
 }
 
 const REQUIREMENTS_FILE = 'requirements.txt';
-
 const PYPROJECT_FILE = 'pyproject.toml';
 
 export function buildManifest(snapshot: ProjectSnapshot, parser: PythonParser, catalog: BaseImageCatalog): Manifest {
