@@ -11,8 +11,6 @@ import type { LocatedRequirement } from './requirements.js';
  * sentence-transformers and the like install torch though the project never names it.
  */
 export interface TorchDemand {
-  /** Requirements other than torch that bring torch into the image, sorted by key. */
-  users: string[];
   /** Each a torch release set pip must pick from (the image's torch among them, or pip replaces it). */
   constraints: TorchConstraint[];
 }
@@ -59,7 +57,7 @@ export function torchDemand(requirements: readonly LocatedRequirement[], torchSp
       if (exact || SHIPPED_WITH_TORCH.has(requirement.key)) {
         if (requirement.specifier === '') continue;
         const anyOf = [...new Set(releases.map(([, torch]) => torch))];
-        pinned.push({ anyOf, because: `${requirement.name}${requirement.specifier} needs torch${anyOf.length === 1 ? anyOf[0] : ` ${anyOf.join(' or ')}`}`, source: requirement.source });
+        pinned.push({ anyOf, because: `${requirement.name}${requirement.specifier} needs torch${describeAnyOf(anyOf)}`, source: requirement.source });
       } else {
         loose.push({ requirement, releases: releases.sort(([a], [b]) => compare(b, a)) });
       }
@@ -79,7 +77,7 @@ export function torchDemand(requirements: readonly LocatedRequirement[], torchSp
     const [release, torch] = taken;
     constraints.push({ anyOf: [torch], because: `${requirement.name} ${release}, the newest release pip takes, needs torch${torch}`, source: requirement.source });
   }
-  return { users: users.map((requirement) => requirement.key).sort(), constraints };
+  return { constraints };
 }
 
 /** Whether a torch release satisfies every constraint. */
@@ -108,4 +106,11 @@ export function pypiTorchCuda(release: string): string | null {
 
 function someTorchRelease(specifiers: readonly string[]): boolean {
   return listedReleases('torch').some((release) => specifiers.every((specifier) => specifier === '' || satisfies(release, specifier)));
+}
+
+/** `==2.5.1`, or for the many torch releases a range of torchvision goes with, `2.0.0 to 2.14.0`. */
+function describeAnyOf(anyOf: readonly string[]): string {
+  if (anyOf.length === 1) return anyOf[0] as string;
+  const versions = anyOf.map((specifier) => specifier.replace(/^[<>=!~]+/, '').split(',')[0] as string).sort(compare);
+  return ` ${versions[0]} to ${versions.at(-1)}`;
 }
