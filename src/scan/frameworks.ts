@@ -100,7 +100,7 @@ export function detectFrameworks({ requirements, indexUrls, indexUrl = null }: D
           ...torchDemand([...byKey.values()], torch?.specifier ?? ''),
           cuda: torchCuda,
           // A URL, a +cu121 build or a replaced index brings torch from elsewhere than PyPI.
-          fromPypi: torch?.url == null && !/\+/.test(torch?.specifier ?? '') && (indexUrl === null || /^https?:\/\/(?:pypi\.org|pypi\.python\.org)\//.test(indexUrl)),
+          fromPypi: (torch?.url ?? null) === null && !/\+/.test(torch?.specifier ?? '') && (indexUrl === null || /^https?:\/\/(?:pypi\.org|pypi\.python\.org)\//.test(indexUrl)),
         },
     compilerPackages,
     systemPackages: chooseSystemPackages(keys, requirements),
