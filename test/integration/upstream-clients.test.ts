@@ -1,0 +1,35 @@
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { callWithRequests } from '../support/python-requests.js';
+import { postJson, startSvc, type RunningSvc } from '../support/server.js';
+import { REPO_ROOT } from '../support/svc.js';
+
+/** A service written for the apipod package, called as its users call it: Python's requests, curl's forms. */
+describe('clients of an apipod-package service against svc start', () => {
+  let server: RunningSvc;
+  beforeAll(async () => {
+    server = await startSvc([join(REPO_ROOT, 'test/fixtures/gateway/upstream_style.py')]);
+  });
+  afterAll(async () => {
+    await server.stop();
+  });
+
+  it('reads the booleans requests and HTML forms send (True, 1, on, yes), in forms and query strings', async () => {
+    const scalars = await callWithRequests({ url: `${server.url}/scalars`, data: { text: 'a', count: 2, ratio: 0.5, flag: true } });
+    expect(scalars).toEqual({ status: 200, body: { text: 'a', count: 2, ratio: 0.5, flag: true } });
+    for (const [word, value] of [['TRUE', true], ['1', true], ['on', true], ['yes', true], ['False', false], ['0', false], ['off', false]] as const) {
+      const form = await postJson(`${server.url}/scalars`, `text=a&count=1&flag=${word}`, { 'content-type': 'application/x-www-form-urlencoded' });
+      expect([word, form.body.flag]).toEqual([word, value]);
+      const query = await callWithRequests({ method: 'GET', url: `${server.url}/search`, params: { q: 'cats', exact: word } });
+      expect([word, query.body]).toEqual([word, { q: 'cats', exact: value }]);
+    }
+    const form = new FormData();
+    for (const [name, value] of [['text', 'a'], ['count', '1'], ['flag', 'Yes']] as const) form.append(name, value);
+    const multipart = await fetch(`${server.url}/scalars`, { method: 'POST', body: form });
+    expect(((await multipart.json()) as any).flag).toBe(true);
+    const word = await postJson(`${server.url}/scalars`, `text=a&count=1&flag=maybe`, { 'content-type': 'application/x-www-form-urlencoded' });
+    expect([word.status, word.body.error.detail]).toEqual([422, [{ field: 'flag', message: 'must be a boolean' }]]);
+    const json = await postJson(`${server.url}/scalars`, { text: 'a', count: 1, flag: 'yes' });
+    expect([json.status, json.body.error.detail]).toEqual([422, [{ field: 'flag', message: 'must be a boolean' }]]);
+  });
+});
