@@ -48,6 +48,8 @@ def input_schema(path: str, function: Callable, signature: EndpointSignature) ->
             if parameter.default is None and not allows_null(schema):
                 schema = {"anyOf": [schema, {"type": "null"}]}  # `x: str = None` takes null too
             add_default(schema, parameter.default)
+        elif parameter.is_none_when_left_out:
+            add_default(schema, None)
         else:
             required.append(parameter.name)
         properties[parameter.name] = schema

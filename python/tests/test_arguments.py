@@ -166,6 +166,12 @@ class BindArgumentsTest(unittest.TestCase):
             ...
         self.assertEqual(self.bind(endpoint, {"prompt": "cat"}), ([], {"prompt": "cat"}))
 
+    def test_an_optional_without_a_default_left_out_is_none(self):
+        def endpoint(prompt: str, seed: Optional[int], mask: Union[ImageFile, None], /, steps: "int | None", *, scale: Optional[float]):
+            ...
+        self.assertEqual(self.bind(endpoint, {"prompt": "cat"}), (["cat", None, None], {"steps": None, "scale": None}))
+        self.assertEqual(self.bind(endpoint, {"prompt": "cat", "seed": 3, "scale": 2})[1]["scale"], 2.0)
+
     def test_job_progress_is_supplied(self):
         progress = JobProgress()
 

@@ -91,9 +91,10 @@ class PrimitiveSchemaTest(unittest.TestCase):
         self.assertEqual(input_schema("/t", endpoint, read_signature("/t", endpoint))["properties"], {"value": {}})
 
     def test_optional_and_union_become_any_of(self):
-        self.assertEqual(parameter_schema(Optional[int]), {"anyOf": [{"type": "integer"}, {"type": "null"}]})
+        # Left out, an Optional gets None: its schema says so.
+        self.assertEqual(parameter_schema(Optional[int]), {"anyOf": [{"type": "integer"}, {"type": "null"}], "default": None})
         self.assertEqual(parameter_schema(Union[int, str]), {"anyOf": [{"type": "integer"}, {"type": "string"}]})
-        self.assertEqual(parameter_schema(int | None), {"anyOf": [{"type": "integer"}, {"type": "null"}]})
+        self.assertEqual(parameter_schema(int | None), {"anyOf": [{"type": "integer"}, {"type": "null"}], "default": None})
 
 
 class ContainerSchemaTest(unittest.TestCase):
@@ -222,6 +223,16 @@ class SignatureSchemaTest(unittest.TestCase):
     def test_a_none_default_allows_null(self):
         self.assertEqual(parameter_schema(str, None, has_default=True),
                          {"anyOf": [{"type": "string"}, {"type": "null"}], "default": None})
+
+    def test_an_optional_without_a_default_is_not_required_and_defaults_to_null(self):
+        def endpoint(prompt: str, seed: Optional[int], mask: "ImageFile | None", count: Annotated[Optional[int], "n"],
+                     anything: Any):
+            ...
+        schema = input_schema("/t", endpoint, read_signature("/t", endpoint))
+        self.assertEqual(schema["required"], ["prompt", "anything"])
+        self.assertEqual(schema["properties"]["seed"], {"anyOf": [{"type": "integer"}, {"type": "null"}], "default": None})
+        self.assertIsNone(schema["properties"]["mask"]["default"])
+        self.assertIsNone(schema["properties"]["count"]["default"])
 
     def test_job_progress_is_injected_and_absent_from_the_schema(self):
         def endpoint(prompt: str, tracker: JobProgress, maybe: Optional[JobProgress] = None, job_progress=None):

@@ -32,4 +32,13 @@ describe('clients of an apipod-package service against svc start', () => {
     const json = await postJson(`${server.url}/scalars`, { text: 'a', count: 1, flag: 'yes' });
     expect([json.status, json.body.error.detail]).toEqual([422, [{ field: 'flag', message: 'must be a boolean' }]]);
   });
+
+  it('lets an Optional parameter without a default be left out, giving it None, and says so in the schema', async () => {
+    const edit = await callWithRequests({ url: `${server.url}/edit`, data: { prompt: 'x' } });
+    expect(edit).toEqual({ status: 200, body: { prompt: 'x', mask: false, seed: null, guidance: 7.5 } });
+    expect((await postJson(`${server.url}/edit`, { prompt: 'x', seed: 3 })).body.seed).toBe(3);
+    const document: any = await (await fetch(`${server.url}/openapi.json`)).json();
+    const schema = document.paths['/edit'].post.requestBody.content['application/json'].schema;
+    expect([schema.required, schema.properties.seed.default]).toEqual([['prompt'], null]);
+  });
 });
