@@ -8,6 +8,7 @@ import { isJsonObject, type EndpointReport, type Value } from '../worker/protoco
 import { HttpError } from './http-error.js';
 import type { Arguments, InputValidator } from './input-validation.js';
 import { fileUploadOf } from './file-parameters.js';
+import { acceptedTypes, listItemSchema } from './parameter-schemas.js';
 import { FormFields } from './request-bodies.js';
 
 export interface ReadArguments {
@@ -84,23 +85,24 @@ function rejectFileReferences(value: Value, field: string): void {
 
 async function readMultipart(request: FastifyRequest, endpoint: EndpointReport, validate: InputValidator, uploadDir: string): Promise<ReadArguments> {
   const properties = (endpoint.input_schema.properties ?? {}) as { [name: string]: Value };
-  const fields: { [name: string]: Value } = {};
+  const texts: { [name: string]: string[] } = {};
   const files: { [name: string]: Value } = {};
   const stagedFiles: string[] = [];
   try {
     for await (const part of request.parts()) {
-      const upload = fileUploadOf(properties[part.fieldname]);
-      const repeatable = part.type === 'file' && upload?.repeated === true;
-      if (part.fieldname in fields || (part.fieldname in files && !repeatable)) {
+      const schema = properties[part.fieldname];
+      const upload = fileUploadOf(schema);
+      // A list takes repeated parts, as a URL-encoded form's repeated fields: files for a list of media, text for others.
+      const repeatable = part.type === 'file' ? upload?.repeated === true : listItemSchema(schema) !== undefined;
+      const [sameKind, otherKind] = part.type === 'file' ? [files, texts] : [texts, files];
+      if (part.fieldname in otherKind || (part.fieldname in sameKind && !repeatable)) {
         if (part.type === 'file') part.file.resume();
         throw givenTwice(part.fieldname);
       }
       if (part.type === 'field') {
         // A file parameter's empty text field (a form's input left blank) is not sent.
         if (upload !== null && part.value === '') continue;
-        const value = fieldValue(part.value, properties[part.fieldname]);
-        rejectFileReferences(value, part.fieldname);
-        fields[part.fieldname] = value;
+        texts[part.fieldname] = [...(texts[part.fieldname] ?? []), String(part.value)];
         continue;
       }
       if (upload === null) {
@@ -117,6 +119,8 @@ async function readMultipart(request: FastifyRequest, endpoint: EndpointReport, 
       const reference = { $file: { path, file_name: part.filename || null, content_type: part.mimetype || null } };
       files[part.fieldname] = upload.repeated ? [...((files[part.fieldname] as Value[] | undefined) ?? []), reference] : reference;
     }
+    const fields = Object.fromEntries(Object.entries(texts).map(([name, values]) => [name, fieldsValue(values, properties[name])]));
+    rejectFileReferences(fields, '');
     // Validate with each file standing in as a string, then hand the worker the file references.
     const placeholders = Object.entries(files).map(([name, value]) => [name, Array.isArray(value) ? value.map(() => '') : '']);
     const validated = validate({ ...fields, ...Object.fromEntries(placeholders) });
@@ -125,6 +129,11 @@ async function readMultipart(request: FastifyRequest, endpoint: EndpointReport, 
     await removeStagedFiles(stagedFiles);
     throw malformedBody(error);
   }
+}
+
+/** A parameter's text parts: one is the value, several are a list's items. */
+function fieldsValue(texts: string[], schema: Value | undefined): Value {
+  return texts.length === 1 ? fieldValue(texts[0], schema) : texts.map((text) => fieldValue(text, listItemSchema(schema)));
 }
 
 /**
@@ -136,9 +145,9 @@ function malformedBody(error: unknown): unknown {
   return new HttpError(400, 'invalid_request', 'malformed_body', `the multipart body cannot be read: ${error.message}`);
 }
 
-/** A part repeated in a form: taking the last would drop the others without a word (a list goes as one JSON field). */
+/** A part repeated for a parameter that takes one value: taking the last would drop the others without a word. */
 function givenTwice(name: string): HttpError {
-  const message = 'is given more than once; send a list as one field holding a JSON array';
+  const message = 'is given more than once, and takes one value';
   return new HttpError(422, 'validation_error', 'invalid_input', `${name} ${message}`, { detail: [{ field: name, message }] });
 }
 
@@ -161,9 +170,7 @@ function fieldValue(text: unknown, schema: Value | undefined): Value {
 }
 
 function takes(schema: Value | undefined, type: string): boolean {
-  if (!isJsonObject(schema)) return false;
-  if (schema.type === type || (Array.isArray(schema.type) && schema.type.includes(type))) return true;
-  return Array.isArray(schema.anyOf) && schema.anyOf.some((member) => takes(member, type));
+  return acceptedTypes(schema).has(type);
 }
 
 export async function removeStagedFiles(paths: readonly string[]): Promise<void> {

@@ -1,4 +1,5 @@
-import { isJsonObject, type Value } from '../worker/protocol.js';
+import type { Value } from '../worker/protocol.js';
+import { acceptedTypes, listItemSchema } from './parameter-schemas.js';
 
 /**
  * The words a form field or query string may use for a boolean, compared without case:
@@ -21,7 +22,7 @@ export function readTextBooleans(input: { [name: string]: unknown }, properties:
   for (const [name, value] of Object.entries(input)) {
     const schema = properties[name];
     if (takesBooleanText(schema)) read[name] = booleanOf(value);
-    else if (Array.isArray(value) && takesBooleanText(itemsOf(schema))) read[name] = value.map(booleanOf);
+    else if (takesBooleanText(listItemSchema(schema))) read[name] = Array.isArray(value) ? value.map(booleanOf) : booleanOf(value);
   }
   return read;
 }
@@ -31,21 +32,6 @@ function booleanOf(value: unknown): unknown {
 }
 
 function takesBooleanText(schema: Value | undefined): boolean {
-  const types = typesOf(schema);
+  const types = acceptedTypes(schema);
   return types.has('boolean') && !types.has('string');
-}
-
-/** The JSON types a schema accepts at its top level, through `anyOf` (Optional[X], unions). */
-function typesOf(schema: Value | undefined): Set<string> {
-  if (!isJsonObject(schema)) return new Set();
-  const types = new Set<string>(Array.isArray(schema.type) ? schema.type.map(String) : typeof schema.type === 'string' ? [schema.type] : []);
-  if (Array.isArray(schema.anyOf)) for (const member of schema.anyOf) typesOf(member).forEach((type) => types.add(type));
-  return types;
-}
-
-/** The item schema of a list parameter, or of the list member of an Optional list. */
-function itemsOf(schema: Value | undefined): Value | undefined {
-  if (!isJsonObject(schema)) return undefined;
-  if (schema.type === 'array') return schema.items;
-  return Array.isArray(schema.anyOf) ? schema.anyOf.map(itemsOf).find((items) => items !== undefined) : undefined;
 }

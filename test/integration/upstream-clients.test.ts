@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { callWithRequests } from '../support/python-requests.js';
 import { postJson, startSvc, type RunningSvc } from '../support/server.js';
 import { REPO_ROOT } from '../support/svc.js';
+import { PNG_BASE64 } from '../support/images.js';
 
 /** A service written for the apipod package, called as its users call it: Python's requests, curl's forms. */
 describe('clients of an apipod-package service against svc start', () => {
@@ -40,5 +41,21 @@ describe('clients of an apipod-package service against svc start', () => {
     const document: any = await (await fetch(`${server.url}/openapi.json`)).json();
     const schema = document.paths['/edit'].post.requestBody.content['application/json'].schema;
     expect([schema.required, schema.properties.seed.default]).toEqual([['prompt'], null]);
+  });
+
+  it('takes a list sent as repeated multipart fields, as requests sends a list beside files', async () => {
+    const maybe = await callWithRequests({
+      url: `${server.url}/maybe`,
+      data: { prompt: 'hi', strength: 0.5, tags: ['a', 'b'], sizes: [1, 2] },
+      files: [['init_image', 'red.png', PNG_BASE64, 'image/png']],
+    });
+    expect(maybe).toEqual({ status: 200, body: { prompt: 'hi', image: 'red.png', strength: 0.5, tags: ['a', 'b'], sizes: [1, 2] } });
+    const form = new FormData();
+    for (const [name, value] of [['prompt', 'hi'], ['tags', 'a'], ['sizes', '3']] as const) form.append(name, value);
+    const single = await fetch(`${server.url}/maybe`, { method: 'POST', body: form });
+    expect(await single.json()).toMatchObject({ tags: ['a'], sizes: [3] });
+    form.append('prompt', 'again');
+    const twice = await fetch(`${server.url}/maybe`, { method: 'POST', body: form });
+    expect([twice.status, ((await twice.json()) as any).error.detail]).toEqual([422, [{ field: 'prompt', message: 'is given more than once, and takes one value' }]]);
   });
 });
