@@ -58,4 +58,11 @@ describe('clients of an apipod-package service against svc start', () => {
     const twice = await fetch(`${server.url}/maybe`, { method: 'POST', body: form });
     expect([twice.status, ((await twice.json()) as any).error.detail]).toEqual([422, [{ field: 'prompt', message: 'is given more than once, and takes one value' }]]);
   });
+
+  it('takes an upload for a union of a media type and others (ImageFile | str) as the media object', async () => {
+    const upload: [string, string, string, string | null] = ['source', 'red.png', PNG_BASE64, 'image/png'];
+    expect(await callWithRequests({ url: `${server.url}/either`, files: [upload] })).toEqual({ status: 200, body: 'ImageFile' });
+    expect(await callWithRequests({ url: `${server.url}/any_image`, files: [['img', 'red.png', PNG_BASE64, 'image/png']] })).toEqual({ status: 200, body: 'ImageFile' });
+    expect((await postJson(`${server.url}/either`, { source: 'a caption' })).body).toBe('str');
+  });
 });
