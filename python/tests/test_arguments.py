@@ -110,6 +110,11 @@ class ConvertTest(unittest.TestCase):
         self.assertEqual((image.to_bytes(), image.file_name), (PNG, "up.png"))
         self.assertFalse(os.path.exists(path))
 
+    def test_an_upload_without_a_content_type_is_told_by_its_bytes_then_its_name(self):
+        png = convert({"$file": {"path": write_upload(PNG), "file_name": "up.bin", "content_type": None}}, ImageFile)
+        text = convert({"$file": {"path": write_upload(b"hi"), "file_name": "notes.txt", "content_type": None}}, MediaFile)
+        self.assertEqual((png.content_type, text.content_type), ("image/png", "text/plain"))
+
     def test_a_file_reference_outside_the_file_directory_is_refused(self):
         with tempfile.TemporaryDirectory() as file_dir, tempfile.TemporaryDirectory() as elsewhere:
             path = os.path.join(elsewhere, "secret")

@@ -9,6 +9,7 @@ import { HttpError } from './http-error.js';
 import type { Arguments, InputValidator } from './input-validation.js';
 import { fileUploadOf } from './file-parameters.js';
 import { acceptedTypes, listItemSchema } from './parameter-schemas.js';
+import { PartContentTypes } from './multipart-part-types.js';
 import { FormFields } from './request-bodies.js';
 
 export interface ReadArguments {
@@ -88,8 +89,12 @@ async function readMultipart(request: FastifyRequest, endpoint: EndpointReport, 
   const texts: { [name: string]: string[] } = {};
   const files: { [name: string]: Value } = {};
   const stagedFiles: string[] = [];
+  // Read beside the parser, which reports text/plain for a file part that gave no type.
+  const partTypes = PartContentTypes.watch(request.raw);
+  let fileParts = 0;
   try {
     for await (const part of request.parts()) {
+      const gaveContentType = part.type === 'file' && (partTypes?.gaveContentType(fileParts++) ?? true);
       const schema = properties[part.fieldname];
       const upload = fileUploadOf(schema);
       // A list takes repeated parts, as a URL-encoded form's repeated fields: files for a list of media, text for others.
@@ -116,7 +121,8 @@ async function readMultipart(request: FastifyRequest, endpoint: EndpointReport, 
       await pipeline(part.file, createWriteStream(path));
       // What a browser's form sends for a file input left empty: no name, no bytes. It is no file.
       if (part.filename === '' && (await stat(path)).size === 0) continue;
-      const reference = { $file: { path, file_name: part.filename || null, content_type: part.mimetype || null } };
+      // No content type given: the worker tells it from the bytes and the file name.
+      const reference = { $file: { path, file_name: part.filename || null, content_type: (gaveContentType && part.mimetype) || null } };
       files[part.fieldname] = upload.repeated ? [...((files[part.fieldname] as Value[] | undefined) ?? []), reference] : reference;
     }
     const fields = Object.fromEntries(Object.entries(texts).map(([name, values]) => [name, fieldsValue(values, properties[name])]));

@@ -65,4 +65,17 @@ describe('clients of an apipod-package service against svc start', () => {
     expect(await callWithRequests({ url: `${server.url}/any_image`, files: [['img', 'red.png', PNG_BASE64, 'image/png']] })).toEqual({ status: 200, body: 'ImageFile' });
     expect((await postJson(`${server.url}/either`, { source: 'a caption' })).body).toBe('str');
   });
+
+  it("tells an upload's type from its bytes and name when its part gave none (requests), and keeps one given", async () => {
+    const wav = Buffer.concat([Buffer.from('RIFF'), Buffer.alloc(4), Buffer.from('WAVEfmt ')]).toString('base64');
+    const untyped = await callWithRequests({
+      url: `${server.url}/content_type`,
+      files: [['image', 'red.png', PNG_BASE64, null], ['audio', 'tone.wav', wav, null]],
+    });
+    expect(untyped).toEqual({ status: 200, body: { image: 'image/png', audio: 'audio/wav' } });
+    const form = new FormData();
+    form.append('image', new Blob([Buffer.from(PNG_BASE64, 'base64')], { type: 'text/plain' }), 'red.png');
+    const typed = await fetch(`${server.url}/content_type`, { method: 'POST', body: form });
+    expect(await typed.json()).toEqual({ image: 'text/plain', audio: null });
+  });
 });
