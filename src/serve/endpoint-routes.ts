@@ -12,13 +12,15 @@ import { envelopeOf, streamJob, type JobRoutesOptions } from './jobs/job-routes.
 import { acceptsEventStream } from './accept-header.js';
 import { readPreferences } from './prefer-header.js';
 import { readArguments, removeStagedFiles } from './request-arguments.js';
+import { planRouteAliases } from './route-aliases.js';
 import { crashFailure } from './worker-crash.js';
 import { CallDeadline, callTimedOut, timeoutMsFor } from './call-timeout.js';
 
 type EndpointRoutesOptions = GatewayOptions & { jobRoutes: JobRoutesOptions };
 
 /**
- * One route per endpoint, at its own path and under /v1. Dedicated compute answers with
+ * One route per endpoint, at its own path and under /v1, and at the path as the apipod
+ * package spells it (route-aliases.ts) where that differs. Dedicated compute answers with
  * the function's return value; serverless compute (or `Prefer: respond-async`) with a job
  * envelope at once, or when the job ends within `Prefer: wait=N`; `Accept: text/event-stream`
  * with the job's server-sent events (a generator's chunks as they come). A path known under
@@ -27,6 +29,13 @@ type EndpointRoutesOptions = GatewayOptions & { jobRoutes: JobRoutesOptions };
 export async function registerEndpointRoutes(app: FastifyInstance, options: EndpointRoutesOptions): Promise<void> {
   const methodsByPath = new Map<string, Set<string>>();
   const endpointsByRoute = new Map<string, EndpointReport>();
+  // Planned before any endpoint route exists: svc's own routes (and chat's) are the ones taken.
+  const aliases = planRouteAliases(options.runner.endpoints, (method, url) =>
+    [url, `${url}/`].some((candidate) => app.hasRoute({ method: method as HTTPMethods, url: candidate })),
+  );
+  for (const { endpoint, alias, reason } of aliases.refused) {
+    options.log?.warn(`${endpoint.methods.join(',')} ${endpoint.path} is not also served at ${alias}, where the apipod package serves it: ${reason}`);
+  }
   for (const endpoint of options.runner.endpoints) {
     if (endpoint.is_chat) continue; // served by the chat plugin (src/serve/chat/)
     const validators = compileValidators(endpoint);
@@ -63,12 +72,20 @@ export async function registerEndpointRoutes(app: FastifyInstance, options: Endp
         await removeStagedFiles(stagedFiles);
       }
     };
-    for (const url of [endpoint.path, `/v1${endpoint.path}`]) {
-      refuseTakenRoute(app, endpointsByRoute, endpoint, url);
+    const route = (url: string) => {
       app.route({ method: endpoint.methods as HTTPMethods[], url, handler, config: { endpoint: endpoint.path } });
       const known = methodsByPath.get(url) ?? new Set<string>();
       endpoint.methods.forEach((method) => known.add(method));
       methodsByPath.set(url, known);
+    };
+    for (const url of [endpoint.path, `/v1${endpoint.path}`]) {
+      refuseTakenRoute(app, endpointsByRoute, endpoint, url);
+      route(url);
+    }
+    // Also where clients of the apipod package look for it (/make_fries at /make-fries).
+    for (const { alias } of aliases.aliases.filter((planned) => planned.endpoint === endpoint)) {
+      [alias, `/v1${alias}`].forEach(route);
+      options.log?.info(`${endpoint.methods.join(',')} ${endpoint.path} is also served at ${alias}, as the apipod package spells it`);
     }
   }
 

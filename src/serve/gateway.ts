@@ -15,6 +15,7 @@ import { JobRunner } from './jobs/job-runner.js';
 import { registerJobRoutes } from './jobs/job-routes.js';
 import type { JobStore } from './jobs/job-store.js';
 import { registerBodyParsers, unsupportedMediaType } from './request-bodies.js';
+import type { ServeLog } from './serve-log.js';
 
 export interface GatewayOptions {
   runner: CallRunner;
@@ -37,6 +38,8 @@ export interface GatewayOptions {
   /** Where jobs live; the server that owns the gateway reads it when stopping. */
   jobStore: JobStore;
   onRequestLog?: (line: string) => void;
+  /** Where the gateway tells what it notices as it starts (an endpoint's alias, one left out). */
+  log?: Pick<ServeLog, 'info' | 'warn'>;
   /** Web origins whose pages may call the service (CORS), `*` for any; none when empty. */
   corsOrigins?: readonly string[];
 }

@@ -136,6 +136,7 @@ async function serveWithFileDir(options: LocalServeOptions, fileDir: string): Pr
       debug: options.debug,
       fileDir,
       onRequestLog: (line) => log.request(line),
+      log,
       corsOrigins: options.corsOrigins,
     });
     if (prepared.runpod && gatewayKey) {

@@ -78,4 +78,17 @@ describe('clients of an apipod-package service against svc start', () => {
     const typed = await fetch(`${server.url}/content_type`, { method: 'POST', body: form });
     expect(await typed.json()).toEqual({ image: 'text/plain', audio: null });
   });
+
+  it('serves an endpoint also at the path the apipod package serves it at (/make_fries at /make-fries), listing it as written', async () => {
+    for (const path of ['/make_fries', '/make-fries', '/v1/make-fries']) {
+      expect([path, await callWithRequests({ url: `${server.url}${path}`, data: { portions: 2 } })]).toEqual([path, { status: 200, body: 'fries fries ' }]);
+    }
+    expect((await fetch(`${server.url}/make-fries`)).status).toBe(405);
+    expect((await postJson(`${server.url}/brew-tea`, {})).body).toBe('dashed tea');
+    expect(server.logs()).toContain('POST /make_fries is also served at /make-fries, as the apipod package spells it');
+    expect(server.logs()).toContain('POST /brew_tea is not also served at /brew-tea, where the apipod package serves it: it is the path of brew_tea_dashed()');
+    const document: any = await (await fetch(`${server.url}/openapi.json`)).json();
+    expect(Object.keys(document.paths)).toContain('/make_fries');
+    expect(Object.keys(document.paths)).not.toContain('/make-fries');
+  });
 });
