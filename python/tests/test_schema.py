@@ -266,6 +266,16 @@ class SignatureSchemaTest(unittest.TestCase):
         self.assertTrue(description["is_generator"])
         self.assertTrue(description["is_chat"])
 
+    def test_use_queue_false_marks_an_endpoint_answered_directly(self):
+        def ping() -> str:
+            ...
+        app = APIPod()
+        app.endpoint("/ping", use_queue=False)(ping)
+        app.endpoint("/queued", use_queue=True)(ping)
+        app.endpoint("/default")(ping)
+        self.assertEqual([describe_endpoint(endpoint, read_signature(endpoint.path, ping))["direct"] for endpoint in app.endpoints],
+                         [True, False, False])
+
     def test_an_unsupported_parameter_names_the_endpoint_and_the_parameter(self):
         def endpoint(prompt: str, model: Unknown):
             ...

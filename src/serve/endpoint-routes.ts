@@ -21,7 +21,8 @@ type EndpointRoutesOptions = GatewayOptions & { jobRoutes: JobRoutesOptions };
 /**
  * One route per endpoint, at its own path and under /v1, and at the path as the apipod
  * package spells it (route-aliases.ts) where that differs. Dedicated compute answers with
- * the function's return value; serverless compute (or `Prefer: respond-async`) with a job
+ * the function's return value; serverless compute (but for an endpoint marked
+ * `use_queue=False`, which answers as dedicated does) or `Prefer: respond-async` with a job
  * envelope at once, or when the job ends within `Prefer: wait=N`; `Accept: text/event-stream`
  * with the job's server-sent events (a generator's chunks as they come). A path known under
  * another method answers 405, any other unknown path 404, both in the one error shape.
@@ -39,6 +40,8 @@ export async function registerEndpointRoutes(app: FastifyInstance, options: Endp
   for (const endpoint of options.runner.endpoints) {
     if (endpoint.is_chat) continue; // served by the chat plugin (src/serve/chat/)
     const validators = compileValidators(endpoint);
+    // Serverless compute answers with a job, but for an endpoint the service marked use_queue=False.
+    const submitsJobs = options.compute === 'serverless' && !endpoint.direct;
     const handler = async (request: FastifyRequest, reply: FastifyReply) => {
       const preferences = readPreferences(request.headers.prefer, options.jobs.maxWaitSeconds);
       const { arguments: args, stagedFiles } = await readArguments(request, endpoint, validators, options.fileDir);
@@ -48,7 +51,7 @@ export async function registerEndpointRoutes(app: FastifyInstance, options: Endp
         streamJob(request, reply, job, options.jobRoutes, { cancelWhenClientLeaves: true });
         return;
       }
-      if (options.compute === 'serverless' || preferences.respondAsync) {
+      if (submitsJobs || preferences.respondAsync) {
         const job = submitJob(request, options, endpoint, args, () => void removeStagedFiles(stagedFiles));
         if (preferences.waitSeconds !== null) {
           await options.jobRoutes.store.waitUntilEnded(job, preferences.waitSeconds * 1000);
@@ -59,7 +62,7 @@ export async function registerEndpointRoutes(app: FastifyInstance, options: Endp
         // The hosted API answers a submit with 200; a dedicated server asked to go async says 202.
         // Either way the job's URL is a header too, as on an event stream.
         reply.header('content-location', `/v1/jobs/${job.id}`);
-        return reply.code(options.compute === 'serverless' ? 200 : 202).send(envelopeOf(request, job, options.jobRoutes));
+        return reply.code(submitsJobs ? 200 : 202).send(envelopeOf(request, job, options.jobRoutes));
       }
       const cancel = cancelledWhenClientLeaves(reply);
       const deadline = new CallDeadline(cancel, timeoutMsFor(endpoint.path, options.jobs));

@@ -92,3 +92,22 @@ describe('clients of an apipod-package service against svc start', () => {
     expect(Object.keys(document.paths)).not.toContain('/make-fries');
   });
 });
+
+describe('an apipod-package service under --compute serverless', () => {
+  let server: RunningSvc;
+  beforeAll(async () => {
+    server = await startSvc([join(REPO_ROOT, 'test/fixtures/gateway/upstream_style.py'), '--compute', 'serverless']);
+  });
+  afterAll(async () => {
+    await server.stop();
+  });
+
+  it('answers an endpoint marked use_queue=False with its result, and the others with a job', async () => {
+    const ping = await callWithRequests({ method: 'GET', url: `${server.url}/ping` });
+    expect(ping).toEqual({ status: 200, body: 'pong' });
+    const fries = await postJson(`${server.url}/make_fries`, { portions: 1 });
+    expect([fries.status, typeof fries.body.job_id, typeof fries.body.refresh_job_url]).toEqual([200, 'string', 'string']);
+    const asked = await fetch(`${server.url}/ping`, { headers: { prefer: 'respond-async' } });
+    expect([asked.status, ((await asked.json()) as any).job_id]).toEqual([202, expect.any(String)]);
+  });
+});

@@ -16,6 +16,7 @@ function endpointWith(properties: { [name: string]: Value }, defs: { [name: stri
     is_async: false,
     is_generator: false,
     is_chat: false,
+    direct: false,
     input_schema: { type: 'object', properties, additionalProperties: false, ...(Object.keys(defs).length ? { $defs: defs } : {}) },
     output_schema: {},
     injected: [],
