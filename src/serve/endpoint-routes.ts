@@ -44,7 +44,7 @@ export async function registerEndpointRoutes(app: FastifyInstance, options: Endp
     const submitsJobs = options.compute === 'serverless' && !endpoint.direct;
     const handler = async (request: FastifyRequest, reply: FastifyReply) => {
       const preferences = readPreferences(request.headers.prefer, options.jobs.maxWaitSeconds);
-      const { arguments: args, stagedFiles } = await readArguments(request, endpoint, validators, options.fileDir);
+      const { arguments: args, stagedFiles } = await readArguments(request, endpoint, validators, { dir: options.fileDir, mediaUrls: options.mediaUrls });
       if (acceptsEventStream(request.headers.accept)) {
         // The call as server-sent events: a generator's chunks as it yields them, whatever the compute.
         const job = submitJob(request, options, endpoint, args, () => void removeStagedFiles(stagedFiles));

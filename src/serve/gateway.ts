@@ -10,6 +10,7 @@ import { registerChatRoutes } from './chat/chat-routes.js';
 import { registerDocsRoutes } from './docs-routes.js';
 import { registerEndpointRoutes } from './endpoint-routes.js';
 import { registerHealthRoute } from './health-route.js';
+import type { MediaUrlSettings } from './media-urls.js';
 import { HttpError } from './http-error.js';
 import { JobRunner } from './jobs/job-runner.js';
 import { registerJobRoutes } from './jobs/job-routes.js';
@@ -31,6 +32,8 @@ export interface GatewayOptions {
   debug: boolean;
   /** The server's own directory for files in transit (the workers' APIPOD_FILE_DIR), where uploads are staged. */
   fileDir: string;
+  /** How the URLs clients give for media parameters are fetched; null: they are refused (--no-media-urls). */
+  mediaUrls: MediaUrlSettings | null;
   /** dedicated: the result in the response; serverless: a job envelope to poll. */
   compute: Compute;
   keys: ApiKeys;

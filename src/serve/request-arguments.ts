@@ -8,6 +8,7 @@ import { isJsonObject, type EndpointReport, type Value } from '../worker/protoco
 import { HttpError } from './http-error.js';
 import type { Arguments, InputValidator } from './input-validation.js';
 import { fileUploadOf } from './file-parameters.js';
+import { fetchMediaUrls, type MediaUrlSettings } from './media-urls.js';
 import { acceptedTypes, listItemSchema } from './parameter-schemas.js';
 import { PartContentTypes } from './multipart-part-types.js';
 import { FormFields } from './request-bodies.js';
@@ -18,13 +19,36 @@ export interface ReadArguments {
   stagedFiles: string[];
 }
 
+/** Where a call's files are staged for the worker, and how media URLs are fetched (null: they are refused). */
+export interface FileStaging {
+  dir: string;
+  mediaUrls: MediaUrlSettings | null;
+}
+
 /**
  * The call's arguments from the request: the JSON body, the query string for GET, a
- * URL-encoded form, or a multipart form whose file parts are media parameters, staged in
- * `uploadDir` (null: multipart is not taken). Validated against the endpoint's schema; a
- * 4xx HttpError says what is wrong.
+ * URL-encoded form, or a multipart form whose file parts are media parameters, staged with
+ * the files media URLs name (`staging` null: neither multipart nor URLs are taken).
+ * Validated against the endpoint's schema; a 4xx HttpError says what is wrong.
  */
 export async function readArguments(
+  request: FastifyRequest,
+  endpoint: EndpointReport,
+  validators: { json: InputValidator; text: InputValidator },
+  staging: FileStaging | null,
+): Promise<ReadArguments> {
+  const read = await readRequest(request, endpoint, validators, staging?.dir ?? null);
+  if (staging === null) return read;
+  try {
+    const fetched = await fetchMediaUrls(read.arguments, endpoint, staging.dir, staging.mediaUrls);
+    return { arguments: fetched.arguments, stagedFiles: [...read.stagedFiles, ...fetched.stagedFiles] };
+  } catch (error) {
+    await removeStagedFiles(read.stagedFiles);
+    throw error;
+  }
+}
+
+async function readRequest(
   request: FastifyRequest,
   endpoint: EndpointReport,
   validators: { json: InputValidator; text: InputValidator },

@@ -4,6 +4,7 @@ import { callWithRequests } from '../support/python-requests.js';
 import { postJson, startSvc, type RunningSvc } from '../support/server.js';
 import { REPO_ROOT } from '../support/svc.js';
 import { PNG_BASE64 } from '../support/images.js';
+import { startMediaHost, type MediaHost } from '../support/media-host.js';
 
 /** A service written for the apipod package, called as its users call it: Python's requests, curl's forms. */
 describe('clients of an apipod-package service against svc start', () => {
@@ -109,5 +110,61 @@ describe('an apipod-package service under --compute serverless', () => {
     expect([fries.status, typeof fries.body.job_id, typeof fries.body.refresh_job_url]).toEqual([200, 'string', 'string']);
     const asked = await fetch(`${server.url}/ping`, { headers: { prefer: 'respond-async' } });
     expect([asked.status, ((await asked.json()) as any).job_id]).toEqual([202, expect.any(String)]);
+  });
+});
+
+describe('media parameters given as URLs', () => {
+  let host: MediaHost;
+  let server: RunningSvc;
+  let refusing: RunningSvc;
+  const SERVICE = join(REPO_ROOT, 'test/fixtures/gateway/upstream_style.py');
+  beforeAll(async () => {
+    host = await startMediaHost();
+    [server, refusing] = await Promise.all([
+      startSvc([SERVICE, '--max-body-size', '1', '--media-url-timeout', '1']),
+      startSvc([SERVICE, '--no-media-urls']),
+    ]);
+  });
+  afterAll(async () => {
+    await Promise.all([server?.stop(), refusing?.stop()]);
+    await host?.close();
+  });
+  const size = Buffer.from(PNG_BASE64, 'base64').length;
+
+  it('downloads the URL before the call, in a form (requests) or JSON, following a redirect', async () => {
+    const form = await callWithRequests({ url: `${server.url}/pixel`, data: { image: `${host.url}/red.png` } });
+    expect(form).toEqual({ status: 200, body: { file_name: 'red.png', content_type: 'image/png', size } });
+    const moved = await postJson(`${server.url}/pixel`, { image: `${host.url}/moved` });
+    expect(moved.body).toEqual({ file_name: 'red.png', content_type: 'image/png', size });
+    const untyped = await postJson(`${server.url}/pixel`, { image: `${host.url}/untyped/photo` });
+    expect(untyped.body).toEqual({ file_name: 'photo', content_type: 'image/png', size });
+    const list = await postJson(`${server.url}/gallery`, { images: [`${host.url}/red.png`, PNG_BASE64] });
+    expect(list.body).toEqual([['red.png', 'image/png'], [null, 'image/png']]);
+    expect((await postJson(`${server.url}/either`, { source: `${host.url}/red.png` })).body).toBe('str');
+  });
+
+  it('answers a download that fails with a 422 naming the parameter and why', async () => {
+    const cases: Array<[string, string, string]> = [
+      ['image', `${host.url}/missing.png`, 'the server answered 404 Not Found'],
+      ['image', `${host.url}/loop`, 'it redirects more than 5 times'],
+      ['image', `${host.url}/to-ftp`, 'it redirects to ftp: URL; only http and https are fetched'],
+      ['image', `${host.url}/big.png`, "the call's downloads pass the 1 MiB limit (svc start --max-body-size)"],
+      ['image', `${host.url}/stalls.png`, 'no complete answer within 1 s'],
+      ['image', host.refusedUrl, 'the connection was refused'],
+    ];
+    for (const [field, url, why] of cases) {
+      const failed = await postJson(`${server.url}/pixel`, { [field]: url });
+      expect([failed.status, failed.body.error.detail]).toEqual([422, [{ field, message: `cannot fetch ${url}: ${why}` }]]);
+    }
+    const item = await postJson(`${server.url}/gallery`, { images: [`${host.url}/red.png`, `${host.url}/missing.png`] });
+    expect(item.body.error.detail).toEqual([{ field: 'images[1]', message: `cannot fetch ${host.url}/missing.png: the server answered 404 Not Found` }]);
+  });
+
+  it('refuses URLs with a 422 that says so when started with --no-media-urls', async () => {
+    const refused = await postJson(`${refusing.url}/pixel`, { image: `${host.url}/red.png` });
+    expect([refused.status, refused.body.error.detail]).toEqual([
+      422,
+      [{ field: 'image', message: 'this server fetches no URLs (svc start --no-media-urls); upload the file or send its base64' }],
+    ]);
   });
 });
