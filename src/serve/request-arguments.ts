@@ -194,13 +194,10 @@ function fieldValue(text: unknown, schema: Value | undefined): Value {
   } catch {
     return value;
   }
-  if (!takes(schema, 'string')) return parsed;
+  const types = acceptedTypes(schema);
+  if (!types.has('string')) return parsed;
   const container = Array.isArray(parsed) ? 'array' : isJsonObject(parsed) ? 'object' : null;
-  return container !== null && takes(schema, container) ? parsed : value;
-}
-
-function takes(schema: Value | undefined, type: string): boolean {
-  return acceptedTypes(schema).has(type);
+  return container !== null && types.has(container) ? parsed : value;
 }
 
 export async function removeStagedFiles(paths: readonly string[]): Promise<void> {
