@@ -20,7 +20,7 @@ export interface MediaUrlSettings {
 }
 
 /** Redirects followed, as a browser would follow a few (a CDN, a signed storage URL). */
-export const MAX_REDIRECTS = 5;
+const MAX_REDIRECTS = 5;
 const URL_TEXT = /^https?:\/\//i;
 
 /**
@@ -40,8 +40,8 @@ export async function fetchMediaUrls(args: Arguments, endpoint: EndpointReport, 
     if (settings === null) throw urlRefused(field, 'this server fetches no URLs (svc start --no-media-urls); upload the file or send its base64');
     const path = join(dir, randomUUID());
     stagedFiles.push(path);
-    const download = await downloadTo(path, url, { ...settings, remainingBytes: budget }).catch((error: unknown) => {
-      throw urlRefused(field, `cannot fetch ${url}: ${error instanceof DownloadError ? error.message : String(error)}`);
+    const download = await downloadTo(path, url, { ...settings, remainingBytes: budget }).catch((error: DownloadError) => {
+      throw urlRefused(field, `cannot fetch ${url}: ${error.message}`);
     });
     budget -= download.bytes;
     return { $file: { path, file_name: download.fileName, content_type: download.contentType } };
@@ -93,6 +93,7 @@ interface Download {
 /**
  * Downloads `url` into `path`, following redirects between http(s) URLs, within the time
  * limit and the bytes the call's downloads may still take (`remainingBytes` of `maxBytes`).
+ * Every failure is a DownloadError.
  */
 async function downloadTo(path: string, url: string, limits: MediaUrlSettings & { remainingBytes: number }): Promise<Download> {
   const signal = AbortSignal.timeout(limits.timeoutMs);
@@ -106,7 +107,7 @@ async function downloadTo(path: string, url: string, limits: MediaUrlSettings & 
         await response.body?.cancel();
         if (redirects === MAX_REDIRECTS) throw new DownloadError(`it redirects more than ${MAX_REDIRECTS} times`);
         current = new URL(location, current);
-        if (current.protocol !== 'http:' && current.protocol !== 'https:') throw new DownloadError(`it redirects to ${current.protocol} URL; only http and https are fetched`);
+        if (current.protocol !== 'http:' && current.protocol !== 'https:') throw new DownloadError(`it redirects to ${current.href}; only http and https URLs are fetched`);
         continue;
       }
       if (!response.ok) {

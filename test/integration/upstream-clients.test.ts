@@ -147,7 +147,7 @@ describe('media parameters given as URLs', () => {
     const cases: Array<[string, string, string]> = [
       ['image', `${host.url}/missing.png`, 'the server answered 404 Not Found'],
       ['image', `${host.url}/loop`, 'it redirects more than 5 times'],
-      ['image', `${host.url}/to-ftp`, 'it redirects to ftp: URL; only http and https are fetched'],
+      ['image', `${host.url}/to-ftp`, 'it redirects to ftp://127.0.0.1/red.png; only http and https URLs are fetched'],
       ['image', `${host.url}/big.png`, "the call's downloads pass the 1 MiB limit (svc start --max-body-size)"],
       ['image', `${host.url}/stalls.png`, 'no complete answer within 1 s'],
       ['image', host.refusedUrl, 'the connection was refused'],
