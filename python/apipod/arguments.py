@@ -45,7 +45,8 @@ def bind_arguments(parameters: list[EndpointParameter], arguments: dict,
         elif parameter.is_injected:
             values[parameter.name] = job_progress
         elif parameter.name not in remaining:
-            continue
+            if parameter.is_none_when_left_out:
+                values[parameter.name] = None
         elif parameter.kind is inspect.Parameter.VAR_POSITIONAL:
             items = remaining.pop(parameter.name)
             if not isinstance(items, list):

@@ -22,6 +22,8 @@ def describe_endpoint(endpoint: Endpoint, signature: EndpointSignature) -> dict:
         "is_generator": inspect.isgeneratorfunction(target) or is_async_generator,
         "is_chat": any(_is_chat_request(parameter.annotation) for parameter in signature.parameters
                        if not parameter.is_injected),
+        # The apipod package's use_queue=False: answered directly under serverless compute too.
+        "direct": endpoint.options.get("use_queue") is False,
         "input_schema": input_schema(endpoint.path, endpoint.function, signature),
         "output_schema": output_schema(endpoint.path, endpoint.function, signature),
         "injected": [parameter.name for parameter in signature.parameters if parameter.is_injected],
@@ -48,6 +50,8 @@ def input_schema(path: str, function: Callable, signature: EndpointSignature) ->
             if parameter.default is None and not allows_null(schema):
                 schema = {"anyOf": [schema, {"type": "null"}]}  # `x: str = None` takes null too
             add_default(schema, parameter.default)
+        elif parameter.is_none_when_left_out:
+            add_default(schema, None)
         else:
             required.append(parameter.name)
         properties[parameter.name] = schema

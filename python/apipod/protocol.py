@@ -13,7 +13,7 @@ from typing import Any, Callable, Optional
 
 from .app import COMPUTE_CHOICES, PROVIDER_CHOICES
 
-PROTOCOL_VERSION = 3  # 2: cancels have a pipe of their own; 3: a generator ends with `streamed`
+PROTOCOL_VERSION = 4  # 2: cancels have a pipe of their own; 3: a generator ends with `streamed`; 4: `direct`
 SETUP_STAGES = ("import", "lifespan", "schema")
 
 
@@ -238,6 +238,7 @@ _ENDPOINT = _object_with({
     "is_async": _boolean,
     "is_generator": _boolean,
     "is_chat": _boolean,
+    "direct": _boolean,
     "input_schema": _object_schema,
     "output_schema": _schema,
     "injected": _list_of(_string),

@@ -1,13 +1,16 @@
 """A provider job's input as a call of one of the service's endpoints.
 
 The existing toolkit's convention: {"input": {"path": "/generate", ...parameters}}. The path
-may be written with or without its leading slash; parameters left out take their defaults
-(the gateway fills them in); a service with a single endpoint may leave the path out.
+may be written with or without its leading slash, or as the apipod package spells it
+("make-fries" for /make_fries); parameters left out take their defaults (the gateway fills
+them in); a service with a single endpoint may leave the path out.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any, Sequence
+
+from .route_names import upstream_route_name
 
 
 class JobInputError(ValueError):
@@ -51,7 +54,18 @@ def route_job(job_input: Any, routes: Sequence[Route]) -> tuple[Route, dict]:
     for route in routes:
         if route.path == wanted:
             return route, arguments
+    spelt = _spelling(wanted)
+    matches = [route for route in routes if _spelling(route.path) == spelt]
+    if len(matches) == 1:
+        return matches[0], arguments
+    if matches:
+        raise JobInputError(f'"{path}" could name any of {", ".join(route.path for route in matches)}; give the path as written')
     raise JobInputError(f'no endpoint at "{path}"; {_choices(routes)}')
+
+
+def _spelling(path: str) -> str:
+    """A path as the apipod package compares a job's path with its routes."""
+    return upstream_route_name(path).strip("/")
 
 
 def _choices(routes: Sequence[Route]) -> str:

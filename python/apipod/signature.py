@@ -38,6 +38,14 @@ class EndpointParameter:
     def has_default(self) -> bool:
         return self.default is not inspect.Parameter.empty
 
+    @property
+    def is_none_when_left_out(self) -> bool:
+        """`Optional[X]` (or `X | None`) without a default: a client may leave it out and the
+        function gets None, as the apipod package (PyPI) treats such a parameter."""
+        if self.has_default or self.kind in (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD):
+            return False
+        return type(None) in union_members(strip_annotated(self.annotation)[0])
+
 
 @dataclass(frozen=True)
 class EndpointSignature:

@@ -110,6 +110,11 @@ class ConvertTest(unittest.TestCase):
         self.assertEqual((image.to_bytes(), image.file_name), (PNG, "up.png"))
         self.assertFalse(os.path.exists(path))
 
+    def test_an_upload_without_a_content_type_is_told_by_its_bytes_then_its_name(self):
+        png = convert({"$file": {"path": write_upload(PNG), "file_name": "up.bin", "content_type": None}}, ImageFile)
+        text = convert({"$file": {"path": write_upload(b"hi"), "file_name": "notes.txt", "content_type": None}}, MediaFile)
+        self.assertEqual((png.content_type, text.content_type), ("image/png", "text/plain"))
+
     def test_a_file_reference_outside_the_file_directory_is_refused(self):
         with tempfile.TemporaryDirectory() as file_dir, tempfile.TemporaryDirectory() as elsewhere:
             path = os.path.join(elsewhere, "secret")
@@ -165,6 +170,12 @@ class BindArgumentsTest(unittest.TestCase):
         def endpoint(prompt: str, steps: int = 20):
             ...
         self.assertEqual(self.bind(endpoint, {"prompt": "cat"}), ([], {"prompt": "cat"}))
+
+    def test_an_optional_without_a_default_left_out_is_none(self):
+        def endpoint(prompt: str, seed: Optional[int], mask: Union[ImageFile, None], /, steps: "int | None", *, scale: Optional[float]):
+            ...
+        self.assertEqual(self.bind(endpoint, {"prompt": "cat"}), (["cat", None, None], {"steps": None, "scale": None}))
+        self.assertEqual(self.bind(endpoint, {"prompt": "cat", "seed": 3, "scale": 2})[1]["scale"], 2.0)
 
     def test_job_progress_is_supplied(self):
         progress = JobProgress()

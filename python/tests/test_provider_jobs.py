@@ -4,13 +4,19 @@ The runpod bridge as a whole runs against the provider's real library in
 test/integration/runpod.test.ts; these are the pure pieces it is made of.
 """
 import asyncio
+import json
+import os
 import unittest
 
 from apipod.event_stream import EventStreamParser, ServerSentEvent
 from apipod.provider_routes import JobInputError, Route, route_job
+from apipod.route_names import upstream_route_name
+from tests.worker_process import REPOSITORY
 
 HELLO = Route("/hello", ("POST",), streaming=False, chat=False)
 ADD = Route("/add", ("POST",), streaming=False, chat=False)
+FRIES = Route("/make_fries", ("POST",), streaming=False, chat=False)
+ROUTE_NAMES = os.path.join(REPOSITORY, "test", "fixtures", "routes", "upstream-route-names.json")
 
 
 class RouteJobTest(unittest.TestCase):
@@ -28,6 +34,22 @@ class RouteJobTest(unittest.TestCase):
     def test_an_unknown_path_names_the_endpoints_there_are(self):
         with self.assertRaisesRegex(JobInputError, 'no endpoint at "/nope"; this service has /hello, /add'):
             route_job({"path": "/nope"}, [HELLO, ADD])
+
+    def test_takes_the_path_as_the_apipod_package_spells_it(self):
+        for spelling in ("make-fries", "/make-fries", "/Make_Fries", "make_fries"):
+            self.assertEqual(route_job({"path": spelling}, [HELLO, FRIES]), (FRIES, {}))
+
+    def test_a_spelling_two_endpoints_share_names_them_and_the_path_as_written_wins(self):
+        dashed = Route("/make-fries", ("POST",), streaming=False, chat=False)
+        self.assertEqual(route_job({"path": "make-fries"}, [FRIES, dashed]), (dashed, {}))
+        upper = Route("/Make_Fries", ("POST",), streaming=False, chat=False)
+        with self.assertRaisesRegex(JobInputError, '"make-fries" could name any of /make_fries, /Make_Fries'):
+            route_job({"path": "make-fries"}, [FRIES, upper])
+
+    def test_spells_routes_as_the_apipod_package_does(self):
+        with open(ROUTE_NAMES, encoding="utf-8") as file:
+            for path, spelt in json.load(file)["names"]:
+                self.assertEqual(upstream_route_name(path), spelt, path)
 
     def test_input_that_is_not_an_object_or_a_path_that_is_not_text_is_refused(self):
         for bad in (None, [1], "hello"):

@@ -91,9 +91,10 @@ class PrimitiveSchemaTest(unittest.TestCase):
         self.assertEqual(input_schema("/t", endpoint, read_signature("/t", endpoint))["properties"], {"value": {}})
 
     def test_optional_and_union_become_any_of(self):
-        self.assertEqual(parameter_schema(Optional[int]), {"anyOf": [{"type": "integer"}, {"type": "null"}]})
+        # Left out, an Optional gets None: its schema says so.
+        self.assertEqual(parameter_schema(Optional[int]), {"anyOf": [{"type": "integer"}, {"type": "null"}], "default": None})
         self.assertEqual(parameter_schema(Union[int, str]), {"anyOf": [{"type": "integer"}, {"type": "string"}]})
-        self.assertEqual(parameter_schema(int | None), {"anyOf": [{"type": "integer"}, {"type": "null"}]})
+        self.assertEqual(parameter_schema(int | None), {"anyOf": [{"type": "integer"}, {"type": "null"}], "default": None})
 
 
 class ContainerSchemaTest(unittest.TestCase):
@@ -223,6 +224,16 @@ class SignatureSchemaTest(unittest.TestCase):
         self.assertEqual(parameter_schema(str, None, has_default=True),
                          {"anyOf": [{"type": "string"}, {"type": "null"}], "default": None})
 
+    def test_an_optional_without_a_default_is_not_required_and_defaults_to_null(self):
+        def endpoint(prompt: str, seed: Optional[int], mask: "ImageFile | None", count: Annotated[Optional[int], "n"],
+                     anything: Any):
+            ...
+        schema = input_schema("/t", endpoint, read_signature("/t", endpoint))
+        self.assertEqual(schema["required"], ["prompt", "anything"])
+        self.assertEqual(schema["properties"]["seed"], {"anyOf": [{"type": "integer"}, {"type": "null"}], "default": None})
+        self.assertIsNone(schema["properties"]["mask"]["default"])
+        self.assertIsNone(schema["properties"]["count"]["default"])
+
     def test_job_progress_is_injected_and_absent_from_the_schema(self):
         def endpoint(prompt: str, tracker: JobProgress, maybe: Optional[JobProgress] = None, job_progress=None):
             ...
@@ -254,6 +265,16 @@ class SignatureSchemaTest(unittest.TestCase):
         self.assertTrue(description["is_async"])
         self.assertTrue(description["is_generator"])
         self.assertTrue(description["is_chat"])
+
+    def test_use_queue_false_marks_an_endpoint_answered_directly(self):
+        def ping() -> str:
+            ...
+        app = APIPod()
+        app.endpoint("/ping", use_queue=False)(ping)
+        app.endpoint("/queued", use_queue=True)(ping)
+        app.endpoint("/default")(ping)
+        self.assertEqual([describe_endpoint(endpoint, read_signature(endpoint.path, ping))["direct"] for endpoint in app.endpoints],
+                         [True, False, False])
 
     def test_an_unsupported_parameter_names_the_endpoint_and_the_parameter(self):
         def endpoint(prompt: str, model: Unknown):

@@ -4,6 +4,9 @@ import { SvcError } from '../svc-error.js';
 export interface ServeSettings {
   workers: number;
   maxBodySize: number;
+  mediaUrlTimeout: number;
+  /** false with --no-media-urls. */
+  mediaUrls: boolean;
   queueSize: number;
   gracePeriod: number;
   cancelGrace: number;
@@ -23,6 +26,7 @@ export interface ServeSettings {
 const FORWARDED_VALUES = {
   workers: '--workers',
   maxBodySize: '--max-body-size',
+  mediaUrlTimeout: '--media-url-timeout',
   queueSize: '--queue-size',
   gracePeriod: '--grace-period',
   cancelGrace: '--cancel-grace',
@@ -51,6 +55,7 @@ export function containerServeArgs(settings: ServeSettings, given: (option: keyo
   }
   for (const [path, limit] of settings.endpointTimeout ?? []) args.push('--endpoint-timeout', `${path}=${limit}`);
   for (const origin of settings.corsOrigin) args.push('--cors-origin', origin);
+  if (!settings.mediaUrls) args.push('--no-media-urls');
   if (settings.testServer) args.push('--test-server');
   if (settings.debug) args.push('--debug');
   return args;

@@ -50,7 +50,9 @@ export function registerStartCommand(program: Command): void {
     .option('--port <port>', 'port to listen on', integerBetween(0, 65535), 8000)
     .option('--workers <n>', 'worker processes, each running one call at a time', integerBetween(1, 256), 1)
     .option('--python <path>', 'Python interpreter for the workers (default: $VIRTUAL_ENV, ./.venv, python3)')
-    .option('--max-body-size <MiB>', 'largest request body accepted (413 above)', integerBetween(1, 1 << 20), 100)
+    .option('--max-body-size <MiB>', 'largest request body accepted (413 above); also the most a call\'s media URLs may download', integerBetween(1, 1 << 20), 100)
+    .option('--media-url-timeout <seconds>', 'longest the server takes to download a media URL a client gives (then 422)', seconds, 60)
+    .option('--no-media-urls', 'refuse http(s) URLs for media parameters rather than download them (the server would fetch any URL a client names)')
     .option('--queue-size <n>', 'calls waiting per endpoint before 503 with Retry-After', integerBetween(0, 1_000_000), 100)
     .option('--grace-period <seconds>', 'time in-flight calls get to finish on shutdown', seconds, 30)
     .option('--cancel-grace <seconds>', 'time a cancelled call gets to stop before its worker is killed', seconds, 5)
@@ -132,6 +134,7 @@ export function registerStartCommand(program: Command): void {
           workers: options.workers,
           python: options.python,
           maxBodyBytes: options.maxBodySize * 1024 * 1024,
+          mediaUrlTimeoutMs: options.mediaUrls ? options.mediaUrlTimeout * 1000 : null,
           queueSize: options.queueSize,
           gracePeriodMs: options.gracePeriod * 1000,
           cancelGraceMs: options.cancelGrace * 1000,

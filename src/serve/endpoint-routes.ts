@@ -12,14 +12,17 @@ import { envelopeOf, streamJob, type JobRoutesOptions } from './jobs/job-routes.
 import { acceptsEventStream } from './accept-header.js';
 import { readPreferences } from './prefer-header.js';
 import { readArguments, removeStagedFiles } from './request-arguments.js';
+import { planRouteAliases } from './route-aliases.js';
 import { crashFailure } from './worker-crash.js';
 import { CallDeadline, callTimedOut, timeoutMsFor } from './call-timeout.js';
 
 type EndpointRoutesOptions = GatewayOptions & { jobRoutes: JobRoutesOptions };
 
 /**
- * One route per endpoint, at its own path and under /v1. Dedicated compute answers with
- * the function's return value; serverless compute (or `Prefer: respond-async`) with a job
+ * One route per endpoint, at its own path and under /v1, and at the path as the apipod
+ * package spells it (route-aliases.ts) where that differs. Dedicated compute answers with
+ * the function's return value; serverless compute (but for an endpoint marked
+ * `use_queue=False`, which answers as dedicated does) or `Prefer: respond-async` with a job
  * envelope at once, or when the job ends within `Prefer: wait=N`; `Accept: text/event-stream`
  * with the job's server-sent events (a generator's chunks as they come). A path known under
  * another method answers 405, any other unknown path 404, both in the one error shape.
@@ -27,19 +30,28 @@ type EndpointRoutesOptions = GatewayOptions & { jobRoutes: JobRoutesOptions };
 export async function registerEndpointRoutes(app: FastifyInstance, options: EndpointRoutesOptions): Promise<void> {
   const methodsByPath = new Map<string, Set<string>>();
   const endpointsByRoute = new Map<string, EndpointReport>();
+  // Planned before any endpoint route exists: svc's own routes (and chat's) are the ones taken.
+  const aliases = planRouteAliases(options.runner.endpoints, (method, url) =>
+    [url, `${url}/`].some((candidate) => app.hasRoute({ method: method as HTTPMethods, url: candidate })),
+  );
+  for (const { endpoint, alias, reason } of aliases.refused) {
+    options.log?.warn(`${endpoint.methods.join(',')} ${endpoint.path} is not also served at ${alias}, where the apipod package serves it: ${reason}`);
+  }
   for (const endpoint of options.runner.endpoints) {
     if (endpoint.is_chat) continue; // served by the chat plugin (src/serve/chat/)
     const validators = compileValidators(endpoint);
+    // Serverless compute answers with a job, but for an endpoint the service marked use_queue=False.
+    const submitsJobs = options.compute === 'serverless' && !endpoint.direct;
     const handler = async (request: FastifyRequest, reply: FastifyReply) => {
       const preferences = readPreferences(request.headers.prefer, options.jobs.maxWaitSeconds);
-      const { arguments: args, stagedFiles } = await readArguments(request, endpoint, validators, options.fileDir);
+      const { arguments: args, stagedFiles } = await readArguments(request, endpoint, validators, { dir: options.fileDir, mediaUrls: options.mediaUrls });
       if (acceptsEventStream(request.headers.accept)) {
         // The call as server-sent events: a generator's chunks as it yields them, whatever the compute.
         const job = submitJob(request, options, endpoint, args, () => void removeStagedFiles(stagedFiles));
         streamJob(request, reply, job, options.jobRoutes, { cancelWhenClientLeaves: true });
         return;
       }
-      if (options.compute === 'serverless' || preferences.respondAsync) {
+      if (submitsJobs || preferences.respondAsync) {
         const job = submitJob(request, options, endpoint, args, () => void removeStagedFiles(stagedFiles));
         if (preferences.waitSeconds !== null) {
           await options.jobRoutes.store.waitUntilEnded(job, preferences.waitSeconds * 1000);
@@ -50,7 +62,7 @@ export async function registerEndpointRoutes(app: FastifyInstance, options: Endp
         // The hosted API answers a submit with 200; a dedicated server asked to go async says 202.
         // Either way the job's URL is a header too, as on an event stream.
         reply.header('content-location', `/v1/jobs/${job.id}`);
-        return reply.code(options.compute === 'serverless' ? 200 : 202).send(envelopeOf(request, job, options.jobRoutes));
+        return reply.code(submitsJobs ? 200 : 202).send(envelopeOf(request, job, options.jobRoutes));
       }
       const cancel = cancelledWhenClientLeaves(reply);
       const deadline = new CallDeadline(cancel, timeoutMsFor(endpoint.path, options.jobs));
@@ -63,12 +75,20 @@ export async function registerEndpointRoutes(app: FastifyInstance, options: Endp
         await removeStagedFiles(stagedFiles);
       }
     };
-    for (const url of [endpoint.path, `/v1${endpoint.path}`]) {
-      refuseTakenRoute(app, endpointsByRoute, endpoint, url);
+    const route = (url: string) => {
       app.route({ method: endpoint.methods as HTTPMethods[], url, handler, config: { endpoint: endpoint.path } });
       const known = methodsByPath.get(url) ?? new Set<string>();
       endpoint.methods.forEach((method) => known.add(method));
       methodsByPath.set(url, known);
+    };
+    for (const url of [endpoint.path, `/v1${endpoint.path}`]) {
+      refuseTakenRoute(app, endpointsByRoute, endpoint, url);
+      route(url);
+    }
+    // Also where clients of the apipod package look for it (/make_fries at /make-fries).
+    for (const { alias } of aliases.aliases.filter((planned) => planned.endpoint === endpoint)) {
+      [alias, `/v1${alias}`].forEach(route);
+      options.log?.info(`${endpoint.methods.join(',')} ${endpoint.path} is also served at ${alias}, as the apipod package spells it`);
     }
   }
 

@@ -9,16 +9,23 @@ export interface FileUpload {
 }
 
 /**
- * Whether a parameter takes uploads: a media type (ImageFile, bytes, ...), an Optional one,
- * or a list of them. The worker's schemas mark media with `x-media-type`; Optional[X] is
- * `anyOf: [X, {"type": "null"}]`.
+ * Whether a parameter takes uploads: a media type (ImageFile, bytes, ...), a list of them,
+ * or a union holding one (Optional[ImageFile], `ImageFile | str`), whose upload goes to its
+ * media member (the worker prefers that member for a file). The worker's schemas mark media
+ * with `x-media-type`; Optional[X] and unions are `anyOf`.
  */
 export function fileUploadOf(schema: Value | undefined): FileUpload | null {
-  const parameter = withoutNull(schema);
-  if (isMediaSchema(parameter)) return { repeated: false, media: String(parameter['x-media-type']) };
-  if (!isJsonObject(parameter) || parameter.type !== 'array') return null;
-  const item = withoutNull(parameter.items);
-  return isMediaSchema(item) ? { repeated: true, media: String(item['x-media-type']) } : null;
+  const members = isMediaSchema(schema) || !isJsonObject(schema) || !Array.isArray(schema.anyOf) ? [schema] : schema.anyOf;
+  const single = members.filter(isMediaSchema);
+  if (single.length > 0) return { repeated: false, media: mediaOf(single) };
+  const items = members.flatMap((member) => (isJsonObject(member) && member.type === 'array' ? [withoutNull(member.items)] : [])).filter(isMediaSchema);
+  return items.length > 0 ? { repeated: true, media: mediaOf(items) } : null;
+}
+
+/** The kind of file a form input asks for: the members' own when they agree, else any file. */
+function mediaOf(schemas: Array<{ [key: string]: Value }>): string {
+  const kinds = new Set(schemas.map((schema) => String(schema['x-media-type'])));
+  return kinds.size === 1 ? [...kinds][0]! : 'file';
 }
 
 function isMediaSchema(schema: Value | undefined): schema is { [key: string]: Value } {

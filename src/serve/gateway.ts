@@ -10,11 +10,13 @@ import { registerChatRoutes } from './chat/chat-routes.js';
 import { registerDocsRoutes } from './docs-routes.js';
 import { registerEndpointRoutes } from './endpoint-routes.js';
 import { registerHealthRoute } from './health-route.js';
+import type { MediaUrlSettings } from './media-urls.js';
 import { HttpError } from './http-error.js';
 import { JobRunner } from './jobs/job-runner.js';
 import { registerJobRoutes } from './jobs/job-routes.js';
 import type { JobStore } from './jobs/job-store.js';
 import { registerBodyParsers, unsupportedMediaType } from './request-bodies.js';
+import type { ServeLog } from './serve-log.js';
 
 export interface GatewayOptions {
   runner: CallRunner;
@@ -30,6 +32,8 @@ export interface GatewayOptions {
   debug: boolean;
   /** The server's own directory for files in transit (the workers' APIPOD_FILE_DIR), where uploads are staged. */
   fileDir: string;
+  /** How the URLs clients give for media parameters are fetched; null: they are refused (--no-media-urls). */
+  mediaUrls: MediaUrlSettings | null;
   /** dedicated: the result in the response; serverless: a job envelope to poll. */
   compute: Compute;
   keys: ApiKeys;
@@ -37,6 +41,8 @@ export interface GatewayOptions {
   /** Where jobs live; the server that owns the gateway reads it when stopping. */
   jobStore: JobStore;
   onRequestLog?: (line: string) => void;
+  /** Where the gateway tells what it notices as it starts (an endpoint's alias, one left out). */
+  log?: Pick<ServeLog, 'info' | 'warn'>;
   /** Web origins whose pages may call the service (CORS), `*` for any; none when empty. */
   corsOrigins?: readonly string[];
 }

@@ -1,6 +1,7 @@
 import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
 import { isJsonObject, type EndpointReport, type Value } from '../worker/protocol.js';
 import { HttpError, type FieldProblem } from './http-error.js';
+import { readTextBooleans } from './text-booleans.js';
 
 export type Arguments = { [parameter: string]: Value };
 
@@ -11,14 +12,16 @@ export interface InputValidator {
 
 /**
  * Compiles one validator per endpoint. JSON bodies are checked as sent; query strings
- * (GET) and multipart form fields arrive as text, so those are coerced to the schema's
- * types first ("3" -> 3) by a second compiler with coercion on.
+ * (GET) and form fields arrive as text, so those are coerced to the schema's types first
+ * ("3" -> 3, "yes" -> true) by a second compiler with coercion on.
  */
 export function compileValidators(endpoint: EndpointReport): { json: InputValidator; text: InputValidator } {
   const schema = boundIntegers(endpoint.input_schema) as { [key: string]: Value };
+  const properties = isJsonObject(schema.properties) ? schema.properties : {};
+  const coerce = validatorFrom(coercing.compile(schema));
   return {
     json: validatorFrom(strict.compile(schema)),
-    text: validatorFrom(coercing.compile(schema)),
+    text: (input) => coerce(isJsonObject(input) ? readTextBooleans(input, properties) : input),
   };
 }
 

@@ -27,6 +27,8 @@ export interface LocalServeOptions {
   workers: number;
   python: string | undefined;
   maxBodyBytes: number;
+  /** How long the server may take to fetch a media URL a client gives; null: it fetches none (--no-media-urls). */
+  mediaUrlTimeoutMs: number | null;
   queueSize: number;
   gracePeriodMs: number;
   cancelGraceMs: number;
@@ -135,7 +137,9 @@ async function serveWithFileDir(options: LocalServeOptions, fileDir: string): Pr
       retryAfterSeconds: RETRY_AFTER_SECONDS,
       debug: options.debug,
       fileDir,
+      mediaUrls: options.mediaUrlTimeoutMs === null ? null : { maxBytes: options.maxBodyBytes, timeoutMs: options.mediaUrlTimeoutMs },
       onRequestLog: (line) => log.request(line),
+      log,
       corsOrigins: options.corsOrigins,
     });
     if (prepared.runpod && gatewayKey) {

@@ -8,6 +8,9 @@ import { isJsonObject, type EndpointReport, type Value } from '../worker/protoco
 import { HttpError } from './http-error.js';
 import type { Arguments, InputValidator } from './input-validation.js';
 import { fileUploadOf } from './file-parameters.js';
+import { fetchMediaUrls, type MediaUrlSettings } from './media-urls.js';
+import { acceptedTypes, listItemSchema } from './parameter-schemas.js';
+import { PartContentTypes } from './multipart-part-types.js';
 import { FormFields } from './request-bodies.js';
 
 export interface ReadArguments {
@@ -16,13 +19,36 @@ export interface ReadArguments {
   stagedFiles: string[];
 }
 
+/** Where a call's files are staged for the worker, and how media URLs are fetched (null: they are refused). */
+export interface FileStaging {
+  dir: string;
+  mediaUrls: MediaUrlSettings | null;
+}
+
 /**
  * The call's arguments from the request: the JSON body, the query string for GET, a
- * URL-encoded form, or a multipart form whose file parts are media parameters, staged in
- * `uploadDir` (null: multipart is not taken). Validated against the endpoint's schema; a
- * 4xx HttpError says what is wrong.
+ * URL-encoded form, or a multipart form whose file parts are media parameters, staged with
+ * the files media URLs name (`staging` null: neither multipart nor URLs are taken).
+ * Validated against the endpoint's schema; a 4xx HttpError says what is wrong.
  */
 export async function readArguments(
+  request: FastifyRequest,
+  endpoint: EndpointReport,
+  validators: { json: InputValidator; text: InputValidator },
+  staging: FileStaging | null,
+): Promise<ReadArguments> {
+  const read = await readRequest(request, endpoint, validators, staging?.dir ?? null);
+  if (staging === null) return read;
+  try {
+    const fetched = await fetchMediaUrls(read.arguments, endpoint, staging.dir, staging.mediaUrls);
+    return { arguments: fetched.arguments, stagedFiles: [...read.stagedFiles, ...fetched.stagedFiles] };
+  } catch (error) {
+    await removeStagedFiles(read.stagedFiles);
+    throw error;
+  }
+}
+
+async function readRequest(
   request: FastifyRequest,
   endpoint: EndpointReport,
   validators: { json: InputValidator; text: InputValidator },
@@ -84,23 +110,28 @@ function rejectFileReferences(value: Value, field: string): void {
 
 async function readMultipart(request: FastifyRequest, endpoint: EndpointReport, validate: InputValidator, uploadDir: string): Promise<ReadArguments> {
   const properties = (endpoint.input_schema.properties ?? {}) as { [name: string]: Value };
-  const fields: { [name: string]: Value } = {};
+  const texts: { [name: string]: string[] } = {};
   const files: { [name: string]: Value } = {};
   const stagedFiles: string[] = [];
+  // Read beside the parser, which reports text/plain for a file part that gave no type.
+  const partTypes = PartContentTypes.watch(request.raw);
+  let fileParts = 0;
   try {
     for await (const part of request.parts()) {
-      const upload = fileUploadOf(properties[part.fieldname]);
-      const repeatable = part.type === 'file' && upload?.repeated === true;
-      if (part.fieldname in fields || (part.fieldname in files && !repeatable)) {
+      const gaveContentType = part.type === 'file' && (partTypes?.gaveContentType(fileParts++) ?? true);
+      const schema = properties[part.fieldname];
+      const upload = fileUploadOf(schema);
+      // A list takes repeated parts, as a URL-encoded form's repeated fields: files for a list of media, text for others.
+      const repeatable = part.type === 'file' ? upload?.repeated === true : listItemSchema(schema) !== undefined;
+      const [sameKind, otherKind] = part.type === 'file' ? [files, texts] : [texts, files];
+      if (part.fieldname in otherKind || (part.fieldname in sameKind && !repeatable)) {
         if (part.type === 'file') part.file.resume();
         throw givenTwice(part.fieldname);
       }
       if (part.type === 'field') {
         // A file parameter's empty text field (a form's input left blank) is not sent.
         if (upload !== null && part.value === '') continue;
-        const value = fieldValue(part.value, properties[part.fieldname]);
-        rejectFileReferences(value, part.fieldname);
-        fields[part.fieldname] = value;
+        texts[part.fieldname] = [...(texts[part.fieldname] ?? []), String(part.value)];
         continue;
       }
       if (upload === null) {
@@ -114,9 +145,12 @@ async function readMultipart(request: FastifyRequest, endpoint: EndpointReport, 
       await pipeline(part.file, createWriteStream(path));
       // What a browser's form sends for a file input left empty: no name, no bytes. It is no file.
       if (part.filename === '' && (await stat(path)).size === 0) continue;
-      const reference = { $file: { path, file_name: part.filename || null, content_type: part.mimetype || null } };
+      // No content type given: the worker tells it from the bytes and the file name.
+      const reference = { $file: { path, file_name: part.filename || null, content_type: (gaveContentType && part.mimetype) || null } };
       files[part.fieldname] = upload.repeated ? [...((files[part.fieldname] as Value[] | undefined) ?? []), reference] : reference;
     }
+    const fields = Object.fromEntries(Object.entries(texts).map(([name, values]) => [name, fieldsValue(values, properties[name])]));
+    rejectFileReferences(fields, '');
     // Validate with each file standing in as a string, then hand the worker the file references.
     const placeholders = Object.entries(files).map(([name, value]) => [name, Array.isArray(value) ? value.map(() => '') : '']);
     const validated = validate({ ...fields, ...Object.fromEntries(placeholders) });
@@ -125,6 +159,11 @@ async function readMultipart(request: FastifyRequest, endpoint: EndpointReport, 
     await removeStagedFiles(stagedFiles);
     throw malformedBody(error);
   }
+}
+
+/** A parameter's text parts: one is the value, several are a list's items. */
+function fieldsValue(texts: string[], schema: Value | undefined): Value {
+  return texts.length === 1 ? fieldValue(texts[0], schema) : texts.map((text) => fieldValue(text, listItemSchema(schema)));
 }
 
 /**
@@ -136,9 +175,9 @@ function malformedBody(error: unknown): unknown {
   return new HttpError(400, 'invalid_request', 'malformed_body', `the multipart body cannot be read: ${error.message}`);
 }
 
-/** A part repeated in a form: taking the last would drop the others without a word (a list goes as one JSON field). */
+/** A part repeated for a parameter that takes one value: taking the last would drop the others without a word. */
 function givenTwice(name: string): HttpError {
-  const message = 'is given more than once; send a list as one field holding a JSON array';
+  const message = 'is given more than once, and takes one value';
   return new HttpError(422, 'validation_error', 'invalid_input', `${name} ${message}`, { detail: [{ field: name, message }] });
 }
 
@@ -155,15 +194,10 @@ function fieldValue(text: unknown, schema: Value | undefined): Value {
   } catch {
     return value;
   }
-  if (!takes(schema, 'string')) return parsed;
+  const types = acceptedTypes(schema);
+  if (!types.has('string')) return parsed;
   const container = Array.isArray(parsed) ? 'array' : isJsonObject(parsed) ? 'object' : null;
-  return container !== null && takes(schema, container) ? parsed : value;
-}
-
-function takes(schema: Value | undefined, type: string): boolean {
-  if (!isJsonObject(schema)) return false;
-  if (schema.type === type || (Array.isArray(schema.type) && schema.type.includes(type))) return true;
-  return Array.isArray(schema.anyOf) && schema.anyOf.some((member) => takes(member, type));
+  return container !== null && types.has(container) ? parsed : value;
 }
 
 export async function removeStagedFiles(paths: readonly string[]): Promise<void> {

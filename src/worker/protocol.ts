@@ -7,7 +7,7 @@
 import { COMPUTE_VALUES, PROVIDER_VALUES } from '../deployment-target.js';
 import type { Compute, Provider } from '../deployment-target.js';
 
-export const PROTOCOL_VERSION = 3;
+export const PROTOCOL_VERSION = 4;
 
 /**
  * The longest event line a worker sends (it is told so in APIPOD_MAX_EVENT_BYTES and fails a
@@ -51,6 +51,8 @@ export interface EndpointReport {
   is_async: boolean;
   is_generator: boolean;
   is_chat: boolean;
+  /** `use_queue=False`: answered with its result under serverless compute too, never as a job unless asked. */
+  direct: boolean;
   input_schema: { [key: string]: Value };
   output_schema: { [key: string]: Value };
   injected: string[];
@@ -225,6 +227,7 @@ function readEndpoint(fields: Fields): EndpointReport {
     is_async: fields.boolean('is_async'),
     is_generator: fields.boolean('is_generator'),
     is_chat: fields.boolean('is_chat'),
+    direct: fields.boolean('direct'),
     input_schema: readInputSchema(fields.object('input_schema')),
     output_schema: fields.object('output_schema').raw,
     injected: fields.strings('injected'),

@@ -192,6 +192,13 @@ describe("provider runpod, trying it out here: the library's test server and a t
     expect(run.stderr).toContain('/read: its parameter "path" cannot be given in a provider\'s job, whose "path" names the endpoint; rename the parameter');
   });
 
+  it("routes a job whose path is spelt as the apipod package spells it (make-fries for /make_fries)", async () => {
+    const file = join(mkdtempSync(join(tmpdir(), 'svc-runpod-')), 'fries.json');
+    writeFileSync(file, JSON.stringify({ input: { path: 'make-fries', portions: 2 } }));
+    const run = await runSvc(['start', EDGES, '--test-input', file]);
+    expect([run.exitCode, JSON.parse(run.stdout)]).toEqual([0, { output: 'fries fries ' }]);
+  });
+
   it('exits 1 when a signal stops a test job before it ends, saying it has no result', async () => {
     const file = join(mkdtempSync(join(tmpdir(), 'svc-runpod-')), 'sleep.json');
     writeFileSync(file, JSON.stringify({ input: { path: '/sleep', seconds: 30 } }));

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { containerServeArgs, type ServeSettings } from '../../src/cli/container-serve-args.js';
 
 const defaults: ServeSettings = {
-  workers: 1, maxBodySize: 100, queueSize: 100, gracePeriod: 30, cancelGrace: 5, jobTimeout: 3600, jobTtl: 1800, maxJobs: 10_000, maxJobMemory: 1024, maxWait: 60, corsOrigin: [],
+  workers: 1, maxBodySize: 100, mediaUrlTimeout: 60, mediaUrls: true, queueSize: 100, gracePeriod: 30, cancelGrace: 5, jobTimeout: 3600, jobTtl: 1800, maxJobs: 10_000, maxJobMemory: 1024, maxWait: 60, corsOrigin: [],
 };
 
 describe('the options svc start hands to the container it runs', () => {
@@ -14,6 +14,11 @@ describe('the options svc start hands to the container it runs', () => {
       '--endpoint-timeout', '/slow=600', '--cors-origin', 'https://app.example.com', '--cors-origin', 'http://localhost:3000', '--debug',
     ]);
     expect(containerServeArgs(defaults, () => false)).toEqual([]);
+  });
+
+  it('forwards --no-media-urls and a media URL time-out, so the container fetches as the command says', () => {
+    const settings = { ...defaults, mediaUrls: false, mediaUrlTimeout: 5 };
+    expect(containerServeArgs(settings, (option) => option === 'mediaUrlTimeout')).toEqual(['--media-url-timeout', '5', '--no-media-urls']);
   });
 
   it('refuses --python, which an image cannot honour, instead of dropping it', () => {

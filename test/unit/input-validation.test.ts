@@ -16,6 +16,7 @@ function endpointWith(properties: { [name: string]: Value }, defs: { [name: stri
     is_async: false,
     is_generator: false,
     is_chat: false,
+    direct: false,
     input_schema: { type: 'object', properties, additionalProperties: false, ...(Object.keys(defs).length ? { $defs: defs } : {}) },
     output_schema: {},
     injected: [],
@@ -60,5 +61,32 @@ describe('input validation messages', () => {
     expect(problemsOf(endpointWith({ size: typed }), { size: 5 })).toEqual([{ field: 'size', message: 'must be >= 10' }]);
     const ranges: Value = { anyOf: [{ type: 'integer', minimum: 10 }, { type: 'integer', maximum: 2 }] };
     expect(problemsOf(endpointWith({ size: ranges }), { size: 5 })).toEqual([{ field: 'size', message: 'does not match any of the allowed types' }]);
+  });
+});
+
+describe('text arguments (forms, query strings)', () => {
+  const text = (properties: { [name: string]: Value }, input: Value) => {
+    try {
+      return compileValidators(endpointWith(properties)).text(input);
+    } catch (error) {
+      return (error as { extra: { detail: unknown } }).extra.detail;
+    }
+  };
+
+  it('reads a boolean from the words FastAPI and pydantic accept, in any case', () => {
+    const flag = { flag: { type: 'boolean' } };
+    for (const word of ['true', 'True', 'TRUE', '1', 'yes', 'Y', 'on', 't']) expect(text(flag, { flag: word })).toEqual({ flag: true });
+    for (const word of ['false', 'False', '0', 'no', 'OFF', 'n', 'f']) expect(text(flag, { flag: word })).toEqual({ flag: false });
+    expect(text(flag, { flag: 'maybe' })).toEqual([{ field: 'flag', message: 'must be a boolean' }]);
+  });
+
+  it('reads them in an Optional boolean and a list of booleans, and leaves a parameter that also takes text alone', () => {
+    expect(text({ flag: { anyOf: [{ type: 'boolean' }, { type: 'null' }] } }, { flag: 'Yes' })).toEqual({ flag: true });
+    expect(text({ flags: { type: 'array', items: { type: 'boolean' } } }, { flags: ['on', 'off'] })).toEqual({ flags: [true, false] });
+    expect(text({ answer: { anyOf: [{ type: 'boolean' }, { type: 'string' }] } }, { answer: 'yes' })).toEqual({ answer: 'yes' });
+  });
+
+  it('keeps JSON bodies to JSON booleans', () => {
+    expect(problemsOf(endpointWith({ flag: { type: 'boolean' } }), { flag: 'yes' })).toEqual([{ field: 'flag', message: 'must be a boolean' }]);
   });
 });

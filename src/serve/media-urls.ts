@@ -1,0 +1,165 @@
+import { randomUUID } from 'node:crypto';
+import { createWriteStream } from 'node:fs';
+import { rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { Readable, Transform } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import type { ReadableStream as WebReadableStream } from 'node:stream/web';
+import { isJsonObject, type EndpointReport, type Value } from '../worker/protocol.js';
+import { fileUploadOf } from './file-parameters.js';
+import { HttpError } from './http-error.js';
+import type { Arguments } from './input-validation.js';
+import { acceptedTypes } from './parameter-schemas.js';
+
+/** How the server fetches the URLs clients give for media parameters; null in GatewayOptions: it refuses them. */
+export interface MediaUrlSettings {
+  /** The most bytes one call's downloads may add up to: the upload limit, --max-body-size. */
+  maxBytes: number;
+  /** How long one download may take, from connecting to its last byte (--media-url-timeout). */
+  timeoutMs: number;
+}
+
+/** Redirects followed, as a browser would follow a few (a CDN, a signed storage URL). */
+const MAX_REDIRECTS = 5;
+const URL_TEXT = /^https?:\/\//i;
+
+/**
+ * The arguments with every http(s) URL given for a media parameter (ImageFile, a list of
+ * them, Optional[...]) downloaded into `dir` and replaced by a file reference, as an upload
+ * is staged: what the apipod package advertises ("a file upload, a URL, or a base64
+ * string"). A parameter that also takes text (`ImageFile | str`) gets the URL as its text.
+ * A download that fails is a 422 naming the parameter and why. With `settings` null, such
+ * a URL is refused with a 422 that says the server fetches none.
+ */
+export async function fetchMediaUrls(args: Arguments, endpoint: EndpointReport, dir: string, settings: MediaUrlSettings | null): Promise<{ arguments: Arguments; stagedFiles: string[] }> {
+  const properties = isJsonObject(endpoint.input_schema.properties) ? endpoint.input_schema.properties : {};
+  const fetched: Arguments = { ...args };
+  const stagedFiles: string[] = [];
+  let budget = settings?.maxBytes ?? 0;
+  const fetchOne = async (field: string, url: string): Promise<Value> => {
+    if (settings === null) throw urlRefused(field, 'this server fetches no URLs (svc start --no-media-urls); upload the file or send its base64');
+    const path = join(dir, randomUUID());
+    stagedFiles.push(path);
+    const download = await downloadTo(path, url, { ...settings, remainingBytes: budget }).catch((error: DownloadError) => {
+      throw urlRefused(field, `cannot fetch ${url}: ${error.message}`);
+    });
+    budget -= download.bytes;
+    return { $file: { path, file_name: download.fileName, content_type: download.contentType } };
+  };
+  try {
+    for (const [name, value] of Object.entries(args)) {
+      const schema = properties[name];
+      const upload = fileUploadOf(schema);
+      if (upload === null || takesTextOfItsOwn(schema)) continue;
+      if (isUrl(value)) fetched[name] = await fetchOne(name, value);
+      else if (upload.repeated && Array.isArray(value)) {
+        const items: Value[] = [];
+        for (const [index, item] of value.entries()) items.push(isUrl(item) ? await fetchOne(`${name}[${index}]`, item) : item);
+        fetched[name] = items;
+      }
+    }
+  } catch (error) {
+    await Promise.all(stagedFiles.map((path) => rm(path, { force: true })));
+    throw error;
+  }
+  return { arguments: fetched, stagedFiles };
+}
+
+function isUrl(value: Value | undefined): value is string {
+  return typeof value === 'string' && URL_TEXT.test(value.trim());
+}
+
+/** `ImageFile | str`: a member other than media (and null) that takes a string. */
+function takesTextOfItsOwn(schema: Value | undefined): boolean {
+  if (!isJsonObject(schema) || 'x-media-type' in schema || !Array.isArray(schema.anyOf)) return false;
+  return schema.anyOf.some((member) => isJsonObject(member) && !('x-media-type' in member) && acceptedTypes(member).has('string'));
+}
+
+function urlRefused(field: string, message: string): HttpError {
+  return new HttpError(422, 'validation_error', 'invalid_input', `invalid input: ${field}: ${message}`, { detail: [{ field, message }] });
+}
+
+/** Why a download failed, in words for the client. */
+class DownloadError extends Error {}
+
+interface Download {
+  bytes: number;
+  /** The last part of the URL's path, the file's name as a browser would save it; null when there is none. */
+  fileName: string | null;
+  /** The answer's Content-Type, null when it gave none or a generic one: the worker then tells it from the bytes. */
+  contentType: string | null;
+}
+
+/**
+ * Downloads `url` into `path`, following redirects between http(s) URLs, within the time
+ * limit and the bytes the call's downloads may still take (`remainingBytes` of `maxBytes`).
+ * Every failure is a DownloadError.
+ */
+async function downloadTo(path: string, url: string, limits: MediaUrlSettings & { remainingBytes: number }): Promise<Download> {
+  const signal = AbortSignal.timeout(limits.timeoutMs);
+  const tooLarge = () => new DownloadError(`the call's downloads pass the ${limits.maxBytes / 2 ** 20} MiB limit (svc start --max-body-size)`);
+  try {
+    let current = new URL(url.trim());
+    for (let redirects = 0; ; redirects++) {
+      const response = await fetch(current, { redirect: 'manual', signal });
+      const location = response.headers.get('location');
+      if (response.status >= 300 && response.status < 400 && location !== null) {
+        await response.body?.cancel();
+        if (redirects === MAX_REDIRECTS) throw new DownloadError(`it redirects more than ${MAX_REDIRECTS} times`);
+        current = new URL(location, current);
+        if (current.protocol !== 'http:' && current.protocol !== 'https:') throw new DownloadError(`it redirects to ${current.href}; only http and https URLs are fetched`);
+        continue;
+      }
+      if (!response.ok) {
+        await response.body?.cancel();
+        throw new DownloadError(`the server answered ${response.status}${response.statusText ? ` ${response.statusText}` : ''}`);
+      }
+      const declared = Number(response.headers.get('content-length') ?? Number.NaN);
+      if (declared > limits.remainingBytes) {
+        await response.body?.cancel();
+        throw tooLarge();
+      }
+      const bytes = await saveBody(response, path, limits.remainingBytes, tooLarge);
+      return { bytes, fileName: fileNameOf(current), contentType: contentTypeOf(response.headers.get('content-type')) };
+    }
+  } catch (error) {
+    if (error instanceof DownloadError) throw error;
+    if (signal.aborted) throw new DownloadError(`no complete answer within ${limits.timeoutMs / 1000} s`);
+    throw new DownloadError(reasonOf(error));
+  }
+}
+
+async function saveBody(response: Response, path: string, maxBytes: number, tooLarge: () => Error): Promise<number> {
+  let bytes = 0;
+  const counter = new Transform({
+    transform(chunk: Buffer, _encoding, done) {
+      bytes += chunk.length;
+      done(bytes > maxBytes ? tooLarge() : null, chunk);
+    },
+  });
+  const body = response.body ? Readable.fromWeb(response.body as WebReadableStream<Uint8Array>) : Readable.from([]);
+  await pipeline(body, counter, createWriteStream(path));
+  return bytes;
+}
+
+function fileNameOf(url: URL): string | null {
+  const last = url.pathname.split('/').at(-1) ?? '';
+  try {
+    return decodeURIComponent(last) || null;
+  } catch {
+    return last || null;
+  }
+}
+
+function contentTypeOf(header: string | null): string | null {
+  const type = header?.split(';')[0]?.trim().toLowerCase() ?? '';
+  return type === '' || type === 'application/octet-stream' ? null : type;
+}
+
+/** fetch's "fetch failed" holds the reason in its cause: a refused connection, an unknown host. */
+function reasonOf(error: unknown): string {
+  const cause = error instanceof Error ? (error.cause as { code?: string; message?: string } | undefined) : undefined;
+  if (cause?.code === 'ECONNREFUSED') return 'the connection was refused';
+  if (cause?.code === 'ENOTFOUND') return 'the host is unknown';
+  return cause?.message ?? (error instanceof Error ? error.message : String(error));
+}

@@ -1,0 +1,60 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { PNG_BASE64 } from './images.js';
+
+/**
+ * A web server on this machine that media URLs point at, as a storage bucket or a CDN would
+ * answer them: a PNG with and without a Content-Type, redirects (a loop, one to ftp://),
+ * a 404, a body larger than 1 MiB, and one that never ends.
+ */
+export interface MediaHost {
+  url: string;
+  /** A URL on a port nothing listens on. */
+  refusedUrl: string;
+  close: () => Promise<void>;
+}
+
+export async function startMediaHost(): Promise<MediaHost> {
+  const png = Buffer.from(PNG_BASE64, 'base64');
+  const server: Server = createServer((request, response) => {
+    switch (request.url) {
+      case '/red.png':
+        response.writeHead(200, { 'content-type': 'image/png' }).end(png);
+        return;
+      case '/untyped/photo':
+        response.writeHead(200).end(png);
+        return;
+      case '/moved':
+        response.writeHead(302, { location: '/red.png' }).end();
+        return;
+      case '/loop':
+        response.writeHead(302, { location: '/loop' }).end();
+        return;
+      case '/to-ftp':
+        response.writeHead(301, { location: 'ftp://127.0.0.1/red.png' }).end();
+        return;
+      case '/big.png':
+        response.writeHead(200, { 'content-type': 'image/png' }).end(Buffer.alloc(2 * 2 ** 20));
+        return;
+      case '/stalls.png':
+        response.writeHead(200, { 'content-type': 'image/png' });
+        response.write(png.subarray(0, 8));
+        return;
+      default:
+        response.writeHead(404).end();
+    }
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const closed = createServer();
+  await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
+  const closedPort = (closed.address() as AddressInfo).port;
+  await new Promise((resolve) => closed.close(resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    refusedUrl: `http://127.0.0.1:${closedPort}/red.png`,
+    close: async () => {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    },
+  };
+}
