@@ -1,9 +1,20 @@
-"""Recognising pydantic, numpy and Pillow types without importing those libraries: a service
-that uses one has imported it already, and one that does not should not pay for it."""
+"""pydantic, numpy and Pillow: their types recognised without importing those libraries (a
+service that uses one has imported it already, and one that does not should not pay for it),
+and the library imported, with a message saying how to install it, when a feature needs one."""
 from __future__ import annotations
 
 import sys
 from typing import Any, Optional
+
+
+def require(module_name: str, purpose: str):
+    """The module, imported; an ImportError naming the package to install when it is missing."""
+    try:
+        __import__(module_name)
+    except ImportError:
+        package = "Pillow" if module_name.startswith("PIL") else module_name
+        raise ImportError(f"{purpose} needs {package}: pip install {package}") from None
+    return sys.modules[module_name]
 
 
 def is_pydantic_model_class(cls: Any) -> bool:

@@ -131,7 +131,7 @@ class CallTest(WorkerTestCase):
     def test_structured_results_are_made_json(self):
         self.assertEqual(self.call(self.worker, "c-1", "/report")[-1]["value"],
                          {"colour": "red", "pair": [1, 2], "ratio": None,
-                          "raw": {"file_name": None, "content_type": "application/octet-stream", "content": "AAE="}})
+                          "raw": {"file_name": "file", "content_type": "application/octet-stream", "content": "AAE="}})
 
     def test_a_result_that_is_not_json_fails_the_call_naming_its_type(self):
         [event] = self.call(self.worker, "c-1", "/unserialisable")
@@ -172,7 +172,7 @@ class CallTest(WorkerTestCase):
 
     def test_a_base64_argument_becomes_a_media_file(self):
         [event] = self.call(self.worker, "c-1", "/describe-file", {"file": "data:text/plain;base64,aGVsbG8="})
-        self.assertEqual(event["value"], {"size": 5, "file_name": None, "content_type": "text/plain"})
+        self.assertEqual(event["value"], {"size": 5, "file_name": "file", "content_type": "text/plain"})
 
     def test_malformed_commands_are_skipped(self):
         self.worker._commands.write(b"not json\n")
