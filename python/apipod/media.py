@@ -17,6 +17,7 @@ from typing import Any, Optional
 from urllib.parse import unquote_to_bytes
 
 from .content_type import GENERIC_CONTENT_TYPE, extension_for, guess_content_type
+from .image_arrays import IMAGE_FORMATS, decode_image, encode_image, image_channels, image_size
 from .media_api_gaps import media_api_gap, missing_media_attribute
 from .optional_types import is_numpy_array_class, is_pil_image, require
 from .url_download import download
@@ -253,16 +254,21 @@ class MediaFile:
 
 
 class ImageFile(MediaFile):
+    """An image. Its arrays are OpenCV's, as in the apipod toolkit: BGR or BGRA channel order."""
+
     media_kind = "image"
     default_file_name = "imagefile"
 
     @_loader
-    def from_np_array(self, array, file_name: Optional[str] = None):
-        """Encode an image array (height x width [x channels]) as PNG."""
-        image_module = require("PIL.Image", "ImageFile.from_np_array")
-        numpy = require("numpy", "ImageFile.from_np_array")
-        image = image_module.fromarray(numpy.asarray(array))
-        return self.from_bytes(_encode_pil_image(image), file_name, "image/png")
+    def from_np_array(self, np_array, img_type: Optional[str] = None):
+        """Encode an array as OpenCV's `imencode` would (BGR or BGRA channels, or greyscale) in
+        the format `img_type` ("png", "jpg", ...); without one, in the format of its content
+        type when that is an image's, else PNG."""
+        if img_type is None:
+            current = self.content_type or ""
+            img_type = current.split("/", 1)[1] if current.startswith("image/") else "png"
+        content = encode_image(np_array, img_type)
+        return self.from_bytes(content, content_type=IMAGE_FORMATS[img_type.lower().lstrip(".")].content_type)
 
     @_loader
     def from_pil(self, image, file_name: Optional[str] = None):
@@ -275,8 +281,22 @@ class ImageFile(MediaFile):
         return image
 
     def to_np_array(self):
-        numpy = require("numpy", "ImageFile.to_np_array")
-        return numpy.asarray(self.to_pil())
+        """The pixels as OpenCV's `imdecode(IMREAD_UNCHANGED)` gives them: height x width,
+        or height x width x 3 (BGR) or x 4 (BGRA); palettes and GIFs expanded."""
+        return decode_image(self._content)
+
+    def to_cv2_img(self):
+        return self.to_np_array()
+
+    @property
+    def channels(self) -> int:
+        """Channels of its array: 1 (greyscale), 3 (BGR) or 4 (BGRA)."""
+        return image_channels(self._content)
+
+    @property
+    def dimensions(self) -> tuple[int, int]:
+        """(width, height) in pixels."""
+        return image_size(self._content)
 
 
 class AudioFile(MediaFile):

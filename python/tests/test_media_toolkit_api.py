@@ -255,7 +255,7 @@ class WithoutOptionalLibrariesTest(unittest.TestCase):
             "import apipod\n"
             "image = apipod.ImageFile.from_bytes(b'\\x89PNG\\r\\n\\x1a\\n' + bytes(8))\n"
             "print(image.file_name, image.extension, image.file_size('kb'))\n"
-            "for read in (image.to_np_array, lambda: apipod.AudioFile.from_bytes(b'RIFF').to_np_array()):\n"
+            "for read in (image.to_np_array, lambda: image.channels, lambda: apipod.AudioFile.from_bytes(b'RIFF').to_np_array()):\n"
             "    try:\n"
             "        read()\n"
             "    except ImportError as error:\n"
@@ -267,6 +267,7 @@ class WithoutOptionalLibrariesTest(unittest.TestCase):
         self.assertEqual(completed.stdout.splitlines(), [
             "imagefile png 0.016",
             "ImageFile.to_np_array needs numpy: pip install numpy",
+            "ImageFile.channels needs Pillow: pip install Pillow",
             "AudioFile.to_np_array needs numpy: pip install numpy",
         ])
 
