@@ -13,7 +13,9 @@ from typing import Any, Callable
 
 from .chat import ChatCompletionRequest
 from .file_reference import is_file_reference, read_file_reference
+from .file_model import FileModel
 from .media import MediaFile, base_file_name
+from .media_containers import MediaList
 from .optional_types import is_pydantic_model_class
 from .progress import JobProgress
 from .signature import EndpointParameter, strip_annotated, union_members
@@ -97,6 +99,10 @@ def convert(value: Any, annotation: Any) -> Any:
         return value
     if issubclass(base, MediaFile):
         return _read_media(value, base)
+    if issubclass(base, FileModel):
+        return _read_media(value, MediaFile)  # the function gets a MediaFile, as upstream's does
+    if issubclass(base, MediaList) and isinstance(value, list):
+        return MediaList([_read_media(item, MediaFile) for item in value])
     if base in (bytes, bytearray):
         return base(_read_media(value, MediaFile).to_bytes())
     if issubclass(base, enum.Enum):
@@ -166,6 +172,8 @@ def _field_path(location: tuple) -> str:
 
 def _convert_generic(value: Any, origin: Any, arguments: tuple) -> Any:
     item_type = arguments[0] if arguments else Any
+    if origin is MediaList and isinstance(value, list):
+        return MediaList([convert(item, item_type) for item in value])
     if origin in _SEQUENCE_ORIGINS and isinstance(value, list):
         return [convert(item, item_type) for item in value]
     if origin in _SET_ORIGINS and isinstance(value, list):
@@ -202,7 +210,7 @@ def _convert_union(value: Any, members: tuple) -> Any:
 
 def _fits_as_is(value: Any, member: Any) -> bool:
     base, _ = strip_annotated(member)
-    is_media_type = isinstance(base, type) and (issubclass(base, MediaFile) or base in (bytes, bytearray))
+    is_media_type = isinstance(base, type) and (issubclass(base, (MediaFile, FileModel)) or base in (bytes, bytearray))
     if _looks_like_media(value):
         return is_media_type
     if is_media_type or not isinstance(base, type):

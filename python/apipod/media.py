@@ -378,6 +378,22 @@ class VideoFile(MediaFile):
         raise NotImplementedError(media_api_gap(type(self), "__iter__"))
 
 
+def media_from_any(data: Any) -> MediaFile:
+    """`data` read as media-toolkit's media_from_any reads it: into the class its content type
+    names (ImageFile for an image/..., and so on), else a MediaFile."""
+    media = MediaFile.from_any(data)
+    media_class = _MEDIA_CLASSES.get((media.content_type or "").split("/", 1)[0], MediaFile)
+    if media_class is MediaFile:
+        return media
+    named = None if media.file_name == MediaFile.default_file_name else media.file_name
+    typed = media_class.from_bytes(media.to_bytes(), named, media.content_type)
+    typed.path = media.path
+    return typed
+
+
+_MEDIA_CLASSES = {"image": ImageFile, "audio": AudioFile, "video": VideoFile}
+
+
 def _decode_base64(text: str) -> bytes:
     compact = "".join(text.split())
     compact += "=" * (-len(compact) % 4)  # clients often strip the padding
