@@ -21,7 +21,7 @@ from .file_model import FileModel
 from .media import ImageFile, MediaFile
 from .media_containers import MediaDict, MediaList
 from .service_module import SERVICE_MODULE_NAME
-from .optional_types import is_numpy_array_class, is_pil_image_class, is_pydantic_model_class
+from .optional_types import is_numpy_array_class, is_pil_image_class, is_pydantic_model_class, media_toolkit_kind
 from .signature import strip_annotated, union_members
 
 MEDIA_OBJECT_SCHEMA = {
@@ -142,6 +142,8 @@ class SchemaBuilder:
             return {"type": "string", "format": _STRING_FORMATS[cls]}
         if issubclass(cls, MediaFile):
             return media_schema(cls.media_kind, self.for_output)
+        if media_toolkit_kind(cls) is not None:
+            return media_schema(media_toolkit_kind(cls), self.for_output)
         if issubclass(cls, FileModel):  # the upstream toolkit's upload model: a file as MediaFile takes one
             return media_schema(MediaFile.media_kind, self.for_output)
         if issubclass(cls, MediaList):

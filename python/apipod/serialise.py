@@ -13,7 +13,7 @@ from typing import Any
 from .file_model import FileModel
 from .file_reference import INLINE_LIMIT, write_file_reference
 from .media import ImageFile, MediaFile
-from .optional_types import is_numpy_value, is_pil_image, is_pydantic_model
+from .optional_types import is_media_toolkit_file, is_numpy_value, is_pil_image, is_pydantic_model
 
 
 _LARGEST_EXACT_INTEGER = 2**53 - 1
@@ -41,6 +41,8 @@ def to_json_value(value: Any) -> Any:
         return value if math.isfinite(value) else None
     if isinstance(value, MediaFile):
         return _media_value(value)
+    if is_media_toolkit_file(value):  # media-toolkit's own, as services written for apipod return
+        return _media_value(MediaFile.from_bytes(value.to_bytes(), value.file_name, value.content_type))
     if isinstance(value, enum.Enum):
         return to_json_value(value.value)
     if is_pydantic_model(value):
