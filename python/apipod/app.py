@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Iterable, Optional, Union
 
 from .service_module import SERVICE_MODULE_NAME
+from .upstream_arguments import resolve_target, warn_unread
 
 COMPUTE_CHOICES = ("dedicated", "serverless")
 PROVIDER_CHOICES = ("localhost", "runpod", "auto", "scaleway", "azure")
@@ -21,14 +22,20 @@ class Endpoint:
 
 
 class APIPod:
-    def __init__(self, title: Optional[str] = None, compute: str = "dedicated", provider: str = "localhost",
-                 backend: Optional[str] = None, lifespan: Optional[Callable] = None, **options):
+    def __init__(self, title: Optional[str] = None, compute: Optional[str] = None, provider: Optional[str] = None,
+                 backend: Optional[str] = None, lifespan: Optional[Callable] = None, *,
+                 simulate: Optional[str] = None, direct: Optional[bool] = None, **options):
+        """compute "dedicated" (default) or "serverless", provider "localhost" (default) or
+        another of PROVIDER_CHOICES; or the upstream toolkit's `simulate="serverless"`
+        ("{compute}-{provider}"; direct=True with "serverless-runpod" for the provider's worker)."""
         self.title = title
-        self.compute = _choose("compute", compute, COMPUTE_CHOICES)
-        self.provider = _choose("provider", provider, PROVIDER_CHOICES)
+        compute, provider = resolve_target(compute, provider, simulate, direct)
+        self.compute = _choose("compute", compute or "dedicated", COMPUTE_CHOICES)
+        self.provider = _choose("provider", provider or "localhost", PROVIDER_CHOICES)
         self.backend = backend  # accepted for compatibility; svc picks the server itself
         self.lifespan = lifespan
         self.options = options
+        warn_unread(options)
         self.endpoints: list[Endpoint] = []
 
     def endpoint(self, path: Union[str, Callable, None] = None,
