@@ -58,22 +58,27 @@ class APIPod:
     def get(self, path: Optional[str] = None, **options):
         return self.endpoint(path, methods=["GET"], **options)
 
-    def start(self) -> None:
-        """Serves the calling file, like `svc start <file>`; extra command-line arguments pass on."""
+    # *args and **kwargs take the rest of the upstream toolkit's start(), which its server ignores too.
+    def start(self, port: Optional[int] = None, host: Optional[str] = None, *args, **kwargs) -> None:
+        """Serves the calling file, like `svc start <file>`, on `port` and `host` when given
+        (svc's --port and --host); command-line arguments pass on after them, so they win."""
         caller = sys._getframe(1)
         if caller.f_globals.get("__name__") == SERVICE_MODULE_NAME:
-            return  # a worker is importing the service: it is being served already
+            # A worker is importing the service: it is being served already, on svc start's
+            # --port and --host (which were these when `python service.py` ran svc start).
+            return
         service_file = os.path.abspath(caller.f_code.co_filename)
+        chosen = [*(["--port", str(port)] if port is not None else []), *(["--host", host] if host is not None else [])]
+        command = " ".join(["svc start", service_file, *chosen])
         svc = shutil.which("svc")
         if svc is None:
             print(
                 "apipod: svc is not installed (no `svc` on PATH). Install it with `npm install -g .` "
-                f"in a clone of svc, then run `svc start {service_file}`; or run it once with "
-                f"`npx svc start {service_file}`.",
+                f"in a clone of svc, then run `{command}`; or run it once with `npx {command}`.",
                 file=sys.stderr,
             )
             sys.exit(1)
-        os.execvp(svc, [svc, "start", service_file, *sys.argv[1:]])  # exec: signals reach svc directly
+        os.execvp(svc, [svc, "start", service_file, *chosen, *sys.argv[1:]])  # exec: signals reach svc directly
 
     def _add(self, endpoint: Endpoint) -> None:
         # A call names its endpoint by path alone, so one path is one function.

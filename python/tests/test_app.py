@@ -146,15 +146,30 @@ class APIPodTest(unittest.TestCase):
             )
         self.assertEqual(completed.stdout.strip(), f"svc start {service} --port 9000")
 
+    def test_start_passes_upstreams_port_and_host_before_the_command_line(self):
+        with tempfile.TemporaryDirectory() as directory:
+            fake_svc = os.path.join(directory, "svc")
+            with open(fake_svc, "w") as file:
+                file.write('#!/bin/sh\necho "svc $@"\n')
+            os.chmod(fake_svc, 0o755)
+            service = os.path.join(directory, "service.py")
+            with open(service, "w") as file:
+                file.write("from apipod import APIPod\napp = APIPod()\napp.start(port=8009, host='0.0.0.0')\n")
+            completed = subprocess.run(
+                [sys.executable, service, "--port", "9000"], capture_output=True, text=True, timeout=30,
+                env={**os.environ, "PYTHONPATH": PYTHON_DIRECTORY, "PATH": directory + os.pathsep + os.environ["PATH"]},
+            )
+        self.assertEqual(completed.stdout.strip(), f"svc start {service} --port 8009 --host 0.0.0.0 --port 9000")
+
 
 class UpstreamServiceTest(WorkerTestCase):
-    def test_simulate_serverless_is_what_the_worker_reports(self):
+    def test_a_service_calling_upstreams_start_at_module_level_is_served(self):
         with tempfile.TemporaryDirectory() as directory:
             service = os.path.join(directory, "service.py")
             with open(service, "w") as file:
                 file.write("from apipod import APIPod\napp = APIPod(simulate='serverless')\n\n"
                            "@app.endpoint('/predict')\ndef predict(my_param1: str, my_param2: int = 0):\n"
-                           "    return my_param1\n")
+                           "    return my_param1\n\napp.start(port=8009, host='0.0.0.0')\n")
             worker, ready = self.start_ready_worker(service)
             self.assertEqual(ready["app"]["compute"], "serverless")
             self.assertEqual([endpoint["path"] for endpoint in ready["endpoints"]], ["/predict"])
