@@ -161,7 +161,10 @@ export function buildManifest(snapshot: ProjectSnapshot, parser: PythonParser, c
     if (apipod) {
       noticed.push({
         ...apipod.source,
-        message: "apipod is provided by svc's runtime; the image leaves this requirement out",
+        message:
+          "apipod is provided by svc's runtime; the image leaves this requirement out and installs what the toolkit's " +
+          "media conversions use (numpy, Pillow) unless the requirements list them; apipod's other dependencies " +
+          '(opencv-python, av, fastapi, ...) are not installed: list those service.py imports',
       });
     }
     const withoutApipod = applyConstraints(installed.filter((requirement) => requirement !== apipod), requirementSet.constraints);
