@@ -2,6 +2,7 @@
 import contextlib
 import io
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -132,48 +133,41 @@ class APIPodTest(unittest.TestCase):
         self.assertIn("npx svc start", completed.stderr)
 
     def test_start_runs_svc_start_with_the_calling_file(self):
-        with tempfile.TemporaryDirectory() as directory:
-            fake_svc = os.path.join(directory, "svc")
-            with open(fake_svc, "w") as file:
-                file.write('#!/bin/sh\necho "svc $@"\n')
-            os.chmod(fake_svc, 0o755)
-            service = os.path.join(directory, "service.py")
-            with open(service, "w") as file:
-                file.write("from apipod import APIPod\napp = APIPod()\napp.start()\n")
-            completed = subprocess.run(
-                [sys.executable, service, "--port", "9000"], capture_output=True, text=True, timeout=30,
-                env={**os.environ, "PYTHONPATH": PYTHON_DIRECTORY, "PATH": directory + os.pathsep + os.environ["PATH"]},
-            )
-        self.assertEqual(completed.stdout.strip(), f"svc start {service} --port 9000")
+        service, stdout = self.run_with_a_fake_svc("app.start()", "--port", "9000")
+        self.assertEqual(stdout.strip(), f"svc start {service} --port 9000")
 
     def test_start_passes_upstreams_port_and_host_before_the_command_line(self):
-        with tempfile.TemporaryDirectory() as directory:
-            fake_svc = os.path.join(directory, "svc")
-            with open(fake_svc, "w") as file:
-                file.write('#!/bin/sh\necho "svc $@"\n')
-            os.chmod(fake_svc, 0o755)
-            service = os.path.join(directory, "service.py")
-            with open(service, "w") as file:
-                file.write("from apipod import APIPod\napp = APIPod()\napp.start(port=8009, host='0.0.0.0')\n")
-            completed = subprocess.run(
-                [sys.executable, service, "--port", "9000"], capture_output=True, text=True, timeout=30,
-                env={**os.environ, "PYTHONPATH": PYTHON_DIRECTORY, "PATH": directory + os.pathsep + os.environ["PATH"]},
-            )
-        self.assertEqual(completed.stdout.strip(), f"svc start {service} --port 8009 --host 0.0.0.0 --port 9000")
+        service, stdout = self.run_with_a_fake_svc("app.start(port=8009, host='0.0.0.0')", "--port", "9000")
+        self.assertEqual(stdout.strip(), f"svc start {service} --port 8009 --host 0.0.0.0 --port 9000")
+
+    def run_with_a_fake_svc(self, start_call: str, *arguments: str) -> tuple[str, str]:
+        """(the service file, what a fake `svc` on PATH printed of its arguments) for
+        `python service.py ARGUMENTS` whose last line is `start_call`."""
+        directory = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, directory)
+        fake_svc = os.path.join(directory, "svc")
+        with open(fake_svc, "w") as file:
+            file.write('#!/bin/sh\necho "svc $@"\n')
+        os.chmod(fake_svc, 0o755)
+        service = os.path.join(directory, "service.py")
+        with open(service, "w") as file:
+            file.write(f"from apipod import APIPod\napp = APIPod()\n{start_call}\n")
+        completed = subprocess.run(
+            [sys.executable, service, *arguments], capture_output=True, text=True, timeout=30,
+            env={**os.environ, "PYTHONPATH": PYTHON_DIRECTORY, "PATH": directory + os.pathsep + os.environ["PATH"]},
+        )
+        return service, completed.stdout
 
 
 class UpstreamServiceTest(WorkerTestCase):
     def test_a_service_calling_upstreams_start_at_module_level_is_served(self):
-        with tempfile.TemporaryDirectory() as directory:
-            service = os.path.join(directory, "service.py")
-            with open(service, "w") as file:
-                file.write("from apipod import APIPod\napp = APIPod(simulate='serverless')\n\n"
-                           "@app.endpoint('/predict')\ndef predict(my_param1: str, my_param2: int = 0):\n"
-                           "    return my_param1\n\napp.start(port=8009, host='0.0.0.0')\n")
-            worker, ready = self.start_ready_worker(service)
-            self.assertEqual(ready["app"]["compute"], "serverless")
-            self.assertEqual([endpoint["path"] for endpoint in ready["endpoints"]], ["/predict"])
-            self.assertEqual(worker.finish()[0], 0)
+        worker, ready = self.start_ready_worker(self.service_from_source(
+            "from apipod import APIPod\napp = APIPod(simulate='serverless')\n\n"
+            "@app.endpoint('/predict')\ndef predict(my_param1: str, my_param2: int = 0):\n"
+            "    return my_param1\n\napp.start(port=8009, host='0.0.0.0')\n"))
+        self.assertEqual(ready["app"]["compute"], "serverless")
+        self.assertEqual([endpoint["path"] for endpoint in ready["endpoints"]], ["/predict"])
+        self.assertEqual(worker.finish()[0], 0)
 
 
 class JobProgressTest(unittest.TestCase):

@@ -18,7 +18,8 @@ PNG_BASE64 = base64.b64encode(PNG).decode()
 class NamesTest(unittest.TestCase):
     def test_upstreams_exports_that_svc_provides_import(self):
         from apipod import (APIPod, AudioFile, FileModel, ImageFile, JobLinks, JobMetrics, JobProgress,  # noqa: F401
-                            JobResult, MediaDict, MediaFile, MediaList, VideoFile, constants)
+                            JobResult, MediaDict, MediaFile, MediaList, VideoFile)
+        self.assertIs(apipod.constants, constants)  # apipod.common.constants, as upstream has it
         self.assertEqual(constants.COMPUTE.SERVERLESS.value, "serverless")
         self.assertEqual(constants.PROVIDER.SOCAITY.value, "socaity")
 
@@ -101,23 +102,14 @@ class WorkerNamesTest(WorkerTestCase):
 
 class SchemaRefusalTest(WorkerTestCase):
     def test_a_media_dict_parameter_is_refused_naming_media_list(self):
-        with tempfile.TemporaryDirectory() as directory:
-            service = os.path.join(directory, "service.py")
-            with open(service, "w") as file:
-                file.write("from apipod import APIPod, MediaDict\napp = APIPod()\n\n"
-                           "@app.endpoint('/files')\ndef files(files: MediaDict):\n    return len(files)\n")
-            worker = self.start_worker(service)
-            failed = worker.next_event()
+        failed = self.start_worker(self.service_from_source(
+            "from apipod import APIPod, MediaDict\napp = APIPod()\n\n"
+            "@app.endpoint('/files')\ndef files(files: MediaDict):\n    return len(files)\n")).next_event()
         self.assertEqual((failed["type"], failed["stage"]), ("setup_failed", "schema"))
         self.assertIn("take several files as MediaList[...]", failed["error"]["message"])
 
     def test_importing_a_name_svc_lacks_fails_setup_with_the_reason(self):
-        with tempfile.TemporaryDirectory() as directory:
-            service = os.path.join(directory, "service.py")
-            with open(service, "w") as file:
-                file.write("from apipod import APIPod, VLLMChat\napp = APIPod()\n")
-            worker = self.start_worker(service)
-            failed = worker.next_event()
+        failed = self.start_worker(self.service_from_source("from apipod import APIPod, VLLMChat\napp = APIPod()\n")).next_event()
         self.assertEqual((failed["type"], failed["stage"]), ("setup_failed", "import"))
         self.assertIn("svc's toolkit does not provide it", failed["error"]["message"])
 

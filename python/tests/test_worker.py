@@ -1,5 +1,6 @@
 """The worker as the gateway sees it: a real subprocess talking over fds 3, 4 and 5."""
 import os
+import shutil
 import tempfile
 import time
 import unittest
@@ -19,6 +20,15 @@ class WorkerTestCase(unittest.TestCase):
         ready = worker.next_event()
         self.assertEqual(ready["type"], "ready", ready)
         return worker, ready
+
+    def service_from_source(self, source: str) -> str:
+        """A service file holding `source`, in a directory removed after the test."""
+        directory = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, directory)
+        service = os.path.join(directory, "service.py")
+        with open(service, "w") as file:
+            file.write(source)
+        return service
 
     def call(self, worker: WorkerProcess, call_id: str, endpoint: str, arguments: dict = None) -> list[dict]:
         worker.send(protocol.call(call_id, endpoint, arguments or {}))

@@ -1,7 +1,7 @@
 """A service importing what the apipod toolkit's services import (QA's s04, upstream's README chat)."""
 from typing import Iterator, List
 
-from apipod import (APIPod, FileModel, ImageFile, JobProgress, JobResult, MediaDict, MediaFile, MediaList,
+from apipod import (APIPod, FileModel, ImageFile, JobProgress, JobResult, MediaDict, MediaList,
                     constants)
 from apipod.common.schemas import ChatCompletionRequest
 
