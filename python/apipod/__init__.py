@@ -1,11 +1,22 @@
 """apipod: the toolkit a service file imports, and the worker svc runs it in.
 
     from apipod import APIPod, ImageFile, JobProgress
+
+It stands in for the upstream apipod toolkit: names of upstream's that svc does not provide
+raise an ImportError saying so (upstream_names.py).
 """
 from .app import APIPod
 from .chat import ChatCompletionRequest, ChatCompletionResponse, ChatMessage
+from .common import constants
+from .file_model import FileModel
+from .job_result import JobLinks, JobMetrics, JobResult
 from .media import AudioFile, ImageFile, MediaFile, VideoFile
+from .media_containers import MediaDict, MediaList
 from .progress import JobProgress
+from .upstream_names import missing_name
+from .version import toolkit_version
+
+__version__ = toolkit_version()
 
 __all__ = [
     "APIPod",
@@ -13,8 +24,19 @@ __all__ = [
     "ChatCompletionRequest",
     "ChatCompletionResponse",
     "ChatMessage",
+    "FileModel",
     "ImageFile",
+    "JobLinks",
+    "JobMetrics",
     "JobProgress",
+    "JobResult",
+    "MediaDict",
     "MediaFile",
+    "MediaList",
     "VideoFile",
+    "constants",
 ]
+
+
+def __getattr__(name: str):
+    raise missing_name(__name__, name)

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Iterable, Optional, Union
 
 from .service_module import SERVICE_MODULE_NAME
+from .upstream_arguments import resolve_target, warn_unread
 
 COMPUTE_CHOICES = ("dedicated", "serverless")
 PROVIDER_CHOICES = ("localhost", "runpod", "auto", "scaleway", "azure")
@@ -21,14 +22,20 @@ class Endpoint:
 
 
 class APIPod:
-    def __init__(self, title: Optional[str] = None, compute: str = "dedicated", provider: str = "localhost",
-                 backend: Optional[str] = None, lifespan: Optional[Callable] = None, **options):
+    def __init__(self, title: Optional[str] = None, compute: Optional[str] = None, provider: Optional[str] = None,
+                 backend: Optional[str] = None, lifespan: Optional[Callable] = None, *,
+                 simulate: Optional[str] = None, direct: Optional[bool] = None, **options):
+        """compute "dedicated" (default) or "serverless", provider "localhost" (default) or
+        another of PROVIDER_CHOICES; or the upstream toolkit's `simulate="serverless"`
+        ("{compute}-{provider}"; direct=True with "serverless-runpod" for the provider's worker)."""
         self.title = title
-        self.compute = _choose("compute", compute, COMPUTE_CHOICES)
-        self.provider = _choose("provider", provider, PROVIDER_CHOICES)
+        compute, provider = resolve_target(compute, provider, simulate, direct)
+        self.compute = _choose("compute", compute or "dedicated", COMPUTE_CHOICES)
+        self.provider = _choose("provider", provider or "localhost", PROVIDER_CHOICES)
         self.backend = backend  # accepted for compatibility; svc picks the server itself
         self.lifespan = lifespan
         self.options = options
+        warn_unread(options)
         self.endpoints: list[Endpoint] = []
 
     def endpoint(self, path: Union[str, Callable, None] = None,
@@ -51,22 +58,27 @@ class APIPod:
     def get(self, path: Optional[str] = None, **options):
         return self.endpoint(path, methods=["GET"], **options)
 
-    def start(self) -> None:
-        """Serves the calling file, like `svc start <file>`; extra command-line arguments pass on."""
+    # *args and **kwargs take the rest of the upstream toolkit's start(), which its server ignores too.
+    def start(self, port: Optional[int] = None, host: Optional[str] = None, *args, **kwargs) -> None:
+        """Serves the calling file, like `svc start <file>`, on `port` and `host` when given
+        (svc's --port and --host); command-line arguments pass on after them, so they win."""
         caller = sys._getframe(1)
         if caller.f_globals.get("__name__") == SERVICE_MODULE_NAME:
-            return  # a worker is importing the service: it is being served already
+            # A worker is importing the service: it is being served already, on svc start's
+            # --port and --host (which were these when `python service.py` ran svc start).
+            return
         service_file = os.path.abspath(caller.f_code.co_filename)
+        chosen = [*(["--port", str(port)] if port is not None else []), *(["--host", host] if host is not None else [])]
+        command = " ".join(["svc start", service_file, *chosen])
         svc = shutil.which("svc")
         if svc is None:
             print(
                 "apipod: svc is not installed (no `svc` on PATH). Install it with `npm install -g .` "
-                f"in a clone of svc, then run `svc start {service_file}`; or run it once with "
-                f"`npx svc start {service_file}`.",
+                f"in a clone of svc, then run `{command}`; or run it once with `npx {command}`.",
                 file=sys.stderr,
             )
             sys.exit(1)
-        os.execvp(svc, [svc, "start", service_file, *sys.argv[1:]])  # exec: signals reach svc directly
+        os.execvp(svc, [svc, "start", service_file, *chosen, *sys.argv[1:]])  # exec: signals reach svc directly
 
     def _add(self, endpoint: Endpoint) -> None:
         # A call names its endpoint by path alone, so one path is one function.

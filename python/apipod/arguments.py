@@ -12,9 +12,12 @@ import uuid
 from typing import Any, Callable
 
 from .chat import ChatCompletionRequest
+from .content_type import GENERIC_CONTENT_TYPE
 from .file_reference import is_file_reference, read_file_reference
+from .file_model import FileModel
 from .media import MediaFile, base_file_name
-from .optional_types import is_pydantic_model_class
+from .media_containers import MediaList
+from .optional_types import is_pydantic_model_class, media_toolkit_kind
 from .progress import JobProgress
 from .signature import EndpointParameter, strip_annotated, union_members
 
@@ -98,6 +101,12 @@ def convert(value: Any, annotation: Any) -> Any:
         return value
     if issubclass(base, MediaFile):
         return _read_media(value, base)
+    if issubclass(base, FileModel):
+        return _read_media(value, MediaFile)  # the function gets a MediaFile, as upstream's does
+    if media_toolkit_kind(base) is not None:
+        return _as_media_toolkit_file(_read_media(value, MediaFile), base)
+    if issubclass(base, MediaList) and isinstance(value, list):
+        return MediaList([_read_media(item, MediaFile) for item in value])
     if base in (bytes, bytearray):
         return base(_read_media(value, MediaFile).to_bytes())
     if issubclass(base, enum.Enum):
@@ -167,6 +176,8 @@ def _field_path(location: tuple) -> str:
 
 def _convert_generic(value: Any, origin: Any, arguments: tuple) -> Any:
     item_type = arguments[0] if arguments else Any
+    if origin is MediaList and isinstance(value, list):
+        return MediaList([convert(item, item_type) for item in value])
     if origin in _SEQUENCE_ORIGINS and isinstance(value, list):
         return [convert(item, item_type) for item in value]
     if origin in _SET_ORIGINS and isinstance(value, list):
@@ -203,7 +214,8 @@ def _convert_union(value: Any, members: tuple) -> Any:
 
 def _fits_as_is(value: Any, member: Any) -> bool:
     base, _ = strip_annotated(member)
-    is_media_type = isinstance(base, type) and (issubclass(base, MediaFile) or base in (bytes, bytearray))
+    is_media_type = isinstance(base, type) and (
+        issubclass(base, (MediaFile, FileModel)) or base in (bytes, bytearray) or media_toolkit_kind(base) is not None)
     if _looks_like_media(value):
         return is_media_type
     if is_media_type or not isinstance(base, type):
@@ -232,6 +244,17 @@ def _read_media(value: Any, media_class: type) -> MediaFile:
     if isinstance(value, MediaFile):
         return media_class.from_any(value)
     raise TypeError(f"expected base64, a data URL or a media object, got {type(value).__name__}")
+
+
+def _as_media_toolkit_file(media: MediaFile, media_class: type) -> Any:
+    """The file as the media-toolkit class the parameter names: it detects the content type
+    itself, as it does for upstream's uploads; the client's file name is kept."""
+    converted = media_class().from_bytes(media.to_bytes())
+    if media.file_name != MediaFile.default_file_name:
+        converted.file_name = media.file_name
+    if converted.content_type in (None, GENERIC_CONTENT_TYPE):
+        converted.content_type = media.content_type
+    return converted
 
 
 def _convert_dataclass(value: dict, cls: type) -> Any:

@@ -41,6 +41,25 @@ _SIGNATURES: list[tuple[tuple[tuple[Optional[int], bytes], ...], str]] = [
 
 _HEADER_SIZE = 64
 
+# Content type -> extension, as media-toolkit names them (media-toolkit 0.2.24,
+# core/file_types.py EXTENSION_TO_MIME, the first extension listed for each type: "jpg", where
+# its reversed lookup ends on "jfif"), with WAV's other names; mimetypes answers for the rest.
+_EXTENSIONS = {
+    "image/jpeg": "jpg", "image/png": "png", "image/gif": "gif", "image/bmp": "bmp", "image/tiff": "tiff",
+    "image/x-icon": "ico", "image/svg+xml": "svg", "image/webp": "webp", "image/avif": "avif",
+    "image/heic": "heic", "image/heif": "heif",
+    "audio/wav": "wav", "audio/wave": "wav", "audio/x-wav": "wav", "audio/mpeg": "mp3", "audio/ogg": "ogg",
+    "audio/flac": "flac", "audio/aac": "aac", "audio/mp4": "m4a", "audio/x-ms-wma": "wma", "audio/opus": "opus",
+    "audio/aiff": "aiff",
+    "video/mp4": "mp4", "video/x-msvideo": "avi", "video/quicktime": "mov", "video/x-matroska": "mkv",
+    "video/webm": "webm", "video/x-flv": "flv", "video/x-ms-wmv": "wmv", "video/3gpp": "3gp", "video/ogg": "ogv",
+    "video/x-m4v": "m4v",
+    "model/obj": "obj", "model/gltf-binary": "glb", "model/gltf+json": "gltf", "model/stl": "stl",
+    "application/x-npy": "npy", "application/x-npz": "npz", "application/x-pickle": "pkl",
+    "application/pdf": "pdf", "text/plain": "txt", "text/html": "html", "application/json": "json",
+    "text/csv": "csv", "application/xml": "xml", "application/zip": "zip", "application/gzip": "gz",
+}
+
 
 def guess_content_type(content: bytes, file_name: Optional[str] = None) -> str:
     """The content type the bytes announce; else the one the file name suggests; else generic."""
@@ -55,11 +74,15 @@ def guess_content_type(content: bytes, file_name: Optional[str] = None) -> str:
     return GENERIC_CONTENT_TYPE
 
 
-def guess_extension(content_type: Optional[str]) -> str:
-    """A file extension with its dot (".png"), or "" when the content type has none."""
+def extension_for(content_type: Optional[str]) -> Optional[str]:
+    """The usual extension for a content type, without its dot ("jpg"); None when there is none."""
     if not content_type or content_type == GENERIC_CONTENT_TYPE:
-        return ""
-    return mimetypes.guess_extension(content_type, strict=False) or ""
+        return None
+    known = _EXTENSIONS.get(content_type.split(";", 1)[0].strip().lower())
+    if known is not None:
+        return known
+    guessed = mimetypes.guess_extension(content_type, strict=False)
+    return guessed[1:] if guessed else None
 
 
 def _matches(header: bytes, offset: Optional[int], pattern: bytes) -> bool:

@@ -1,9 +1,21 @@
-"""Recognising pydantic, numpy and Pillow types without importing those libraries: a service
-that uses one has imported it already, and one that does not should not pay for it."""
+"""pydantic, numpy, Pillow and media-toolkit: their types recognised without importing those
+libraries (a service that uses one has imported it already, and one that does not should not
+pay for it), and the library imported, with a message saying how to install it, when a feature
+needs one."""
 from __future__ import annotations
 
 import sys
 from typing import Any, Optional
+
+
+def require(module_name: str, purpose: str):
+    """The module, imported; an ImportError naming the package to install when it is missing."""
+    try:
+        __import__(module_name)
+    except ImportError:
+        package = "Pillow" if module_name.startswith("PIL") else module_name
+        raise ImportError(f"{purpose} needs {package}: pip install {package}") from None
+    return sys.modules[module_name]
 
 
 def is_pydantic_model_class(cls: Any) -> bool:
@@ -29,6 +41,21 @@ def is_pil_image_class(cls: Any) -> bool:
 
 def is_pil_image(value: Any) -> bool:
     return is_pil_image_class(type(value))
+
+
+def media_toolkit_kind(cls: Any) -> Optional[str]:
+    """For media-toolkit's own media classes (the apipod toolkit's ImageFile is
+    media_toolkit.ImageFile), the kind svc's media class of the same name has: "image",
+    "audio", "video" or "file"; None for anything else."""
+    for class_name, kind in (("ImageFile", "image"), ("AudioFile", "audio"), ("VideoFile", "video"),
+                             ("MediaFile", "file")):
+        if _is_subclass(cls, _loaded_class("media_toolkit", class_name)):
+            return kind
+    return None
+
+
+def is_media_toolkit_file(value: Any) -> bool:
+    return media_toolkit_kind(type(value)) is not None
 
 
 def _loaded_class(module_name: str, class_name: str) -> Optional[type]:

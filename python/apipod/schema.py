@@ -17,9 +17,11 @@ from .chat import (
     ChatCompletionRequest,
     ChatCompletionResponse,
 )
+from .file_model import FileModel
 from .media import ImageFile, MediaFile
+from .media_containers import MediaDict, MediaList
 from .service_module import SERVICE_MODULE_NAME
-from .optional_types import is_numpy_array_class, is_pil_image_class, is_pydantic_model_class
+from .optional_types import is_numpy_array_class, is_pil_image_class, is_pydantic_model_class, media_toolkit_kind
 from .signature import strip_annotated, union_members
 
 MEDIA_OBJECT_SCHEMA = {
@@ -102,6 +104,10 @@ class SchemaBuilder:
             return {"enum": values}
         if origin in _ARRAY_ORIGINS:
             return {"type": "array", "items": self.describe(arguments[0])} if arguments else {"type": "array"}
+        if origin is MediaList:
+            return {"type": "array", "items": self.describe(arguments[0] if arguments else MediaFile)}
+        if origin is MediaDict:
+            return self._describe_media_dict(arguments[0] if arguments else MediaFile)
         if origin is tuple:
             return self._describe_tuple(arguments)
         if origin in _OBJECT_ORIGINS:
@@ -136,6 +142,14 @@ class SchemaBuilder:
             return {"type": "string", "format": _STRING_FORMATS[cls]}
         if issubclass(cls, MediaFile):
             return media_schema(cls.media_kind, self.for_output)
+        if media_toolkit_kind(cls) is not None:
+            return media_schema(media_toolkit_kind(cls), self.for_output)
+        if issubclass(cls, FileModel):  # the upstream toolkit's upload model: a file as MediaFile takes one
+            return media_schema(MediaFile.media_kind, self.for_output)
+        if issubclass(cls, MediaList):
+            return {"type": "array", "items": media_schema(MediaFile.media_kind, self.for_output)}
+        if issubclass(cls, MediaDict):
+            return self._describe_media_dict(MediaFile)
         if cls in (bytes, bytearray):
             return media_schema(MediaFile.media_kind, self.for_output)
         if issubclass(cls, ChatCompletionRequest):
@@ -172,6 +186,13 @@ class SchemaBuilder:
             f"cannot describe {_type_name(cls)} as JSON; annotate with a JSON type (str, int, float, bool, "
             "list, dict), a dataclass, a TypedDict, a pydantic model, an Enum or Literal, or a media type"
         )
+
+    def _describe_media_dict(self, item: Any) -> dict:
+        if not self.for_output:
+            # As the apipod toolkit refuses it: a parameter's files are a list.
+            raise UnsupportedType("MediaDict is not a parameter type: take several files as MediaList[...] "
+                                  "or list[...] of a media type")
+        return {"type": "object", "additionalProperties": self.describe(item)}
 
     def _describe_enum(self, cls: type) -> dict:
         values = [member.value for member in cls]

@@ -10,9 +10,10 @@ import sys
 import uuid
 from typing import Any
 
+from .file_model import FileModel
 from .file_reference import INLINE_LIMIT, write_file_reference
 from .media import ImageFile, MediaFile
-from .optional_types import is_numpy_value, is_pil_image, is_pydantic_model
+from .optional_types import is_media_toolkit_file, is_numpy_value, is_pil_image, is_pydantic_model
 
 
 _LARGEST_EXACT_INTEGER = 2**53 - 1
@@ -40,18 +41,24 @@ def to_json_value(value: Any) -> Any:
         return value if math.isfinite(value) else None
     if isinstance(value, MediaFile):
         return _media_value(value)
+    if is_media_toolkit_file(value):  # media-toolkit's own, as services written for apipod return
+        return _media_value(MediaFile.from_bytes(value.to_bytes(), value.file_name, value.content_type))
     if isinstance(value, enum.Enum):
         return to_json_value(value.value)
     if is_pydantic_model(value):
         # Before `to_json`: the openai SDK's models (ChatCompletion, ...) and LangChain's
         # messages have one, returning a JSON text or LangChain's own envelope, not their fields.
         return to_json_value(value.model_dump() if hasattr(value, "model_dump") else value.dict())
-    if callable(getattr(value, "to_json", None)) and not isinstance(value, type):
-        return to_json_value(value.to_json())
+    # Containers go item by item, MediaList and MediaDict too (before their to_json), so their
+    # large media travel as files.
     if isinstance(value, dict):
         return {_json_key(key): to_json_value(item) for key, item in value.items()}
     if isinstance(value, (list, tuple, set, frozenset)):
         return [to_json_value(item) for item in value]
+    if callable(getattr(value, "to_json", None)) and not isinstance(value, type):
+        return to_json_value(value.to_json())
+    if isinstance(value, FileModel):
+        return _file_model_value(value)
     if isinstance(value, (bytes, bytearray, memoryview)):  # a file, as its schema says (and large ones by reference)
         return _media_value(MediaFile.from_bytes(bytes(value)))
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
@@ -66,6 +73,19 @@ def to_json_value(value: Any) -> Any:
         return _media_value(ImageFile.from_pil(value))
     raise TypeError(f"cannot send a {_type_name(value)} as JSON; return JSON data, a dataclass, "
                     "a pydantic model, bytes or a media file (ImageFile, ...)")
+
+
+def _file_model_value(model: FileModel) -> dict:
+    """A FileModel with its content (bytes, base64 or a data URL) as a media file; one whose
+    content is a URL as its fields."""
+    try:
+        if isinstance(model.content, (bytes, bytearray)):
+            media = MediaFile.from_bytes(model.content, model.file_name, model.content_type)
+        else:
+            media = MediaFile.from_base64(model.content, model.file_name, model.content_type)
+    except ValueError:
+        return {field.name: to_json_value(getattr(model, field.name)) for field in dataclasses.fields(model)}
+    return _media_value(media)
 
 
 def _media_value(media: MediaFile) -> dict:

@@ -1,11 +1,15 @@
 """The APIPod object a service file creates, and JobProgress outside a worker."""
+import contextlib
+import io
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
 import unittest
 
 from apipod import APIPod, JobProgress
+from tests.test_worker import WorkerTestCase
 from tests.worker_process import PYTHON_DIRECTORY
 
 
@@ -19,6 +23,52 @@ class APIPodTest(unittest.TestCase):
             APIPod(compute="gpu")
         with self.assertRaisesRegex(ValueError, "provider must be one of localhost, runpod, auto, scaleway, azure"):
             APIPod(provider="aws")
+
+    def test_upstreams_simulate_means_what_upstream_runs_locally(self):
+        cases = {
+            "serverless": ("serverless", "localhost"),
+            "": ("serverless", "localhost"),
+            "serverless-runpod": ("serverless", "localhost"),  # upstream's Socaity emulation: its job queue
+            "serverless-socaity": ("serverless", "localhost"),
+            "dedicated": ("dedicated", "localhost"),
+            "dedicated-azure": ("dedicated", "localhost"),
+        }
+        for simulate, target in cases.items():
+            with self.subTest(simulate=simulate):
+                app = APIPod(simulate=simulate)
+                self.assertEqual((app.compute, app.provider), target)
+        direct = APIPod(simulate="serverless-runpod", direct=True)
+        self.assertEqual((direct.compute, direct.provider), ("serverless", "runpod"))
+
+    def test_simulating_serverless_where_upstream_has_none_warns_and_serves_the_job_queue(self):
+        with contextlib.redirect_stderr(io.StringIO()) as stderr:
+            app = APIPod(simulate="serverless-azure")
+        self.assertEqual((app.compute, app.provider), ("serverless", "localhost"))
+        self.assertIn("azure has no serverless offering", stderr.getvalue())
+
+    def test_a_simulate_target_upstream_refuses_is_refused(self):
+        with self.assertRaisesRegex(ValueError, r"APIPod\(simulate='gpu'\): invalid compute 'gpu'"):
+            APIPod(simulate="gpu")
+        with self.assertRaisesRegex(ValueError, "invalid provider 'aws'"):
+            APIPod(simulate="serverless-aws")
+        with self.assertRaisesRegex(ValueError, "give simulate=, or compute= and provider=, not both"):
+            APIPod(simulate="serverless", compute="dedicated")
+
+    def test_provider_socaity_is_served_as_localhost_with_a_warning(self):
+        with contextlib.redirect_stderr(io.StringIO()) as stderr:
+            app = APIPod(provider="socaity")
+        self.assertEqual(app.provider, "localhost")
+        self.assertIn("svc does not deploy to SocAIty's platform", stderr.getvalue())
+
+    def test_upstream_arguments_that_change_what_it_serves_are_named_in_a_warning(self):
+        with contextlib.redirect_stderr(io.StringIO()) as stderr:
+            APIPod(prefix="/api", orchestrator="socaity", summary="docs only", max_upload_file_size_mb=5)
+        self.assertEqual(stderr.getvalue().splitlines(), [
+            "apipod: APIPod(prefix=...) is not read by svc: svc serves each endpoint at its own path (and under /v1): "
+            "put the prefix into the paths",
+            "apipod: APIPod(orchestrator=...) is not read by svc: svc start --orchestrator (local or docker) chooses "
+            "where the service runs",
+        ])
 
     def test_extra_options_are_kept(self):
         self.assertEqual(APIPod(queue_size=10).options, {"queue_size": 10})
@@ -83,19 +133,41 @@ class APIPodTest(unittest.TestCase):
         self.assertIn("npx svc start", completed.stderr)
 
     def test_start_runs_svc_start_with_the_calling_file(self):
-        with tempfile.TemporaryDirectory() as directory:
-            fake_svc = os.path.join(directory, "svc")
-            with open(fake_svc, "w") as file:
-                file.write('#!/bin/sh\necho "svc $@"\n')
-            os.chmod(fake_svc, 0o755)
-            service = os.path.join(directory, "service.py")
-            with open(service, "w") as file:
-                file.write("from apipod import APIPod\napp = APIPod()\napp.start()\n")
-            completed = subprocess.run(
-                [sys.executable, service, "--port", "9000"], capture_output=True, text=True, timeout=30,
-                env={**os.environ, "PYTHONPATH": PYTHON_DIRECTORY, "PATH": directory + os.pathsep + os.environ["PATH"]},
-            )
-        self.assertEqual(completed.stdout.strip(), f"svc start {service} --port 9000")
+        service, stdout = self.run_with_a_fake_svc("app.start()", "--port", "9000")
+        self.assertEqual(stdout.strip(), f"svc start {service} --port 9000")
+
+    def test_start_passes_upstreams_port_and_host_before_the_command_line(self):
+        service, stdout = self.run_with_a_fake_svc("app.start(port=8009, host='0.0.0.0')", "--port", "9000")
+        self.assertEqual(stdout.strip(), f"svc start {service} --port 8009 --host 0.0.0.0 --port 9000")
+
+    def run_with_a_fake_svc(self, start_call: str, *arguments: str) -> tuple[str, str]:
+        """(the service file, what a fake `svc` on PATH printed of its arguments) for
+        `python service.py ARGUMENTS` whose last line is `start_call`."""
+        directory = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, directory)
+        fake_svc = os.path.join(directory, "svc")
+        with open(fake_svc, "w") as file:
+            file.write('#!/bin/sh\necho "svc $@"\n')
+        os.chmod(fake_svc, 0o755)
+        service = os.path.join(directory, "service.py")
+        with open(service, "w") as file:
+            file.write(f"from apipod import APIPod\napp = APIPod()\n{start_call}\n")
+        completed = subprocess.run(
+            [sys.executable, service, *arguments], capture_output=True, text=True, timeout=30,
+            env={**os.environ, "PYTHONPATH": PYTHON_DIRECTORY, "PATH": directory + os.pathsep + os.environ["PATH"]},
+        )
+        return service, completed.stdout
+
+
+class UpstreamServiceTest(WorkerTestCase):
+    def test_a_service_calling_upstreams_start_at_module_level_is_served(self):
+        worker, ready = self.start_ready_worker(self.service_from_source(
+            "from apipod import APIPod\napp = APIPod(simulate='serverless')\n\n"
+            "@app.endpoint('/predict')\ndef predict(my_param1: str, my_param2: int = 0):\n"
+            "    return my_param1\n\napp.start(port=8009, host='0.0.0.0')\n"))
+        self.assertEqual(ready["app"]["compute"], "serverless")
+        self.assertEqual([endpoint["path"] for endpoint in ready["endpoints"]], ["/predict"])
+        self.assertEqual(worker.finish()[0], 0)
 
 
 class JobProgressTest(unittest.TestCase):

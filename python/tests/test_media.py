@@ -92,7 +92,7 @@ class MediaFileTest(unittest.TestCase):
             nested = AudioFile.from_bytes(b"ID3rest").save(os.path.join(directory, "deep", "song.mp3"))
             self.assertTrue(os.path.isfile(nested))
             unnamed = VideoFile.from_bytes(b"\x00\x00\x00\x18ftypmp42").save(directory)
-            self.assertEqual(os.path.basename(unnamed), "video.mp4")
+            self.assertEqual(os.path.basename(unnamed), "file.mp4")
 
     def test_from_file_reads_an_open_binary_file(self):
         media = MediaFile.from_file(io.BytesIO(PNG))

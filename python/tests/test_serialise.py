@@ -35,7 +35,7 @@ class SerialiseTest(unittest.TestCase):
 
     def test_bytes_become_a_file_as_their_schema_says(self):
         self.assertEqual(to_json_value(b"\x00\x01"),
-                         {"file_name": None, "content_type": "application/octet-stream", "content": "AAE="})
+                         {"file_name": "file", "content_type": "application/octet-stream", "content": "AAE="})
         self.assertEqual(to_json_value({"png": bytearray(b"\x89PNG\r\n\x1a\n")})["png"]["content_type"], "image/png")
         self.assertIn("$file", to_json_value(bytes(INLINE_LIMIT + 1)))
 

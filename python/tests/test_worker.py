@@ -1,5 +1,6 @@
 """The worker as the gateway sees it: a real subprocess talking over fds 3, 4 and 5."""
 import os
+import shutil
 import tempfile
 import time
 import unittest
@@ -19,6 +20,15 @@ class WorkerTestCase(unittest.TestCase):
         ready = worker.next_event()
         self.assertEqual(ready["type"], "ready", ready)
         return worker, ready
+
+    def service_from_source(self, source: str) -> str:
+        """A service file holding `source`, in a directory removed after the test."""
+        directory = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, directory)
+        service = os.path.join(directory, "service.py")
+        with open(service, "w") as file:
+            file.write(source)
+        return service
 
     def call(self, worker: WorkerProcess, call_id: str, endpoint: str, arguments: dict = None) -> list[dict]:
         worker.send(protocol.call(call_id, endpoint, arguments or {}))
@@ -131,7 +141,7 @@ class CallTest(WorkerTestCase):
     def test_structured_results_are_made_json(self):
         self.assertEqual(self.call(self.worker, "c-1", "/report")[-1]["value"],
                          {"colour": "red", "pair": [1, 2], "ratio": None,
-                          "raw": {"file_name": None, "content_type": "application/octet-stream", "content": "AAE="}})
+                          "raw": {"file_name": "file", "content_type": "application/octet-stream", "content": "AAE="}})
 
     def test_a_result_that_is_not_json_fails_the_call_naming_its_type(self):
         [event] = self.call(self.worker, "c-1", "/unserialisable")
@@ -172,7 +182,7 @@ class CallTest(WorkerTestCase):
 
     def test_a_base64_argument_becomes_a_media_file(self):
         [event] = self.call(self.worker, "c-1", "/describe-file", {"file": "data:text/plain;base64,aGVsbG8="})
-        self.assertEqual(event["value"], {"size": 5, "file_name": None, "content_type": "text/plain"})
+        self.assertEqual(event["value"], {"size": 5, "file_name": "file", "content_type": "text/plain"})
 
     def test_malformed_commands_are_skipped(self):
         self.worker._commands.write(b"not json\n")

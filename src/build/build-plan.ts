@@ -6,6 +6,7 @@ import { singleLine } from './dockerfile-quoting.js';
 import { checkImageReference } from './image-reference.js';
 import { choosePython, knownBasePython, type PythonPlan } from './image-python.js';
 import { checkChoice, checkDebianPackage, checkEntrypoint, checkPythonVersion } from './project-values.js';
+import { normaliseName } from '../scan/pep508.js';
 import { renderRequirementFiles, type RequirementFiles } from './requirements-file.js';
 import { SvcError } from '../svc-error.js';
 import {
@@ -15,6 +16,7 @@ import {
   NODE_IMAGE,
   PROVIDER_PACKAGES,
   RUNTIME_SYSTEM_PACKAGES,
+  TOOLKIT_MEDIA_PACKAGES,
   UV_IMAGE,
 } from './runtime-images.js';
 
@@ -35,6 +37,11 @@ export interface BuildPlan {
   requirementFiles: RequirementFiles;
   /** pip specifiers installed with the requirements (the provider's client library). */
   providerPackages: string[];
+  /**
+   * pip specifiers installed with the requirements in place of an `apipod` requirement: what
+   * the toolkit's media conversions use, unless the project lists them itself.
+   */
+  toolkitPackages: string[];
   entrypoint: string;
   compute: Compute;
   provider: Provider;
@@ -80,11 +87,17 @@ export function planBuild(manifest: Manifest, options: PlanOptions): BuildPlan {
   const providerPackages = [...(PROVIDER_PACKAGES[provider] ?? [])];
   refuseBrokenService(manifest.service_errors);
   const rendered = renderRequirementFiles(manifest.dependencies, manifest.cuda_compiler_packages);
+  const listed = new Set(manifest.dependencies.requirements.map((requirement) => normaliseName(requirement.name)));
+  const toolkitPackages = rendered.omittedApipod ? TOOLKIT_MEDIA_PACKAGES.filter((name) => !listed.has(normaliseName(name))) : [];
   // The options file is staged only when svc installs packages of its own through it.
-  const needsPipOptions = rendered.compiled !== null || providerPackages.length > 0;
+  const needsPipOptions = rendered.compiled !== null || toolkitPackages.length + providerPackages.length > 0;
   const requirementFiles = needsPipOptions ? rendered : { ...rendered, pipOptions: null };
   if (requirementFiles.omittedApipod) {
-    notes.push(`${requirementFiles.omittedApipod}: apipod left out of the image's requirements; svc's runtime provides the toolkit`);
+    const inItsPlace = toolkitPackages.length ? `, and the image gets ${toolkitPackages.join(' and ')} in its place for the toolkit's media conversions (to_np_array, from_np_array)` : '';
+    notes.push(
+      `${requirementFiles.omittedApipod}: apipod left out of the image's requirements; svc's runtime provides the toolkit${inItsPlace}. ` +
+        "apipod's other dependencies (opencv-python, av, fastapi, ...) are not installed: list those service.py imports",
+    );
   }
   if (requirementFiles.local) notes.push('requirements that are paths into the project install after the code is copied');
   for (const requirement of requirementFiles.outsideProject) {
@@ -103,6 +116,7 @@ export function planBuild(manifest: Manifest, options: PlanOptions): BuildPlan {
     systemPackages,
     requirementFiles,
     providerPackages,
+    toolkitPackages,
     entrypoint: checkEntrypoint(manifest.entrypoint, 'entrypoint'),
     compute,
     provider,

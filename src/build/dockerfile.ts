@@ -40,7 +40,9 @@ export function renderDockerfile(plan: BuildPlan, template: string = loadDockerf
     ...(compiled ? [STAGED_FILES.compiledRequirements] : []),
     ...(pipOptions ? [STAGED_FILES.pipOptions] : []),
   ];
-  // svc's own packages, from the project's indexes: pip takes an -r file of options alone.
+  // svc's own packages (the toolkit's, the provider's), after the project's requirements and
+  // from its indexes: pip takes an -r file of options alone.
+  const svcPackages = [...plan.toolkitPackages, ...plan.providerPackages];
   const installPackages = (packages: string[]) =>
     ['python -m pip install', ...(pipOptions ? [`-r ${RUNTIME_DIR_IN_IMAGE}/pip-options.txt`] : []), ...packages.map(shellQuote)].join(' ');
   const text = ejs.render(
@@ -50,6 +52,7 @@ export function renderDockerfile(plan: BuildPlan, template: string = loadDockerf
       command,
       healthcheck,
       requirementSources,
+      svcPackages,
       installPackages,
       paths: { runtime: RUNTIME_DIR_IN_IMAGE, app: APP_DIR_IN_IMAGE, python: INSTALLED_PYTHON_DIR, venv: INSTALLED_VENV_DIR },
       env: { compute: COMPUTE_ENV, provider: PROVIDER_ENV },
@@ -65,7 +68,7 @@ export function renderDockerfile(plan: BuildPlan, template: string = loadDockerf
       strict: true,
       _with: false,
       localsName: 'it',
-      destructuredLocals: ['plan', 'command', 'healthcheck', 'requirementSources', 'installPackages', 'paths', 'env', 'q', 'exec', 'sh', 'comment'],
+      destructuredLocals: ['plan', 'command', 'healthcheck', 'requirementSources', 'svcPackages', 'installPackages', 'paths', 'env', 'q', 'exec', 'sh', 'comment'],
     },
   );
   return `${text.replace(/\n{3,}/g, '\n\n').trimEnd()}\n`;

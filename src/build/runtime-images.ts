@@ -44,6 +44,14 @@ export const PROVIDER_PACKAGES: Readonly<Record<string, readonly string[]>> = {
   runpod: [RUNPOD_REQUIREMENT],
 };
 
+/**
+ * What svc's toolkit converts media with (ImageFile's and AudioFile's to_np_array and
+ * from_np_array), installed in place of an `apipod` requirement, which the image leaves out:
+ * `pip install apipod` brings numpy (with OpenCV, which svc's toolkit does without), so
+ * services written for it use numpy without listing it. pip specifiers.
+ */
+export const TOOLKIT_MEDIA_PACKAGES: readonly string[] = ['numpy', 'Pillow'];
+
 /** Environment variables `svc start` reads its defaults from, set in the image from the manifest. */
 export const COMPUTE_ENV = 'APIPOD_COMPUTE';
 export const PROVIDER_ENV = 'APIPOD_PROVIDER';

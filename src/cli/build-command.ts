@@ -2,6 +2,7 @@ import { join, relative } from 'node:path';
 import { Option, type Command } from 'commander';
 import packageJson from '../../package.json' with { type: 'json' };
 import { writeBuildRecord } from '../build/build-record.js';
+import type { BuildPlan } from '../build/build-plan.js';
 import type { PreparedBuild } from '../build/prepare-build.js';
 import { runCommand, type CommonOptions } from './run-command.js';
 import { fileName } from './option-parsers.js';
@@ -179,7 +180,7 @@ function summariseFiles(prepared: PreparedBuild): Summary {
       ['base image', plan.base.image],
       ['python', python],
       ['system packages', plan.systemPackages.join(' ')],
-      ['requirements', plan.requirementFiles.requirements ? 'apipod-deploy/requirements.txt' : 'none'],
+      ['requirements', requirementsRow(plan)],
       ['provider', plan.providerPackages.length ? `${plan.provider} (${plan.providerPackages.join(', ')})` : plan.provider],
       build,
     ],
@@ -200,10 +201,16 @@ function machineResult(prepared: PreparedBuild, build: Record<string, unknown> |
       python: prepared.plan.python,
       system_packages: prepared.plan.systemPackages,
       provider_packages: prepared.plan.providerPackages,
+      toolkit_packages: prepared.plan.toolkitPackages,
       notes: prepared.plan.notes,
     },
     build,
   };
+}
+
+function requirementsRow(plan: BuildPlan): string {
+  const file = plan.requirementFiles.requirements ? 'apipod-deploy/requirements.txt' : 'none';
+  return plan.toolkitPackages.length ? `${file}; ${plan.toolkitPackages.join(', ')} for the toolkit, in place of apipod` : file;
 }
 
 function relativeDir(root: string): string {

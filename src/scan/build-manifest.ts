@@ -22,6 +22,7 @@ import type { PythonParser } from './python-parser.js';
 import { choosePythonVersion, type PythonVersionChoice } from './python-version.js';
 import { outsideProjectWarning, readRequirements, type LocatedRequirement, type RequirementSet } from './requirements.js';
 import { readServiceFile, type AppDeclaration, type ServiceFile } from './service-file.js';
+import { simulatedTarget } from './simulate-target.js';
 
 /** Everything a scan reads from disk, gathered at the edge so the rest is pure. */
 export interface ProjectSnapshot {
@@ -165,7 +166,10 @@ export function buildManifest(snapshot: ProjectSnapshot, parser: PythonParser, c
     if (apipod) {
       noticed.push({
         ...apipod.source,
-        message: "apipod is provided by svc's runtime; the image leaves this requirement out",
+        message:
+          "apipod is provided by svc's runtime; the image leaves this requirement out and installs what the toolkit's " +
+          "media conversions use (numpy, Pillow) unless the requirements list them; apipod's other dependencies " +
+          '(opencv-python, av, fastapi, ...) are not installed: list those service.py imports',
       });
     }
     const withoutApipod = applyConstraints(installed.filter((requirement) => requirement !== apipod), requirementSet.constraints);
@@ -298,6 +302,14 @@ function readTarget(
     });
     return fallback;
   };
+  const simulate = app?.arguments.simulate;
+  if (simulate !== undefined && app?.arguments.compute === undefined && app?.arguments.provider === undefined) {
+    const simulated = typeof simulate === 'string' ? simulatedTarget(simulate, app?.arguments.direct === true) : null;
+    if (simulated !== null) return simulated;
+    const shown = typeof simulate === 'string' ? `'${simulate}' is not a target the toolkit takes` : 'cannot be read statically';
+    diagnostics.push({ file, line: app?.line, field: 'simulate', message: `${shown}; the manifest uses ${DEFAULT_TARGET.compute} compute` });
+    return { compute: DEFAULT_TARGET.compute, provider: DEFAULT_TARGET.provider };
+  }
   return {
     compute: pick('compute', COMPUTE_VALUES, DEFAULT_TARGET.compute),
     provider: pick('provider', PROVIDER_VALUES, DEFAULT_TARGET.provider),

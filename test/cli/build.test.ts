@@ -55,8 +55,10 @@ describe('svc build (files only, no engine)', () => {
     expect(requirements).not.toMatch(/^apipod/m);
     const answer = JSON.parse(run.stdout);
     expect(answer.plan.notes).toContain(
-      "requirements.txt:5: apipod left out of the image's requirements; svc's runtime provides the toolkit",
+      "requirements.txt:5: apipod left out of the image's requirements; svc's runtime provides the toolkit. " +
+        "apipod's other dependencies (opencv-python, av, fastapi, ...) are not installed: list those service.py imports",
     );
+    expect(answer.plan.toolkit_packages).toEqual([]); // the project lists numpy and pillow itself
     const again = await runSvc(['build', project]);
     expect(again.stderr).not.toContain('scanned the project first');
     expect(again.stderr).toContain('warning: .env: never copied into the image'); // the manifest's warnings, every build

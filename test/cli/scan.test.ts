@@ -177,6 +177,21 @@ describe('svc scan', () => {
     );
   });
 
+  it("reads the upstream toolkit's APIPod(simulate=...) as the compute and provider it serves", async () => {
+    const project = copyProject(join(EXAMPLES, 'hello'));
+    const service = readFileSync(join(project, 'service.py'), 'utf8');
+    writeFileSync(join(project, 'service.py'), service.replace('APIPod(title="Hello")', 'APIPod(title="Hello", simulate="serverless")'));
+    const { manifest } = JSON.parse((await runSvc(['scan', project, '--json'])).stdout);
+    expect([manifest.compute, manifest.provider, manifest.warnings]).toEqual(['serverless', 'localhost', []]);
+
+    writeFileSync(join(project, 'service.py'), service.replace('APIPod(title="Hello")', 'APIPod(title="Hello", simulate="gpu")'));
+    const refused = JSON.parse((await runSvc(['scan', project, '--json'])).stdout).manifest;
+    expect([refused.compute, refused.warnings]).toEqual([
+      'dedicated',
+      ["service.py:8: simulate: 'gpu' is not a target the toolkit takes; the manifest uses dedicated compute"],
+    ]);
+  });
+
   it('lists warnings by file, then line', async () => {
     const project = copyProject(join(EXAMPLES, 'hello'));
     writeFileSync(join(project, '.env'), 'TOKEN=x\n');

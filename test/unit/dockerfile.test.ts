@@ -38,6 +38,29 @@ describe('generated Dockerfile', () => {
     });
   }
 
+  it('installs numpy and Pillow after the requirements in place of apipod, unless the project lists them', () => {
+    const hello = manifestOf('hello');
+    const requirement = (name: string, line: number) => ({
+      name, specifier: '', extras: [], marker: null, url: null, editable: false, hashes: [], source: `requirements.txt:${line}`,
+    });
+    const withApipod = (...names: string[]): Manifest => ({
+      ...hello,
+      dependencies: {
+        ...hello.dependencies,
+        requirements: [requirement('apipod', 1), ...names.map((name, index) => requirement(name, index + 2))],
+        apipod_requirement: 'requirements.txt:1',
+      },
+    });
+    const alone = planBuild(withApipod(), options);
+    expect(alone.toolkitPackages).toEqual(['numpy', 'Pillow']);
+    expect(renderDockerfile(alone)).toMatch(/^RUN python -m pip install numpy Pillow$/m);
+    expect(alone.notes[0]).toContain('the image gets numpy and Pillow in its place');
+    const listingNumpy = planBuild(withApipod('torch', 'NumPy'), options);
+    expect(listingNumpy.toolkitPackages).toEqual(['Pillow']);
+    expect(renderDockerfile(listingNumpy)).toMatch(/^RUN python -m pip install -r \/opt\/svc\/requirements\.txt \\\n && python -m pip install Pillow$/m);
+    expect(planBuild(hello, options).toolkitPackages).toEqual([]);
+  });
+
   it('builds FROM the --base-image reference when one is given, on linux/amd64', () => {
     const text = renderDockerfile(planBuild(manifestOf('hello'), { ...options, baseImage: 'python:3.10-slim' }));
     expect(text).toMatch(/^FROM --platform=linux\/amd64 python:3\.10-slim$/m);

@@ -108,8 +108,11 @@ describe('reading service.py statically', () => {
     const constructor = runtime.rootNode
       .descendantsOfType('function_definition')
       .find((definition) => definition?.childForFieldName('name')?.text === '__init__');
-    const positional = (constructor?.childForFieldName('parameters')?.namedChildren ?? [])
-      .filter((parameter) => parameter?.type !== 'dictionary_splat_pattern')
+    const parameters = constructor?.childForFieldName('parameters')?.namedChildren ?? [];
+    // Those before `*` (keyword-only after it) or `**options`.
+    const end = parameters.findIndex((parameter) => parameter?.type === 'keyword_separator' || parameter?.type === 'dictionary_splat_pattern');
+    const positional = parameters
+      .slice(0, end === -1 ? parameters.length : end)
       .map((parameter) => (parameter?.childForFieldName('name') ?? parameter)?.text)
       .filter((name) => name !== 'self');
     runtime.delete();

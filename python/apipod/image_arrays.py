@@ -1,0 +1,151 @@
+"""Image bytes <-> numpy arrays the way OpenCV reads and writes them, done with Pillow.
+
+The apipod toolkit's `ImageFile.to_np_array()` is `cv2.imdecode(..., IMREAD_UNCHANGED)` and its
+`from_np_array(array, img_type)` is `cv2.imencode("." + img_type, array)` (media-toolkit 0.2.24),
+so services written for it, and the models they feed, expect OpenCV's arrays: channels in BGR
+or BGRA order, palette images expanded, 16-bit greyscale kept. svc's toolkit needs no OpenCV;
+the rules below reproduce what OpenCV 5.0 gives for each kind of file, checked image by image.
+"""
+from __future__ import annotations
+
+import io
+from dataclasses import dataclass
+from typing import Any
+
+from .optional_types import require
+
+
+@dataclass(frozen=True)
+class ImageFormat:
+    pillow_format: str  # the name Pillow's save() takes
+    content_type: str
+    save_options: tuple = ()  # (name, value) pairs: OpenCV's defaults where Pillow's differ
+
+
+# img_type (OpenCV's extension without the dot) -> how Pillow writes it. OpenCV writes JPEG at
+# quality 95 and WebP lossless unless told otherwise (cv::ImwriteFlags).
+IMAGE_FORMATS = {
+    "png": ImageFormat("PNG", "image/png"),
+    "jpg": ImageFormat("JPEG", "image/jpeg", (("quality", 95),)),
+    "jpeg": ImageFormat("JPEG", "image/jpeg", (("quality", 95),)),
+    "jpe": ImageFormat("JPEG", "image/jpeg", (("quality", 95),)),
+    "bmp": ImageFormat("BMP", "image/bmp"),
+    "tif": ImageFormat("TIFF", "image/tiff"),
+    "tiff": ImageFormat("TIFF", "image/tiff"),
+    "webp": ImageFormat("WEBP", "image/webp", (("lossless", True),)),
+    "gif": ImageFormat("GIF", "image/gif"),
+}
+
+
+def decode_image(content: bytes) -> Any:
+    """The image as OpenCV's `imdecode(IMREAD_UNCHANGED)` gives it: height x width for one
+    channel, height x width x 3 (BGR) or x 4 (BGRA), a new writable array."""
+    numpy = require("numpy", "ImageFile.to_np_array")
+    image = _open(content, "ImageFile.to_np_array")
+    image.load()
+    converted = image.convert(_decoded_mode(image)) if _decoded_mode(image) != image.mode else image
+    array = numpy.array(converted)
+    if image.mode == "I" and image.format == "PNG":
+        array = array.astype(numpy.uint16)  # 16-bit greyscale that an older Pillow opened as 32-bit
+    if _has_unassociated_alpha(image):
+        # OpenCV reads such a TIFF through libtiff's RGBA interface, which premultiplies the
+        # colours by the alpha, rounding as libtiff does: (colour * alpha + 127) // 255.
+        alpha = array[:, :, 3:].astype(numpy.uint32)
+        array[:, :, :3] = (array[:, :, :3].astype(numpy.uint32) * alpha + 127) // 255
+    return _swap_red_and_blue(array, numpy)
+
+
+def image_channels(content: bytes) -> int:
+    """How many channels `decode_image` gives, read from the header without decoding the pixels."""
+    return _CHANNELS[_decoded_mode(_open(content, "ImageFile.channels"))]
+
+
+def image_size(content: bytes) -> tuple[int, int]:
+    """(width, height), read from the header."""
+    return _open(content, "ImageFile.dimensions").size
+
+
+def encode_image(array: Any, img_type: str) -> bytes:
+    """The bytes OpenCV's `imencode("." + img_type, array)` writes, for a BGR / BGRA / greyscale array."""
+    numpy = require("numpy", "ImageFile.from_np_array")
+    image_module = require("PIL.Image", "ImageFile.from_np_array")
+    image_format = IMAGE_FORMATS.get(str(img_type).lower().lstrip("."))
+    if image_format is None:
+        raise ValueError(f"Could not convert numpy array to {img_type} image: img_type is an image format, one of "
+                         f"{', '.join(IMAGE_FORMATS)} (to name the file, set file_name on the result)")
+    pixels = numpy.asarray(array)
+    if pixels.ndim == 3 and pixels.shape[2] == 1:
+        pixels = pixels[:, :, 0]
+    if not (pixels.ndim == 2 or (pixels.ndim == 3 and pixels.shape[2] in (3, 4))):
+        raise ValueError(f"cannot write an array of shape {pixels.shape} as an image: it needs height x width, "
+                         "or height x width x 3 (BGR) or x 4 (BGRA)")
+    pixels = _swap_red_and_blue(_writable_depth(pixels, image_format, numpy), numpy)
+    if image_format.pillow_format == "JPEG" and pixels.ndim == 3 and pixels.shape[2] == 4:
+        pixels = pixels[:, :, :3]  # JPEG has no alpha: OpenCV drops it too
+    buffer = io.BytesIO()
+    image_module.fromarray(numpy.ascontiguousarray(pixels)).save(
+        buffer, format=image_format.pillow_format, **dict(image_format.save_options))
+    return buffer.getvalue()
+
+
+# Pillow mode of the decoded image -> channels in the array.
+_CHANNELS = {"L": 1, "I;16": 1, "I;16B": 1, "I;16L": 1, "I": 1, "F": 1, "RGB": 3, "RGBA": 4}
+
+
+def _decoded_mode(image) -> str:
+    """The Pillow mode whose pixels match OpenCV's decode of this image."""
+    mode = image.mode
+    if mode in _CHANNELS:
+        return mode
+    if mode == "1":
+        return "L"  # bilevel: 0 and 255
+    if mode in ("P", "PA"):
+        # Palettes expand to BGR, or BGRA when they have transparency; OpenCV's GIF reader
+        # gives BGRA for every animated GIF.
+        animated = image.format == "GIF" and getattr(image, "n_frames", 1) > 1
+        return "RGBA" if mode == "PA" or "transparency" in image.info or animated else "RGB"
+    if mode in ("LA", "La", "RGBa"):
+        return "RGBA"
+    if mode == "CMYK":
+        return "RGBA" if image.format == "TIFF" else "RGB"  # OpenCV reads CMYK TIFF with an opaque alpha
+    return "RGB"
+
+
+def _has_unassociated_alpha(image) -> bool:
+    """An 8-bit RGBA TIFF whose alpha is unassociated (TIFF 6.0 ExtraSamples, tag 338, value 2)."""
+    if image.format != "TIFF" or image.mode != "RGBA":
+        return False
+    extra_samples = image.tag_v2.get(338)
+    return 2 in (extra_samples if isinstance(extra_samples, tuple) else (extra_samples,))
+
+
+def _writable_depth(pixels, image_format: ImageFormat, numpy):
+    """uint8, or uint16 where the format stores it (greyscale PNG and TIFF); other depths are
+    rounded and clipped to 0..255, as OpenCV does for encoders that take 8 bits only."""
+    if pixels.dtype == numpy.uint8:
+        return pixels
+    if pixels.dtype == numpy.uint16 and image_format.pillow_format in ("PNG", "TIFF"):
+        if pixels.ndim == 2:
+            return pixels
+        raise ValueError("cannot write a 16-bit colour image: Pillow, which svc's toolkit writes images with, "
+                         "stores 16 bits for greyscale only; convert it to uint8 first")
+    if pixels.dtype == numpy.bool_:
+        return pixels.astype(numpy.uint8)
+    return numpy.clip(numpy.rint(pixels), 0, 255).astype(numpy.uint8)
+
+
+def _swap_red_and_blue(pixels, numpy):
+    """RGB(A) <-> BGR(A); the same swap both ways. Other shapes pass as they are."""
+    if pixels.ndim == 3 and pixels.shape[2] == 3:
+        return numpy.ascontiguousarray(pixels[:, :, ::-1])
+    if pixels.ndim == 3 and pixels.shape[2] == 4:
+        return numpy.ascontiguousarray(pixels[:, :, [2, 1, 0, 3]])
+    return pixels
+
+
+def _open(content: bytes, purpose: str):
+    image_module = require("PIL.Image", purpose)
+    try:
+        return image_module.open(io.BytesIO(content))
+    except image_module.UnidentifiedImageError:
+        raise ValueError(f"{purpose}: the file is not an image Pillow can read ({len(content)} bytes)") from None

@@ -1,0 +1,166 @@
+"""ImageFile arrays as the apipod toolkit's OpenCV gives them: BGR(A), palettes expanded."""
+import base64
+import io
+import unittest
+
+from apipod import ImageFile
+from tests.test_media import importable
+from tests.test_worker import WorkerTestCase
+from tests.worker_process import service_path
+
+needs_numpy_and_pillow = unittest.skipUnless(importable("numpy") and importable("PIL.Image"),
+                                             "numpy and Pillow are not installed")
+
+
+def encoded(image, format: str, **options) -> bytes:
+    buffer = io.BytesIO()
+    image.save(buffer, format=format, **options)
+    return buffer.getvalue()
+
+
+def red_image(mode: str = "RGB", size=(4, 3)):
+    from PIL import Image
+    return Image.new(mode, size, {"RGB": (255, 0, 0), "RGBA": (255, 0, 0, 128)}[mode])
+
+
+@needs_numpy_and_pillow
+class DecodeTest(unittest.TestCase):
+    def test_colour_images_come_in_bgr_order(self):
+        for format in ("PNG", "BMP", "TIFF", "WEBP"):
+            with self.subTest(format=format):
+                array = ImageFile.from_bytes(encoded(red_image(), format, **({"lossless": True} if format == "WEBP" else {}))).to_np_array()
+                self.assertEqual((array.shape, array[0, 0].tolist()), ((3, 4, 3), [0, 0, 255]))
+        self.assertEqual(ImageFile.from_bytes(encoded(red_image(), "JPEG")).to_np_array()[0, 0].tolist(), [0, 0, 254])
+
+    def test_alpha_comes_last_in_bgra_order(self):
+        array = ImageFile.from_bytes(encoded(red_image("RGBA"), "PNG")).to_np_array()
+        self.assertEqual((array.shape, array[0, 0].tolist()), ((3, 4, 4), [0, 0, 255, 128]))
+
+    def test_a_palette_png_or_gif_is_expanded_to_colour(self):
+        palette = red_image().convert("P")
+        for format in ("PNG", "GIF"):
+            with self.subTest(format=format):
+                array = ImageFile.from_bytes(encoded(palette, format)).to_np_array()
+                self.assertEqual((array.shape, array[0, 0].tolist()), ((3, 4, 3), [0, 0, 255]))
+
+    def test_a_transparent_palette_or_an_animated_gif_gets_an_alpha_channel(self):
+        palette = red_image().convert("P")
+        transparent = ImageFile.from_bytes(encoded(palette, "PNG", transparency=0)).to_np_array()
+        self.assertEqual(transparent.shape, (3, 4, 4))
+        blue = red_image().convert("P")
+        blue.putpalette([0, 0, 255] * 256)
+        animated = ImageFile.from_bytes(encoded(palette, "GIF", save_all=True, append_images=[blue])).to_np_array()
+        self.assertEqual((animated.shape, animated[0, 0].tolist()), ((3, 4, 4), [0, 0, 255, 255]))
+
+    def test_greyscale_stays_two_dimensional_and_16_bit_stays_16_bit(self):
+        import numpy
+        from PIL import Image
+        grey = ImageFile.from_bytes(encoded(Image.new("L", (4, 3), 7), "PNG")).to_np_array()
+        self.assertEqual((grey.shape, grey.dtype, int(grey[0, 0])), ((3, 4), numpy.uint8, 7))
+        bilevel = ImageFile.from_bytes(encoded(Image.new("1", (4, 3), 1), "PNG")).to_np_array()
+        self.assertEqual(int(bilevel[0, 0]), 255)
+        deep = numpy.full((3, 4), 60000, numpy.uint16)
+        decoded = ImageFile.from_bytes(encoded(Image.fromarray(deep), "PNG")).to_np_array()
+        self.assertEqual((decoded.dtype, int(decoded[0, 0])), (numpy.uint16, 60000))
+
+    def test_grey_with_alpha_becomes_bgra(self):
+        from PIL import Image
+        array = ImageFile.from_bytes(encoded(Image.new("LA", (4, 3), (9, 200)), "PNG")).to_np_array()
+        self.assertEqual(array[0, 0].tolist(), [9, 9, 9, 200])
+
+    def test_each_array_is_new_and_writable_and_to_cv2_img_gives_the_same(self):
+        image = ImageFile.from_bytes(encoded(red_image(), "PNG"))
+        array = image.to_np_array()
+        array[0, 0] = 0
+        self.assertEqual(image.to_cv2_img()[0, 0].tolist(), [0, 0, 255])
+
+    def test_channels_and_dimensions_are_read_from_the_header(self):
+        image = ImageFile.from_bytes(encoded(red_image("RGBA", (5, 2)), "PNG"))
+        self.assertEqual((image.channels, image.dimensions), (4, (5, 2)))
+        self.assertEqual(ImageFile.from_bytes(encoded(red_image().convert("P"), "GIF")).channels, 3)
+
+    def test_bytes_that_are_no_image_say_so(self):
+        with self.assertRaisesRegex(ValueError, "ImageFile.to_np_array: the file is not an image Pillow can read"):
+            ImageFile.from_bytes(b"not an image").to_np_array()
+
+
+@needs_numpy_and_pillow
+class EncodeTest(unittest.TestCase):
+    def setUp(self):
+        import numpy
+        self.numpy = numpy
+        self.blue_green_red = numpy.zeros((3, 4, 3), numpy.uint8) + numpy.array([255, 0, 0], numpy.uint8)
+
+    def test_an_array_is_read_as_bgr_and_written_as_png_by_default(self):
+        image = ImageFile().from_np_array(self.blue_green_red)
+        self.assertEqual((image.content_type, image.file_name), ("image/png", "imagefile"))
+        self.assertEqual(image.to_pil().getpixel((0, 0)), (0, 0, 255))  # blue, in Pillow's RGB
+
+    def test_the_second_argument_is_the_image_format(self):
+        image = ImageFile.from_np_array(self.blue_green_red, "jpg")
+        self.assertEqual((image.content_type, image.extension, image.to_bytes()[:3]), ("image/jpeg", "jpg", b"\xff\xd8\xff"))
+        self.assertEqual(ImageFile.from_np_array(self.blue_green_red, "webp").content_type, "image/webp")
+
+    def test_without_a_format_an_image_keeps_its_own(self):
+        image = ImageFile.from_bytes(encoded(red_image(), "JPEG"))
+        self.assertEqual(image.from_np_array(image.to_np_array()).content_type, "image/jpeg")
+
+    def test_arrays_round_trip_through_lossless_formats(self):
+        numpy = self.numpy
+        generator = numpy.random.default_rng(7)
+        for shape in ((5, 6, 3), (5, 6, 4), (5, 6)):
+            array = generator.integers(0, 256, shape, dtype=numpy.uint8)
+            for img_type in ("png", "bmp", "tiff", "webp"):
+                if img_type == "bmp" and len(shape) == 3 and shape[2] == 4:
+                    continue  # OpenCV, like Pillow, reads a 32-bit BMP without its alpha
+                if img_type == "tiff" and len(shape) == 3 and shape[2] == 4:
+                    continue  # an RGBA TIFF is read premultiplied, by OpenCV too
+                if img_type == "webp" and len(shape) == 2:
+                    continue  # WebP has no greyscale: it comes back BGR
+                with self.subTest(shape=shape, img_type=img_type):
+                    again = ImageFile.from_np_array(array, img_type).to_np_array()
+                    self.assertTrue(numpy.array_equal(again, array))
+
+    def test_other_depths_are_rounded_and_clipped_to_8_bits_as_opencv_does(self):
+        array = self.numpy.array([[[-3.0, 100.7, 300.0]]])
+        self.assertEqual(ImageFile.from_np_array(array, "png").to_np_array()[0, 0].tolist(), [0, 101, 255])
+
+    def test_a_file_name_is_not_an_image_format(self):
+        with self.assertRaisesRegex(ValueError, "img_type is an image format, one of png, jpg"):
+            ImageFile.from_np_array(self.blue_green_red, "out.png")
+
+    def test_an_array_of_no_image_shape_is_refused(self):
+        with self.assertRaisesRegex(ValueError, r"shape \(2, 2, 2\)"):
+            ImageFile.from_np_array(self.numpy.zeros((2, 2, 2), self.numpy.uint8))
+
+
+@needs_numpy_and_pillow
+class WorkerImageTest(WorkerTestCase):
+    def setUp(self):
+        self.worker, _ = self.start_ready_worker(service_path("upstream_images.py"))
+
+    def send_image(self, endpoint: str, content: bytes) -> dict:
+        [event] = self.call(self.worker, "c-1", endpoint, {"image": base64.b64encode(content).decode()})
+        self.assertEqual(event["type"], "result", event)
+        return event["value"]
+
+    def test_an_uploaded_red_png_reads_as_bgr_in_the_function(self):
+        self.assertEqual(self.send_image("/pixel", encoded(red_image(), "PNG")),
+                         {"shape": [3, 4, 3], "top_left": [0, 0, 255], "channels": 3, "dimensions": [4, 3]})
+
+    def test_an_uploaded_palette_gif_reads_as_colour(self):
+        self.assertEqual(self.send_image("/pixel", encoded(red_image().convert("P"), "GIF"))["top_left"], [0, 0, 255])
+
+    def test_the_readme_round_trip_returns_the_same_colours(self):
+        result = self.send_image("/process-image", encoded(red_image(), "PNG"))
+        self.assertEqual((result["file_name"], result["content_type"]), ("imagefile", "image/png"))
+        from PIL import Image
+        self.assertEqual(Image.open(io.BytesIO(base64.b64decode(result["content"]))).getpixel((0, 0)), (255, 0, 0))
+
+    def test_a_jpeg_asked_for_by_format_comes_back_as_jpeg(self):
+        result = self.send_image("/as-jpeg", encoded(red_image(), "PNG"))
+        self.assertEqual(result["content_type"], "image/jpeg")
+
+
+if __name__ == "__main__":
+    unittest.main()
