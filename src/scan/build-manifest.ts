@@ -58,7 +58,7 @@ export function buildManifest(snapshot: ProjectSnapshot, parser: PythonParser, c
     if (!need.versions.includes(python.version)) diagnostics.push(unmetNeed(need, python.version, python.source));
   }
 
-  const service = readServiceFile(parser, readText(entrypoint) ?? '', entrypoint);
+  const service = readServiceFile(parser, readText(entrypoint) ?? '', entrypoint, { version: python.version, source: python.source });
   diagnostics.push(...service.diagnostics);
   if (service.endpoints.length === 0) {
     diagnostics.push({ file: entrypoint, message: 'no endpoints found: decorate functions with @app.endpoint("/path")' });

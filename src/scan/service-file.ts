@@ -1,5 +1,6 @@
 import type { Node, Tree } from 'web-tree-sitter';
 import { sortDiagnostics, type Diagnostic } from './diagnostic.js';
+import { describeCodePoint, findCompileErrors, isTypeParameterDefault, type TargetPython } from './python-compile-errors.js';
 import type { PythonParser } from './python-parser.js';
 
 /** What a static read of `service.py` found: the APIPod app, its endpoints, and what got in the way. */
@@ -10,7 +11,7 @@ export interface ServiceFile {
   endpoints: EndpointDeclaration[];
   /** Syntax errors, unreadable decorator arguments, a missing app, duplicate routes, ... in line order. */
   diagnostics: Diagnostic[];
-  /** The syntax errors among them: Python would refuse to import the file. */
+  /** The syntax errors among them, and what else the image's Python refuses to compile: Python would refuse to import the file. */
   syntaxErrors: Diagnostic[];
 }
 
@@ -79,11 +80,11 @@ const APP_CONSTRUCTOR = 'APIPod';
 const APP_POSITIONAL_PARAMETERS: readonly string[] = ['title', 'compute', 'provider', 'backend', 'lifespan'];
 const JOB_PROGRESS = 'JobProgress';
 const TOOLKIT_MODULE = 'apipod';
-/** A broken file can hold hundreds of error nodes; the first few say where to look. */
 const MAX_SYNTAX_DIAGNOSTICS = 3;
 
-export function readServiceFile(parser: PythonParser, source: string, fileName: string): ServiceFile {
-  const text = source.startsWith('\uFEFF') ? source.slice(1) : source;
+export function readServiceFile(parser: PythonParser, source: string, fileName: string, python: TargetPython): ServiceFile {
+  // Python ends a line at a lone CR too (universal newlines); tree-sitter only at LF. Same length, so offsets hold.
+  const text = (source.startsWith('\uFEFF') ? source.slice(1) : source).replace(/\r(?!\n)/gu, '\n');
   const trees: Tree[] = [];
   /** Parses `python` as if it began at `firstRow` of the file, so every node reports its real line. */
   const parseModule = (python: string, firstRow = 0): Node => {
@@ -96,7 +97,13 @@ export function readServiceFile(parser: PythonParser, source: string, fileName: 
     const { statements, syntaxProblems } = readRecoverableStatements(root, text, parseModule);
     const declarations = readDeclarations(statements, fileName);
     const hidden = declarations.app === null || syntaxProblems.length > 0 ? [] : findHiddenRegistrations(root, declarations, fileName);
-    const syntaxErrors = describeSyntaxErrors(syntaxProblems, fileName);
+    const syntaxErrors = firstFew(
+      text.includes('\0')
+        ? [{ file: fileName, line: lineOfIndex(text, text.indexOf('\0')), message: 'source code string cannot contain null bytes' }]
+        : syntaxProblems.length > 0
+          ? describeSyntaxErrors(syntaxProblems, fileName)
+          : findCompileErrors(root, text, python).map((error) => ({ file: fileName, ...error })),
+    );
     return { ...declarations, diagnostics: sortDiagnostics([...syntaxErrors, ...declarations.diagnostics, ...hidden]), syntaxErrors };
   } finally {
     // The trees live in WebAssembly memory, which the garbage collector does not reclaim.
@@ -108,24 +115,61 @@ export function readServiceFile(parser: PythonParser, source: string, fileName: 
 // Syntax errors and recovery
 
 function describeSyntaxErrors(problems: Node[], file: string): Diagnostic[] {
-  const shown = problems.slice(0, MAX_SYNTAX_DIAGNOSTICS).map((node): Diagnostic => ({
-    file,
-    line: node.startPosition.row + 1,
-    message: node.isMissing
-      ? `syntax error: missing \`${node.type}\``
-      : `syntax error near \`${firstLineOf(node.text)}\``,
-  }));
-  const hidden = problems.length - shown.length;
-  const last = shown[shown.length - 1];
-  if (last !== undefined && hidden > 0) {
-    last.message += ` (and ${hidden} more syntax error${hidden === 1 ? '' : 's'})`;
+  return problems.map((node): Diagnostic => {
+    const character = node.isMissing ? null : strayCharacter(node);
+    return {
+      file,
+      line: (character?.node ?? node).startPosition.row + 1,
+      message: node.isMissing
+        ? `syntax error: missing \`${node.type}\``
+        : character !== null
+          ? `syntax error: ${describeStrayCharacter(character.text)}`
+          : `syntax error near \`${firstLineOf(node.text)}\``,
+    };
+  });
+}
+
+/**
+ * A character no Python token can hold (a no-break space or a curly quote pasted from a web
+ * page), which tree-sitter leaves alone in an ERROR node: Python names it, and so does svc,
+ * rather than showing it between backticks, where it cannot be seen.
+ */
+function strayCharacter(error: Node): { node: Node; text: string } | null {
+  for (const candidate of [error, ...error.descendantsOfType('ERROR')]) {
+    const first = candidate?.text.replace(/^[ \t\f\r\n]+/u, '').codePointAt(0);
+    if (candidate == null || first === undefined || first < 0x80) continue;
+    const text = String.fromCodePoint(first);
+    if (!/\p{ID_Continue}/u.test(text)) return { node: candidate, text };
   }
+  return null;
+}
+
+/** Python's words (Parser/tokenizer.c): characters `str.isprintable()` refuses by code point only. */
+function describeStrayCharacter(character: string): string {
+  const isPrintable = !/[\p{Cc}\p{Cf}\p{Co}\p{Cn}\p{Zl}\p{Zp}\p{Zs}]/u.test(character);
+  return isPrintable
+    ? `invalid character '${character}' (${describeCodePoint(character)})`
+    : `invalid non-printable character ${describeCodePoint(character)}`;
+}
+
+/** A broken file can hold hundreds of errors; the first few say where to look. */
+function firstFew(errors: Diagnostic[]): Diagnostic[] {
+  const shown = errors.slice(0, MAX_SYNTAX_DIAGNOSTICS).map((error) => ({ ...error }));
+  const hidden = errors.length - shown.length;
+  const last = shown[shown.length - 1];
+  if (last !== undefined && hidden > 0) last.message += ` (and ${hidden} more syntax error${hidden === 1 ? '' : 's'})`;
   return shown;
 }
 
-/** The outermost ERROR nodes and the MISSING nodes, in source order. */
+function lineOfIndex(text: string, index: number): number {
+  let line = 1;
+  for (let at = text.indexOf('\n'); at !== -1 && at < index; at = text.indexOf('\n', at + 1)) line += 1;
+  return line;
+}
+
+/** The outermost ERROR nodes and the MISSING nodes, in source order; a PEP 696 default is left to the compile checks. */
 function findSyntaxProblems(node: Node): Node[] {
-  if (node.isMissing || node.isError) return [node];
+  if (node.isMissing || (node.isError && !isTypeParameterDefault(node))) return [node];
   if (!node.hasError) return [];
   return childrenOf(node).flatMap(findSyntaxProblems);
 }

@@ -14,8 +14,8 @@ beforeAll(async () => {
   parser = await loadPythonParser();
 });
 
-function read(source: string, file = 'service.py') {
-  return readServiceFile(parser, source, file);
+function read(source: string, file = 'service.py', version = '3.13') {
+  return readServiceFile(parser, source, file, { version, source: '.python-version' });
 }
 
 describe('reading service.py statically', () => {
@@ -25,6 +25,33 @@ describe('reading service.py statically', () => {
       expectGolden(`${JSON.stringify(result, null, 2)}\n`, `${goldens}${name.replace(/\.py$/, '.json')}`);
     });
   }
+
+  it("reads syntax newer than Python 3.10 on the Python that brought it, and refuses it on an older image's", () => {
+    const source = readFileSync(new URL('newer-syntax.py', fixtures), 'utf8');
+    const onImage = (version: string) => read(source, 'service.py', version).syntaxErrors.map(formatDiagnostic);
+    expect(onImage('3.13')).toEqual([]);
+    expect(onImage('3.12')).toEqual([
+      'service.py:9: SyntaxError: type parameter defaults (`[T = int]`) are invalid syntax before Python 3.13 (PEP 696); the image runs Python 3.12 (from .python-version)',
+    ]);
+    expect(onImage('3.10')).toEqual([
+      'service.py:6: SyntaxError: the `type` statement is invalid syntax before Python 3.12 (PEP 695); the image runs Python 3.10 (from .python-version)',
+      'service.py:9: SyntaxError: type parameters (`def f[T]`, `class C[T]`) are invalid syntax before Python 3.12 (PEP 695); the image runs Python 3.10 (from .python-version)',
+      'service.py:14: SyntaxError: type parameters (`def f[T]`, `class C[T]`) are invalid syntax before Python 3.12 (PEP 695); the image runs Python 3.10 (from .python-version)' +
+        ' (and 2 more syntax errors)',
+    ]);
+    expect(read(source, 'service.py', '3.10').endpoints.map((endpoint) => endpoint.path)).toEqual(['/label']);
+  });
+
+  it('says which character Python cannot read, and reads a file with classic Mac line ends as Python does', () => {
+    const pasted = read('from apipod import APIPod\napp = APIPod()\nx\u00a0= 1\ny = \u201cquoted\u201d\n');
+    expect(pasted.syntaxErrors.map(formatDiagnostic).slice(0, 2)).toEqual([
+      'service.py:3: syntax error: invalid non-printable character U+00A0',
+      "service.py:4: syntax error: invalid character '\u201c' (U+201C)",
+    ]);
+    const classicMac = read('from apipod import APIPod\rapp = APIPod()\r@app.endpoint("/a")\rdef a(text: str):\r    return text\r');
+    expect([classicMac.app?.line, classicMac.endpoints.map((endpoint) => [endpoint.path, endpoint.line]), classicMac.diagnostics]).toEqual([2, [['/a', 4]], []]);
+    expect(read('x = 1\0\n').syntaxErrors.map(formatDiagnostic)).toEqual(['service.py:1: source code string cannot contain null bytes']);
+  });
 
   it('finds the app, its endpoints and their parameters, with POST by default', () => {
     const result = read(
