@@ -104,7 +104,7 @@ export function findCompileErrors(root: Node, source: string, python: TargetPyth
       refuse(node, `${syntax.refusal} before Python ${syntax.since} (${syntax.pep}); the image runs Python ${python.version} (from ${python.source})`);
     }
   };
-  const checks = new NodeChecks(python, refuse, refuseBefore);
+  const checks = new NodeChecks(source, python, refuse, refuseBefore);
   walk(root, checks);
   checks.checkFutureImports(root);
   // Integers are many and nearly all plain: only those the pattern finds are looked up in the tree.
@@ -352,6 +352,7 @@ class NodeChecks {
   private readonly types: ReadonlyMap<string, (node: Node, context: Context) => void>;
 
   constructor(
+    private readonly source: string,
     private readonly python: TargetPython,
     readonly refuse: Refuse,
     private readonly refuseBefore: RefuseBefore,
@@ -397,6 +398,12 @@ class NodeChecks {
     ]);
   }
 
+  /** The white space a node's line begins with. */
+  private lineIndent(node: Node): string {
+    const start = this.source.lastIndexOf('\n', node.startIndex - 1) + 1;
+    return /^[ \t\f]*/u.exec(this.source.slice(start, node.startIndex))?.[0] ?? '';
+  }
+
   wants(type: string): boolean {
     return this.types.has(type);
   }
@@ -423,6 +430,9 @@ class NodeChecks {
       next = up.nextSibling;
       while (next?.isExtra === true) next = next.nextSibling;
     }
+    // Where tabs indent either line, Python may find them inconsistent first (TabError); the image's build says which.
+    const indents = [header, next].map((node) => (node === null ? '' : this.lineIndent(node)));
+    if (indents.some((indent) => indent.includes('\t'))) return;
     const line = header.startPosition.row + 1;
     this.refuse(next ?? header, `expected an indented block after ${what} on line ${line}`, 'IndentationError');
   }

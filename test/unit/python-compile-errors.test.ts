@@ -86,7 +86,7 @@ const RULES: Rule[] = [
   { rule: 'import * in a function', refused: 'def f():\n    from math import *\n', valid: 'from math import *\n', error: 'SyntaxError: import * only allowed at module level' },
   { rule: 'nonlocal at module level', refused: 'nonlocal x\n', valid: 'global x\n', error: 'SyntaxError: nonlocal declaration not allowed at module level' },
   { rule: 'global parameter', refused: 'def f(text):\n    global text\n', valid: 'def f(text):\n    global other\n', error: "SyntaxError: name 'text' is parameter and global" },
-  { rule: 'empty block', refused: 'def f():\nreturn 1\n', valid: 'def f():\n    return 1\n', error: 'IndentationError: expected an indented block after function definition on line 1' },
+  { rule: 'empty block', refused: 'def f():\nreturn 1\n', valid: 'def f():\n\tif x:\n\t\treturn 1\n', error: 'IndentationError: expected an indented block after function definition on line 1' },
   { rule: 'try without except', refused: 'try:\n    import torch\nx = 1\n', valid: 'try:\n    import torch\nfinally:\n    x = 1\n', error: "SyntaxError: expected 'except' or 'finally' block" },
   { rule: 'bare except first', refused: 'try:\n    pass\nexcept:\n    pass\nexcept E:\n    pass\n', valid: 'try:\n    pass\nexcept E:\n    pass\nexcept:\n    pass\n', error: "SyntaxError: default 'except:' must be last" },
   // Parameters and arguments
@@ -125,6 +125,10 @@ describe('what Python refuses to compile although the grammar accepts it', () =>
       expect(compileErrors(valid, version)).toEqual([]);
     });
   }
+
+  it('leaves a block indented with tabs and spaces to Python, which may refuse the tabs first', () => {
+    expect(compileErrors('def hello(name):\n\tif name:\n        return name\n')).toEqual([]);
+  });
 
   it('reports the line of the offending statement, once a line', () => {
     expect(compileErrors('import os\n\n\ndef f():\n    print "a", "b"\n    print "c"\n')).toEqual([
