@@ -45,9 +45,11 @@ RUN python -m pip install -r /opt/svc/requirements.txt
 COPY --from=node /usr/local/bin/node /usr/local/bin/node
 COPY apipod-deploy/svc/ /opt/svc/
 
-# The project's code, last.
+# The project's code, last, compiled (never run) by the image's own Python: a file it refuses
+# fails the build here with Python's message, rather than the container at start.
 WORKDIR /app
 COPY --chown=10001:10001 . /app/
+RUN PYTHONPATH=/opt/svc/python python -m apipod.compile_check service.py
 
 USER 10001:10001
 ENV HOME=/home/svc \
