@@ -1,7 +1,8 @@
 import type { Compute, Orchestrator, Provider } from '../deployment-target.js';
 import type { BaseImageChoice } from './base-image.js';
 import type { FrameworkName, FrameworkUse } from './frameworks.js';
-import type { ParameterDeclaration, StaticValue } from './service-file.js';
+import type { StaticValue } from './python-literals.js';
+import type { ParameterDeclaration } from './service-file.js';
 
 /**
  * apipod-deploy/apipod.json, documented field by field in docs/manifest.md. The first block
