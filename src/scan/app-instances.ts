@@ -107,10 +107,9 @@ export function traceAppInstances(statements: readonly PlacedStatement[], isAppC
 function chooseServed(atEnd: (name: string) => Set<NameValue>, names: string[]): ServedApp {
   const named = atEnd(SERVED_NAME);
   const namedInstances = instancesIn(named);
-  if (namedInstances.length > 0 && namedInstances.length === named.size) {
-    return { kind: 'instances', instances: namedInstances, variable: SERVED_NAME };
-  }
-  if (named.has(UNKNOWN) || namedInstances.length > 0) return { kind: 'unknown' };
+  if (named.has(UNKNOWN)) return { kind: 'unknown' };
+  // `app` bound in an `if` only: when it is bound, it is the one; when not, nothing is served.
+  if (namedInstances.length > 0) return { kind: 'instances', instances: namedInstances, variable: SERVED_NAME };
   const holders = names.filter((name) => instancesIn(atEnd(name)).length > 0);
   const distinct = [...new Set(holders.flatMap((name) => instancesIn(atEnd(name))))];
   const [first] = holders;
@@ -120,8 +119,9 @@ function chooseServed(atEnd: (name: string) => Set<NameValue>, names: string[]):
   return everyOneCertain ? { kind: 'several', names: holders } : { kind: 'unknown' };
 }
 
+/** The instances among the values, in source order. */
 export function instancesIn(values: Set<NameValue>): AppInstance[] {
-  return [...values].filter((value): value is AppInstance => typeof value !== 'string');
+  return [...values].filter((value): value is AppInstance => typeof value !== 'string').sort((a, b) => a.call.startIndex - b.call.startIndex);
 }
 
 /** The names a module-level statement binds, each with the expression it binds them to (null: not an expression the scan reads). */

@@ -9,7 +9,7 @@ import type { ParameterDeclaration } from './service-file.js';
  * keeps the existing toolkit's fields with their names and meanings; the rest is svc's.
  * Bump the schema version when a field changes meaning or goes away.
  */
-export const MANIFEST_SCHEMA_VERSION = 3;
+export const MANIFEST_SCHEMA_VERSION = 4;
 
 export interface Manifest {
   entrypoint: string;
@@ -50,6 +50,8 @@ export interface ManifestApp {
   variable: string;
   line: number;
   arguments: Record<string, StaticValue>;
+  /** Arguments that depend on which arm of an `if` makes the app, with each arm's value. */
+  branch_arguments: Record<string, StaticValue[]>;
 }
 
 export interface ManifestEndpoint {

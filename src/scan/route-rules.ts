@@ -22,7 +22,7 @@ export interface PlacedRoute {
   path: string;
   methods: readonly string[];
   function: string;
-  /** 1-based line of the decorator. */
+  /** 1-based line of the `def`. */
   line: number;
   placement: Placement;
   /** The APIPod instance it registers on, the same key for the same instance in every branch; null when unknown. */
@@ -48,8 +48,10 @@ export function findRouteProblems(routes: readonly PlacedRoute[]): RouteProblem[
         line: route.line,
         isCertain: isCertain(same.placement) && isCertain(route.placement),
         message:
-          `${route.path} is already served by ${same.function}() (line ${same.line}), and importing the service fails: ` +
-          `give ${route.function}() another path, or one function several methods`,
+          same.line === route.line
+            ? `${route.function}() is declared twice on ${route.path}, and importing the service fails: give one decorator several methods`
+            : `${route.path} is already served by ${same.function}() (line ${same.line}), and importing the service fails: ` +
+              `give ${route.function}() another path, or one function several methods`,
       });
       continue;
     }
