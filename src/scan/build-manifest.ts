@@ -40,7 +40,8 @@ export function buildManifest(snapshot: ProjectSnapshot, parser: PythonParser, c
   const { entrypoint } = snapshot;
   const diagnostics: Diagnostic[] = [];
   const unreadableFiles = new Map<string, string>();
-  const readText = projectTextReader(snapshot.readBytes, { pythonSource: entrypoint, toml: PYPROJECT_FILE }, diagnostics, unreadableFiles);
+  const undecodable: Diagnostic[] = [];
+  const readText = projectTextReader(snapshot.readBytes, { pythonSource: entrypoint, toml: PYPROJECT_FILE }, diagnostics, unreadableFiles, undecodable);
 
   const pyprojectText = readText(PYPROJECT_FILE);
   const pyproject = pyprojectText === null ? null : readPyproject(pyprojectText, PYPROJECT_FILE);
@@ -124,6 +125,7 @@ export function buildManifest(snapshot: ProjectSnapshot, parser: PythonParser, c
     ignore_files: snapshot.listing.ignoreFiles,
     service_errors: [
       ...(unreadableFiles.has(entrypoint) ? [formatDiagnostic({ file: entrypoint, message: unreadableFiles.get(entrypoint) as string })] : []),
+      ...undecodable.map(formatDiagnostic),
       ...service.serviceErrors.map(formatDiagnostic),
     ],
     warnings: sortDiagnostics(diagnostics).map(formatDiagnostic),
