@@ -1,7 +1,7 @@
 import type { Node, Tree } from 'web-tree-sitter';
 import { COMPUTE_VALUES, DEFAULT_TARGET, PROVIDER_VALUES } from '../deployment-target.js';
 import { HTTP_METHODS } from '../http-methods.js';
-import { instancesIn, traceAppInstances, type AppInstance, type AppTrace } from './app-instances.js';
+import { instancesIn, traceAppInstances, UNBOUND, type AppInstance, type AppTrace } from './app-instances.js';
 import { sortDiagnostics, type Diagnostic } from './diagnostic.js';
 import { describeCodePoint, findCompileErrors, isTypeParameterDefault, type TargetPython } from './python-compile-errors.js';
 import { readCallArguments, readStaticValue, readStringLiteral, sourceText, type CallArguments, type StaticValue } from './python-literals.js';
@@ -423,7 +423,8 @@ function readDeclarations(root: Node, statements: readonly PlacedStatement[], so
       const registration = { certain: isAnApp && isCertain(placement) };
       const isServed = instances.some((instance) => servedInstances.has(instance));
       if (!isServed && instances.length === 0) {
-        if (route.kind === 'endpoint') report(route.line, unknownAppMessage(route, app));
+        if (holds.size === 1 && holds.has(UNBOUND)) reportUnboundApp(route, decorator, source, imports, placement, report);
+        else if (route.kind === 'endpoint') report(route.line, unknownAppMessage(route, app));
         continue;
       }
       const endpoint = readEndpoint(route, definition, imports.jobProgressNames, report, registration);
@@ -539,6 +540,23 @@ function describeInstances(instances: readonly AppInstance[]): string {
 /** A key that is the same for the same instance, or the same set of branch alternatives. */
 function instanceKey(instances: readonly AppInstance[]): string {
   return instances.map((instance) => instance.call.startIndex).sort((a, b) => a - b).join(',');
+}
+
+/**
+ * A decorator on a name nothing has bound yet: NameError on import. Certain where the name
+ * appears nowhere above it (a `for`, `with ... as` or `except ... as` could bind it unseen)
+ * and no star import could bring it in.
+ */
+function reportUnboundApp(route: RouteDecorator, decorator: Node, source: string, imports: ToolkitImports, placement: Placement, report: Report): void {
+  const mentionedAbove = new RegExp(`\\b${route.variable}\\b`, 'u').test(source.slice(0, decorator.startIndex));
+  const certain = !mentionedAbove && !imports.foreignNames.has('*') && isCertain(placement);
+  report(
+    route.line,
+    certain
+      ? `\`${route.variable}\` is not defined yet here, so the import fails (NameError: name '${route.variable}' is not defined): make the app above its endpoints`
+      : `\`@${route.variable}.${route.kind}\` is on \`${route.variable}\`, which is not an APIPod app here as far as svc can see`,
+    { certain },
+  );
 }
 
 function unknownAppMessage(route: RouteDecorator, app: AppDeclaration | null): string {

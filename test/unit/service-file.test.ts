@@ -231,6 +231,10 @@ describe('reading service.py statically', () => {
       "service.py:1: `APIPod` is not imported, so the import fails (NameError: name 'APIPod' is not defined): add `from apipod import APIPod`",
     ]);
     expect(errors('from lib import *\napp = APIPod(title="QA")\n')).toEqual([]);
+    expect(errors('from apipod import APIPod\n@app.endpoint("/a")\ndef a():\n    pass\napp = APIPod()\n')).toEqual([
+      "service.py:2: `app` is not defined yet here, so the import fails (NameError: name 'app' is not defined): make the app above its endpoints",
+    ]);
+    expect(errors('from apipod import APIPod\nfor app in []:\n    pass\n@app.endpoint("/a")\ndef a():\n    pass\napp = APIPod()\n')).toEqual([]);
     expect(errors('from apipod import APIPod\napp = APIPod(title="QA", compute="gpu")\n')).toEqual([
       "service.py:2: APIPod(compute='gpu'): compute must be one of dedicated, serverless, and the import fails (ValueError)",
     ]);
