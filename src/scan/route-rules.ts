@@ -44,15 +44,12 @@ export function findRouteProblems(routes: readonly PlacedRoute[]): RouteProblem[
   for (const route of routes) {
     const same = accepted.find((other) => other.instance !== null && other.instance === route.instance && other.path === route.path);
     if (same !== undefined && !areExclusive(same.placement, route.placement)) {
-      problems.push({
-        line: route.line,
-        isCertain: isCertain(same.placement) && isCertain(route.placement),
-        message:
-          same.line === route.line
-            ? `${route.function}() is declared twice on ${route.path}, and importing the service fails: give one decorator several methods`
-            : `${route.path} is already served by ${same.function}() (line ${same.line}), and importing the service fails: ` +
-              `give ${route.function}() another path, or one function several methods`,
-      });
+      const message =
+        same.line === route.line
+          ? `${route.function}() is declared twice on ${route.path}, and importing the service fails: give one decorator several methods`
+          : `${route.path} is already served by ${same.function}() (line ${same.line}), and importing the service fails: ` +
+            `give ${route.function}() another path, or one function several methods`;
+      problems.push(problem(route.line, [same, route], message));
       continue;
     }
     accepted.push(route);
@@ -66,15 +63,15 @@ export function findRouteProblems(routes: readonly PlacedRoute[]): RouteProblem[
       const bare = withoutTrailingSlash(url);
       for (const method of route.methods) {
         if (GATEWAY_ROUTES.has(`${method} ${bare}`)) {
-          clashes.push({ line: route.line, isCertain: isCertain(route.placement), message: `${described}: svc serves ${method} ${bare} itself; choose another path` });
+          clashes.push(problem(route.line, [route], `${described}: svc serves ${method} ${bare} itself; choose another path`));
         }
         const other = taken.get(`${method} ${bare}`);
         if (other !== undefined && other.route !== route && !areExclusive(other.route.placement, route.placement)) {
-          clashes.push({
-            line: route.line,
-            isCertain: isCertain(other.route.placement) && isCertain(route.placement),
-            message: `${described}: endpoint ${other.route.function} (${other.route.path}) answers ${method} ${bare} already; ${whyTheSame(other.isCopy || isCopy)}`,
-          });
+          clashes.push(problem(
+            route.line,
+            [other.route, route],
+            `${described}: endpoint ${other.route.function} (${other.route.path}) answers ${method} ${bare} already; ${whyTheSame(other.isCopy || isCopy)}`,
+          ));
         }
       }
     }
@@ -92,6 +89,13 @@ export function findRouteProblems(routes: readonly PlacedRoute[]): RouteProblem[
     }
   }
   return problems;
+}
+
+/** Certain when every route involved is registered on every import; else said to hold only if they are. */
+function problem(line: number, involved: readonly PlacedRoute[], message: string): RouteProblem {
+  const certain = involved.every((route) => isCertain(route.placement));
+  const condition = involved.length === 1 ? 'if it is registered' : 'if both are registered';
+  return { line, isCertain: certain, message: certain ? message : `${message} (${condition})` };
 }
 
 function withoutTrailingSlash(url: string): string {

@@ -388,7 +388,7 @@ interface Declarations {
   servedNames: Set<string>;
 }
 
-/** Records a diagnostic; `failsImport` when it fails the import or svc start, an error if `certain`. */
+/** Records a diagnostic; with `failure`, one that fails the import or svc start, an error too when that is `certain`. */
 type Report = (line: number | undefined, message: string, failure?: { certain: boolean }) => void;
 
 function readDeclarations(root: Node, statements: readonly PlacedStatement[], source: string, file: string): Declarations {
@@ -443,7 +443,7 @@ function readDeclarations(root: Node, statements: readonly PlacedStatement[], so
     }
   });
   for (const problem of findRouteProblems(routes)) {
-    report(problem.line, problem.isCertain ? problem.message : `${problem.message} (when both run)`, { certain: problem.isCertain });
+    report(problem.line, problem.message, { certain: problem.isCertain });
   }
   reportMissingApp(trace, root, statements, imports, file, report);
   return { app, endpoints, diagnostics, errors, servedNames: trace.servedNames };

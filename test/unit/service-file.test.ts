@@ -266,7 +266,7 @@ describe('reading service.py statically', () => {
     const oneConditional = 'try:\n    import tensorrt\n    @app.endpoint("/x")\n    def fast():\n        pass\nexcept ImportError:\n    pass\n@app.endpoint("/x")\ndef slow():\n    pass\n';
     expect(errors(oneConditional)).toEqual([]);
     expect(read(`import os\nfrom apipod import APIPod\napp = APIPod()\n${oneConditional}`).diagnostics.map(formatDiagnostic)).toContain(
-      'service.py:12: /x is already served by fast() (line 7), and importing the service fails: give slow() another path, or one function several methods (when both run)',
+      'service.py:12: /x is already served by fast() (line 7), and importing the service fails: give slow() another path, or one function several methods (if both are registered)',
     );
     expect(errors('@app.get("/x", methods=["POST"])\ndef x():\n    pass\n')).toEqual([
       "service.py:4: `@app.get` sets its own method (GET), so its `methods=` fails the import (TypeError: got multiple values for keyword argument 'methods'): use `@app.endpoint(..., methods=[...])`",
