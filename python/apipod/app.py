@@ -10,6 +10,8 @@ from typing import Callable, Iterable, Optional, Union
 from .service_module import SERVICE_MODULE_NAME
 from .upstream_arguments import resolve_target, warn_unread
 
+# The methods an endpoint may take; the gateway serves these (src/http-methods.ts holds the same list).
+HTTP_METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS", "TRACE")
 COMPUTE_CHOICES = ("dedicated", "serverless")
 PROVIDER_CHOICES = ("localhost", "runpod", "auto", "scaleway", "azure")
 
@@ -44,9 +46,11 @@ class APIPod:
         for the path "/<function name>". The default method is POST."""
         if callable(path):  # used bare, without parentheses
             return self.endpoint()(path)
+        # Checked here, so a bad method fails the import on the decorator's own line.
+        checked_methods = _normalise_methods(methods)
 
         def register(function: Callable) -> Callable:
-            self._add(Endpoint(_normalise_path(path or function.__name__), _normalise_methods(methods),
+            self._add(Endpoint(_normalise_path(path or function.__name__), list(checked_methods),
                                function, options))
             return function
 
@@ -107,8 +111,18 @@ def _normalise_path(path: str) -> str:
 
 
 def _normalise_methods(methods: Union[str, Iterable[str], None]) -> list[str]:
+    """Upper-cased, each once; a method the gateway cannot serve is refused here rather than
+    as an internal error when it starts."""
     if methods is None:
         return ["POST"]
-    if isinstance(methods, str):
-        methods = [methods]
-    return [method.upper() for method in methods]
+    normalised: list[str] = []
+    for method in [methods] if isinstance(methods, str) else list(methods):
+        name = method.upper() if isinstance(method, str) else method
+        if name not in HTTP_METHODS:
+            several = ' (several are a list: methods=["GET", "POST"])' if isinstance(method, str) and "," in method else ""
+            raise ValueError(f"methods: {method!r} is not an HTTP method svc serves ({', '.join(HTTP_METHODS)}){several}")
+        if name not in normalised:
+            normalised.append(name)
+    if not normalised:
+        raise ValueError("methods: the list is empty; name at least one HTTP method, or leave methods out for POST")
+    return normalised

@@ -113,6 +113,21 @@ class APIPodTest(unittest.TestCase):
         with self.assertRaisesRegex(ValueError, "/same is already served"):
             app.endpoint("/same", methods=["GET"])(lambda: 2)
 
+    def test_methods_are_upper_cased_once_each_and_a_method_the_gateway_cannot_serve_is_refused(self):
+        app = APIPod()
+        app.endpoint("/twice", methods=["GET", "get"])(lambda: 1)
+        self.assertEqual(app.endpoints[0].methods, ["GET"])
+        refusals = {
+            "FETCH": r"^methods: 'FETCH' is not an HTTP method svc serves \(GET, POST, PUT, PATCH, DELETE, HEAD, OPTIONS, TRACE\)$",
+            "GET,POST": r"is not an HTTP method svc serves .*\(several are a list: methods=\[\"GET\", \"POST\"\]\)$",
+            (): r"^methods: the list is empty; name at least one HTTP method, or leave methods out for POST$",
+            ("GET", 1): r"^methods: 1 is not an HTTP method",
+        }
+        for methods, refusal in refusals.items():
+            with self.subTest(methods=methods), self.assertRaisesRegex(ValueError, refusal):
+                app.endpoint("/refused", methods=methods)  # refused by the decorator call, before any function
+        self.assertEqual(len(app.endpoints), 1)
+
     def test_a_path_parameter_is_refused_rather_than_served_literally(self):
         app = APIPod()
         with self.assertRaisesRegex(ValueError, r"/items/\{item_id\}: path parameters are not supported"):

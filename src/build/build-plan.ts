@@ -43,8 +43,9 @@ export interface BuildPlan {
    */
   toolkitPackages: string[];
   entrypoint: string;
-  compute: Compute;
-  provider: Provider;
+  /** null when it depends on which arm of an `if` makes the app: the image then leaves it to the app. */
+  compute: Compute | null;
+  provider: Provider | null;
   user: { name: string; uid: number };
   port: number;
   /** Labels fixed by the manifest; `created`, `source` and `version` come from build args. */
@@ -83,8 +84,11 @@ export function planBuild(manifest: Manifest, options: PlanOptions): BuildPlan {
   const systemPackages = [...new Set([...manifest.system_packages, ...RUNTIME_SYSTEM_PACKAGES])]
     .map((name, index) => checkDebianPackage(name, `system_packages[${index}]`))
     .sort();
-  const provider = checkChoice(manifest.provider, PROVIDER_VALUES, 'provider');
-  const providerPackages = [...(PROVIDER_PACKAGES[provider] ?? [])];
+  const branches = manifest.app?.branch_arguments ?? {};
+  const provider = 'provider' in branches ? null : checkChoice(manifest.provider, PROVIDER_VALUES, 'provider');
+  // A provider chosen by a branch gets every library one of its values needs.
+  const providers = provider === null ? (branches.provider ?? []).filter((value): value is string => typeof value === 'string') : [provider];
+  const providerPackages = [...new Set(providers.flatMap((name) => PROVIDER_PACKAGES[name] ?? []))];
   refuseBrokenService(manifest.service_errors);
   const rendered = renderRequirementFiles(manifest.dependencies, manifest.cuda_compiler_packages);
   const listed = new Set(manifest.dependencies.requirements.map((requirement) => normaliseName(requirement.name)));
@@ -103,7 +107,10 @@ export function planBuild(manifest: Manifest, options: PlanOptions): BuildPlan {
   for (const requirement of requirementFiles.outsideProject) {
     notes.push(`${requirement}: a path outside the project, left out of the image, which has no such path`);
   }
-  const compute = checkChoice(manifest.compute, COMPUTE_VALUES, 'compute');
+  const compute = 'compute' in branches ? null : checkChoice(manifest.compute, COMPUTE_VALUES, 'compute');
+  for (const [option, value] of [['compute', compute], ['provider', provider]] as const) {
+    if (value === null) notes.push(`APIPod's ${option} depends on which branch of ${manifest.entrypoint} runs: the image sets no default for it and leaves it to the app`);
+  }
   if (manifest.has_env_file) notes.push('.env stays out of the image; pass its variables when the container starts');
 
   return {

@@ -33,6 +33,8 @@ export function renderDockerfile(plan: BuildPlan, template: string = loadDockerf
   // /health answers 200 in every state; healthy means taking calls, not STARTING or DEFUNCT.
   const healthcheck = plan.provider === 'runpod' ? null : ['node', '-e',
     `fetch('http://127.0.0.1:${plan.port}/health').then((r) => r.json()).then((h) => process.exit(${JSON.stringify(SERVING_HEALTH_STATES)}.includes(h.status) ? 0 : 1), () => process.exit(1))`];
+  // The image's `python`, as the pip steps call it, with the toolkit on PYTHONPATH as the workers have it.
+  const compileCheck = `PYTHONPATH=${RUNTIME_DIR_IN_IMAGE}/python python -m apipod.compile_check ${shellQuote(plan.entrypoint)}`;
   const { requirements, constraints, compiled, pipOptions } = plan.requirementFiles;
   const requirementSources = [
     ...(requirements ? [STAGED_FILES.requirements] : []),
@@ -50,6 +52,7 @@ export function renderDockerfile(plan: BuildPlan, template: string = loadDockerf
     {
       plan,
       command,
+      compileCheck,
       healthcheck,
       requirementSources,
       svcPackages,
@@ -68,7 +71,7 @@ export function renderDockerfile(plan: BuildPlan, template: string = loadDockerf
       strict: true,
       _with: false,
       localsName: 'it',
-      destructuredLocals: ['plan', 'command', 'healthcheck', 'requirementSources', 'svcPackages', 'installPackages', 'paths', 'env', 'q', 'exec', 'sh', 'comment'],
+      destructuredLocals: ['plan', 'command', 'compileCheck', 'healthcheck', 'requirementSources', 'svcPackages', 'installPackages', 'paths', 'env', 'q', 'exec', 'sh', 'comment'],
     },
   );
   return `${text.replace(/\n{3,}/g, '\n\n').trimEnd()}\n`;

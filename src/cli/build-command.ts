@@ -181,7 +181,7 @@ function summariseFiles(prepared: PreparedBuild): Summary {
       ['python', python],
       ['system packages', plan.systemPackages.join(' ')],
       ['requirements', requirementsRow(plan)],
-      ['provider', plan.providerPackages.length ? `${plan.provider} (${plan.providerPackages.join(', ')})` : plan.provider],
+      ['provider', `${plan.provider ?? 'chosen by the app'}${plan.providerPackages.length ? ` (${plan.providerPackages.join(', ')})` : ''}`],
       build,
     ],
     warnings: [],

@@ -1,4 +1,5 @@
 import { relative } from 'node:path';
+import type { Manifest } from '../scan/manifest.js';
 import type { ScanResult } from '../scan/scan-project.js';
 import type { Summary } from './output.js';
 
@@ -19,10 +20,16 @@ export function summariseScan(scan: ScanResult, manifestPath: string): Summary {
       ['frameworks', frameworks.length ? frameworks.join(', ') : 'none'],
       ['cuda', manifest.cuda ? `yes (${manifest.cuda_packages.join(', ')})` : 'no'],
       ['base image', `${manifest.base_image.image} (${manifest.base_image.reason})`],
-      ['target', `compute ${manifest.compute}, provider ${manifest.provider}`],
+      ['target', (['compute', 'provider'] as const).map((option) => `${option} ${describeTarget(manifest, option)}`).join(', ')],
       ['endpoints', endpoints.length ? endpoints.join('; ') : 'none'],
       ['model files', manifest.model_files.length ? manifest.model_files.join(', ') : 'none'],
     ],
     warnings: manifest.warnings,
   };
+}
+
+/** `serverless`, or `serverless or dedicated (whichever branch runs)` when the app decides. */
+function describeTarget(manifest: Manifest, option: 'compute' | 'provider'): string {
+  const branches = manifest.app?.branch_arguments[option];
+  return branches === undefined ? manifest[option] : `${branches.map(String).join(' or ')} (whichever branch runs)`;
 }

@@ -43,7 +43,8 @@ export function buildManifest(snapshot: ProjectSnapshot, parser: PythonParser, c
   const { entrypoint } = snapshot;
   const diagnostics: Diagnostic[] = [];
   const unreadableFiles = new Map<string, string>();
-  const readText = projectTextReader(snapshot.readBytes, { pythonSource: entrypoint, toml: PYPROJECT_FILE }, diagnostics, unreadableFiles);
+  const undecodable: Diagnostic[] = [];
+  const readText = projectTextReader(snapshot.readBytes, { pythonSource: entrypoint, toml: PYPROJECT_FILE }, diagnostics, unreadableFiles, undecodable);
 
   const pyprojectText = readText(PYPROJECT_FILE);
   const pyproject = pyprojectText === null ? null : readPyproject(pyprojectText, PYPROJECT_FILE);
@@ -62,7 +63,7 @@ export function buildManifest(snapshot: ProjectSnapshot, parser: PythonParser, c
   }
   diagnostics.push(...droppedCudaWheels(installed, [...requirementSet.skipped, ...pyprojectSplit.skipped], python));
 
-  const service = readServiceFile(parser, readText(entrypoint) ?? '', entrypoint);
+  const service = readServiceFile(parser, readText(entrypoint) ?? '', entrypoint, { version: python.version, source: python.source });
   diagnostics.push(...service.diagnostics);
   if (service.endpoints.length === 0) {
     diagnostics.push({ file: entrypoint, message: 'no endpoints found: decorate functions with @app.endpoint("/path")' });
@@ -128,7 +129,8 @@ export function buildManifest(snapshot: ProjectSnapshot, parser: PythonParser, c
     ignore_files: snapshot.listing.ignoreFiles,
     service_errors: [
       ...(unreadableFiles.has(entrypoint) ? [formatDiagnostic({ file: entrypoint, message: unreadableFiles.get(entrypoint) as string })] : []),
-      ...service.syntaxErrors.map(formatDiagnostic),
+      ...undecodable.map(formatDiagnostic),
+      ...service.serviceErrors.map(formatDiagnostic),
     ],
     warnings: sortDiagnostics(diagnostics).map(formatDiagnostic),
   };
@@ -284,6 +286,11 @@ function applyConstraints(
   });
 }
 
+/**
+ * The manifest's compute and provider, from APIPod's arguments. Where each arm of an `if`
+ * gives its own, or a value the toolkit refuses, the service file's reading has said so: the
+ * manifest keeps the default, and the image leaves a branch's choice to the app.
+ */
 function readTarget(
   app: AppDeclaration | null,
   file: string,
@@ -291,14 +298,14 @@ function readTarget(
 ): { compute: Compute; provider: Provider } {
   const pick = <T extends string>(field: 'compute' | 'provider', allowed: readonly T[], fallback: T): T => {
     const value = app?.arguments[field];
-    if (value === undefined) return fallback;
-    if (typeof value === 'string' && (allowed as readonly string[]).includes(value)) return value as T;
-    const shown = typeof value === 'string' ? `'${value}'` : 'a value that cannot be read statically';
+    if (value === undefined || typeof value === 'string') {
+      return typeof value === 'string' && (allowed as readonly string[]).includes(value) ? (value as T) : fallback;
+    }
     diagnostics.push({
       file,
       line: app?.line,
       field,
-      message: `${shown} is not one of ${allowed.join(', ')}; the manifest uses ${fallback}`,
+      message: `a value that cannot be read statically is not one of ${allowed.join(', ')}; the manifest uses ${fallback}`,
     });
     return fallback;
   };

@@ -1,14 +1,15 @@
 import type { Compute, Orchestrator, Provider } from '../deployment-target.js';
 import type { BaseImageChoice } from './base-image.js';
 import type { FrameworkName, FrameworkUse } from './frameworks.js';
-import type { ParameterDeclaration, StaticValue } from './service-file.js';
+import type { StaticValue } from './python-literals.js';
+import type { ParameterDeclaration } from './service-file.js';
 
 /**
  * apipod-deploy/apipod.json, documented field by field in docs/manifest.md. The first block
  * keeps the existing toolkit's fields with their names and meanings; the rest is svc's.
  * Bump the schema version when a field changes meaning or goes away.
  */
-export const MANIFEST_SCHEMA_VERSION = 4;
+export const MANIFEST_SCHEMA_VERSION = 5;
 
 export interface Manifest {
   entrypoint: string;
@@ -49,6 +50,8 @@ export interface ManifestApp {
   variable: string;
   line: number;
   arguments: Record<string, StaticValue>;
+  /** Arguments that depend on which arm of an `if` makes the app, with each arm's value. */
+  branch_arguments: Record<string, StaticValue[]>;
 }
 
 export interface ManifestEndpoint {

@@ -1,6 +1,13 @@
 import type { Node, Tree } from 'web-tree-sitter';
+import { COMPUTE_VALUES, DEFAULT_TARGET, PROVIDER_VALUES } from '../deployment-target.js';
+import { HTTP_METHODS } from '../http-methods.js';
+import { instancesIn, traceAppInstances, UNBOUND, type AppInstance, type AppTrace } from './app-instances.js';
 import { sortDiagnostics, type Diagnostic } from './diagnostic.js';
+import { describeCodePoint, findCompileErrors, isTypeParameterDefault, type TargetPython } from './python-compile-errors.js';
+import { readCallArguments, readStaticValue, readStringLiteral, sourceText, type CallArguments, type StaticValue } from './python-literals.js';
 import type { PythonParser } from './python-parser.js';
+import { findRouteProblems, type PlacedRoute } from './route-rules.js';
+import { isCertain, placementInside, TOP_LEVEL, type Placement, type PlacedStatement } from './statement-placement.js';
 
 /** What a static read of `service.py` found: the APIPod app, its endpoints, and what got in the way. */
 export interface ServiceFile {
@@ -10,8 +17,12 @@ export interface ServiceFile {
   endpoints: EndpointDeclaration[];
   /** Syntax errors, unreadable decorator arguments, a missing app, duplicate routes, ... in line order. */
   diagnostics: Diagnostic[];
-  /** The syntax errors among them: Python would refuse to import the file. */
-  syntaxErrors: Diagnostic[];
+  /**
+   * Among them, what certainly stops the service: syntax errors and what else the image's
+   * Python refuses to compile, what fails the import (a bad APIPod argument, route or method),
+   * and routes svc start refuses.
+   */
+  serviceErrors: Diagnostic[];
 }
 
 export interface AppDeclaration {
@@ -20,17 +31,13 @@ export interface AppDeclaration {
   line: number;
   /** The constructor's arguments by parameter name (title, compute, provider, lifespan, ...), positional ones included. */
   arguments: Record<string, StaticValue>;
+  /**
+   * When each arm of an `if` makes the app: the arguments whose value depends on the arm, with
+   * every arm's value in source order (APIPod's default where one leaves it out); `arguments`
+   * holds those they agree on.
+   */
+  branch_arguments: Record<string, StaticValue[]>;
 }
-
-/** A Python literal read statically, or the expression's source text when it is not a literal. */
-export type StaticValue =
-  | string
-  | number
-  | boolean
-  | null
-  | StaticValue[]
-  | { [key: string]: StaticValue }
-  | { expression: string };
 
 export interface EndpointDeclaration {
   /** Starts with "/"; null only when it cannot be read statically (a diagnostic says why). */
@@ -73,17 +80,16 @@ const ROUTE_DECORATORS: ReadonlyMap<string, readonly string[] | null> = new Map(
   ['post', ['POST']],
 ]);
 const DEFAULT_METHODS: readonly string[] = ['POST'];
-const HTTP_METHODS = new Set(['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD', 'OPTIONS', 'TRACE']);
 const APP_CONSTRUCTOR = 'APIPod';
 /** The parameters APIPod(...) fills from positional arguments, in order (python/apipod/app.py, `APIPod.__init__`). */
 const APP_POSITIONAL_PARAMETERS: readonly string[] = ['title', 'compute', 'provider', 'backend', 'lifespan'];
 const JOB_PROGRESS = 'JobProgress';
 const TOOLKIT_MODULE = 'apipod';
-/** A broken file can hold hundreds of error nodes; the first few say where to look. */
 const MAX_SYNTAX_DIAGNOSTICS = 3;
 
-export function readServiceFile(parser: PythonParser, source: string, fileName: string): ServiceFile {
-  const text = source.startsWith('\uFEFF') ? source.slice(1) : source;
+export function readServiceFile(parser: PythonParser, source: string, fileName: string, python: TargetPython): ServiceFile {
+  // Python ends a line at a lone CR too (universal newlines); tree-sitter only at LF. Same length, so offsets hold.
+  const text = (source.startsWith('\uFEFF') ? source.slice(1) : source).replace(/\r(?!\n)/gu, '\n');
   const trees: Tree[] = [];
   /** Parses `python` as if it began at `firstRow` of the file, so every node reports its real line. */
   const parseModule = (python: string, firstRow = 0): Node => {
@@ -94,10 +100,18 @@ export function readServiceFile(parser: PythonParser, source: string, fileName: 
   try {
     const root = parseModule(text);
     const { statements, syntaxProblems } = readRecoverableStatements(root, text, parseModule);
-    const declarations = readDeclarations(statements, fileName);
-    const hidden = declarations.app === null || syntaxProblems.length > 0 ? [] : findHiddenRegistrations(root, declarations, fileName);
-    const syntaxErrors = describeSyntaxErrors(syntaxProblems, fileName);
-    return { ...declarations, diagnostics: sortDiagnostics([...syntaxErrors, ...declarations.diagnostics, ...hidden]), syntaxErrors };
+    const { errors, servedNames, ...declarations } = readDeclarations(root, statements, text, fileName);
+    const hidden = declarations.app === null || syntaxProblems.length > 0 ? [] : findHiddenRegistrations(root, servedNames, fileName);
+    const compileErrors = firstFew(
+      text.includes('\0')
+        ? [{ file: fileName, line: lineOfIndex(text, text.indexOf('\0')), message: 'source code string cannot contain null bytes' }]
+        : syntaxProblems.length > 0
+          ? describeSyntaxErrors(syntaxProblems, fileName)
+          : findCompileErrors(root, text, python).map((error) => ({ file: fileName, ...error })),
+    );
+    // A file that does not parse is read as well as it can be, which is not well enough to be sure of more.
+    const serviceErrors = [...compileErrors, ...(syntaxProblems.length > 0 ? [] : errors)];
+    return { ...declarations, diagnostics: sortDiagnostics([...compileErrors, ...declarations.diagnostics, ...hidden]), serviceErrors: sortDiagnostics(serviceErrors) };
   } finally {
     // The trees live in WebAssembly memory, which the garbage collector does not reclaim.
     for (const tree of trees) tree.delete();
@@ -108,24 +122,61 @@ export function readServiceFile(parser: PythonParser, source: string, fileName: 
 // Syntax errors and recovery
 
 function describeSyntaxErrors(problems: Node[], file: string): Diagnostic[] {
-  const shown = problems.slice(0, MAX_SYNTAX_DIAGNOSTICS).map((node): Diagnostic => ({
-    file,
-    line: node.startPosition.row + 1,
-    message: node.isMissing
-      ? `syntax error: missing \`${node.type}\``
-      : `syntax error near \`${firstLineOf(node.text)}\``,
-  }));
-  const hidden = problems.length - shown.length;
-  const last = shown[shown.length - 1];
-  if (last !== undefined && hidden > 0) {
-    last.message += ` (and ${hidden} more syntax error${hidden === 1 ? '' : 's'})`;
+  return problems.map((node): Diagnostic => {
+    const character = node.isMissing ? null : strayCharacter(node);
+    return {
+      file,
+      line: (character?.node ?? node).startPosition.row + 1,
+      message: node.isMissing
+        ? `syntax error: missing \`${node.type}\``
+        : character !== null
+          ? `syntax error: ${describeStrayCharacter(character.text)}`
+          : `syntax error near \`${firstLineOf(node.text)}\``,
+    };
+  });
+}
+
+/**
+ * A character no Python token can hold (a no-break space or a curly quote pasted from a web
+ * page), which tree-sitter leaves alone in an ERROR node: Python names it, and so does svc,
+ * rather than showing it between backticks, where it cannot be seen.
+ */
+function strayCharacter(error: Node): { node: Node; text: string } | null {
+  for (const candidate of [error, ...error.descendantsOfType('ERROR')]) {
+    const first = candidate?.text.replace(/^[ \t\f\r\n]+/u, '').codePointAt(0);
+    if (candidate == null || first === undefined || first < 0x80) continue;
+    const text = String.fromCodePoint(first);
+    if (!/\p{ID_Continue}/u.test(text)) return { node: candidate, text };
   }
+  return null;
+}
+
+/** Python's words (Parser/tokenizer.c): characters `str.isprintable()` refuses by code point only. */
+function describeStrayCharacter(character: string): string {
+  const isPrintable = !/[\p{Cc}\p{Cf}\p{Co}\p{Cn}\p{Zl}\p{Zp}\p{Zs}]/u.test(character);
+  return isPrintable
+    ? `invalid character '${character}' (${describeCodePoint(character)})`
+    : `invalid non-printable character ${describeCodePoint(character)}`;
+}
+
+/** A broken file can hold hundreds of errors; the first few say where to look. */
+function firstFew(errors: Diagnostic[]): Diagnostic[] {
+  const shown = errors.slice(0, MAX_SYNTAX_DIAGNOSTICS).map((error) => ({ ...error }));
+  const hidden = errors.length - shown.length;
+  const last = shown[shown.length - 1];
+  if (last !== undefined && hidden > 0) last.message += ` (and ${hidden} more syntax error${hidden === 1 ? '' : 's'})`;
   return shown;
 }
 
-/** The outermost ERROR nodes and the MISSING nodes, in source order. */
+function lineOfIndex(text: string, index: number): number {
+  let line = 1;
+  for (let at = text.indexOf('\n'); at !== -1 && at < index; at = text.indexOf('\n', at + 1)) line += 1;
+  return line;
+}
+
+/** The outermost ERROR nodes and the MISSING nodes, in source order; a PEP 696 default is left to the compile checks. */
 function findSyntaxProblems(node: Node): Node[] {
-  if (node.isMissing || node.isError) return [node];
+  if (node.isMissing || (node.isError && !isTypeParameterDefault(node))) return [node];
   if (!node.hasError) return [];
   return childrenOf(node).flatMap(findSyntaxProblems);
 }
@@ -146,7 +197,7 @@ function readRecoverableStatements(
   root: Node,
   text: string,
   parseModule: (python: string, firstRow: number) => Node,
-): { statements: Node[]; syntaxProblems: Node[] } {
+): { statements: PlacedStatement[]; syntaxProblems: Node[] } {
   const { readable, brokenRows } = readModuleStatements(root, { flattenBrokenBlocks: false });
   const lines = text.split('\n');
   const pieces = mergeRowRanges(brokenRows).flatMap((range) =>
@@ -155,18 +206,20 @@ function readRecoverableStatements(
     ),
   );
   const recovered = pieces.flatMap((piece) => readModuleStatements(piece, { flattenBrokenBlocks: true }).readable);
-  const localised = [...readable, ...pieces].flatMap(findSyntaxProblems);
+  const localised = [...readable.map((statement) => statement.node), ...pieces].flatMap(findSyntaxProblems);
   return {
-    statements: sortByPosition(dedupeByPosition([...readable, ...recovered])),
+    statements: dedupeByPosition([...readable, ...recovered]).sort((a, b) => comparePositions(a.node, b.node)),
     // Cutting can in principle parse a broken region cleanly; the whole-file errors then still count.
     syntaxProblems: sortByPosition(localised.length > 0 ? localised : findSyntaxProblems(root)),
   };
 }
 
 function sortByPosition(nodes: Node[]): Node[] {
-  return [...nodes].sort(
-    (a, b) => a.startPosition.row - b.startPosition.row || a.startPosition.column - b.startPosition.column,
-  );
+  return [...nodes].sort(comparePositions);
+}
+
+function comparePositions(a: Node, b: Node): number {
+  return a.startPosition.row - b.startPosition.row || a.startPosition.column - b.startPosition.column;
 }
 
 interface RowRange {
@@ -177,18 +230,18 @@ interface RowRange {
 function readModuleStatements(
   root: Node,
   options: { flattenBrokenBlocks: boolean },
-): { readable: Node[]; brokenRows: RowRange[] } {
-  const readable: Node[] = [];
+): { readable: PlacedStatement[]; brokenRows: RowRange[] } {
+  const readable: PlacedStatement[] = [];
   const brokenRows: RowRange[] = [];
   for (const statement of namedChildrenOf(root)) {
     if (statement.type === 'comment') continue;
     if (statement.hasError && !(options.flattenBrokenBlocks && BLOCK_STATEMENTS.has(statement.type))) {
-      if (hasReadableSignature(statement)) readable.push(statement);
+      if (hasReadableSignature(statement)) readable.push({ node: statement, placement: TOP_LEVEL });
       else brokenRows.push({ start: statement.startPosition.row, end: statement.endPosition.row });
       continue;
     }
-    for (const inner of flattenBlocks(statement)) {
-      if (!inner.hasError || hasReadableSignature(inner)) readable.push(inner);
+    for (const inner of flattenBlocks(statement, TOP_LEVEL)) {
+      if (!inner.node.hasError || hasReadableSignature(inner.node)) readable.push(inner);
     }
   }
   return { readable, brokenRows };
@@ -204,35 +257,65 @@ const BLOCK_CLAUSES = new Set([
   'finally_clause',
 ]);
 
-function flattenBlocks(statement: Node): Node[] {
-  if (!BLOCK_STATEMENTS.has(statement.type)) return [statement];
-  const blocks: Node[] = [];
-  for (const child of namedChildrenOf(statement)) {
-    if (child.type === 'block') {
-      // A `__main__` guard runs only when the file is executed as a script, never when svc imports it.
-      if (!isMainGuard(statement)) blocks.push(child);
-    } else if (BLOCK_CLAUSES.has(child.type)) {
-      blocks.push(...namedChildrenOf(child).filter((node) => node.type === 'block'));
+/** The statements of an `if`, `try` or `with` block, each placed among the arms around it (statement-placement.ts). */
+function flattenBlocks(statement: Node, placement: Placement): PlacedStatement[] {
+  if (!BLOCK_STATEMENTS.has(statement.type)) return [{ node: statement, placement }];
+  const blocks: Array<{ block: Node; placement: Placement }> = [];
+  const add = (holder: Node, where: Placement): void => {
+    for (const block of namedChildrenOf(holder).filter((node) => node.type === 'block')) blocks.push({ block, placement: where });
+  };
+  const clauses = namedChildrenOf(statement).filter((child) => child.type === 'block' || BLOCK_CLAUSES.has(child.type));
+  if (statement.type === 'if_statement') {
+    // A worker imports the file under another name than `__main__`: a guard decides its arm before it runs.
+    const guard = mainGuardSense(statement);
+    if (guard === 'runs-body') {
+      add(statement, placement);
+    } else {
+      const arms = guard === 'skips-body' ? clauses.filter((clause) => clause.type !== 'block') : clauses;
+      const isOnlyElse = arms.length === 1 && arms[0]?.type === 'else_clause';
+      arms.forEach((clause, arm) => add(clause.type === 'block' ? statement : clause, isOnlyElse ? placement : placementInside(placement, statement, { arm })));
     }
+  } else if (statement.type === 'try_statement') {
+    // Handlers that re-raise let no exception go by: the body then runs whenever the import gets past it.
+    const handlers = clauses.filter((clause) => clause.type === 'except_clause' || clause.type === 'except_group_clause');
+    const swallows = handlers.some((handler) => lastStatementOf(handler)?.type !== 'raise_statement');
+    let handler = 0;
+    for (const clause of clauses) {
+      if (clause.type === 'block') add(statement, placementInside(placement, statement, { guarded: swallows }));
+      else if (handlers.includes(clause)) add(clause, placementInside(placement, statement, { arm: (handler += 1) }));
+      else if (clause.type === 'else_clause') add(clause, placementInside(placement, statement, { guarded: handlers.length > 0 }));
+      else add(clause, placement);
+    }
+  } else {
+    add(statement, placement);
   }
-  return blocks.flatMap((block) =>
+  return blocks.flatMap(({ block, placement: inner }) =>
     namedChildrenOf(block)
-      .filter((node) => node.type !== 'comment')
-      .flatMap(flattenBlocks),
+      .filter((node) => !node.isExtra)
+      .flatMap((node) => flattenBlocks(node, inner)),
   );
 }
 
-function isMainGuard(statement: Node): boolean {
+function lastStatementOf(clause: Node): Node | undefined {
+  const block = namedChildrenOf(clause).find((node) => node.type === 'block');
+  return block === undefined ? undefined : namedChildrenOf(block).filter((node) => !node.isExtra).at(-1);
+}
+
+/**
+ * `if __name__ == "__main__":` runs its body only when the file is executed as a script,
+ * never when svc imports it ('skips-body'); `!=` the other way round ('runs-body').
+ */
+function mainGuardSense(statement: Node): 'skips-body' | 'runs-body' | null {
   const condition = statement.childForFieldName('condition');
-  if (statement.type !== 'if_statement' || condition?.type !== 'comparison_operator') return false;
+  if (statement.type !== 'if_statement' || condition?.type !== 'comparison_operator') return null;
   const operands = namedChildrenOf(condition);
   const operator = childrenOf(condition).find((child) => !child.isNamed)?.type;
-  return (
-    operator === '==' &&
+  const isGuard =
     operands.length === 2 &&
     operands.some((operand) => operand.type === 'identifier' && operand.text === '__name__') &&
-    operands.some((operand) => readStringLiteral(operand) === '__main__')
-  );
+    operands.some((operand) => readStringLiteral(operand) === '__main__');
+  if (!isGuard) return null;
+  return operator === '==' ? 'skips-body' : operator === '!=' ? 'runs-body' : null;
 }
 
 /** A function whose decorators and signature parsed cleanly can be read even if its body is broken. */
@@ -282,9 +365,9 @@ function splitIntoTopLevelChunks(lines: string[], range: RowRange): RowRange[] {
   return chunks;
 }
 
-function dedupeByPosition(nodes: Node[]): Node[] {
+function dedupeByPosition(statements: PlacedStatement[]): PlacedStatement[] {
   const seen = new Set<string>();
-  return nodes.filter((node) => {
+  return statements.filter(({ node }) => {
     const key = `${node.startPosition.row}:${node.startPosition.column}:${node.type}`;
     if (seen.has(key)) return false;
     seen.add(key);
@@ -299,51 +382,214 @@ interface Declarations {
   app: AppDeclaration | null;
   endpoints: EndpointDeclaration[];
   diagnostics: Diagnostic[];
+  /** Among the diagnostics, what certainly stops the service: the import fails, or svc start refuses its routes. */
+  errors: Diagnostic[];
+  /** The names that hold the served app when the import ends (`app`, its aliases). */
+  servedNames: Set<string>;
 }
 
-interface AppCandidate {
-  variable: string;
-  line: number;
-  call: Node;
-  /** False when `APIPod` is called without being imported from apipod. */
-  isImported: boolean;
-}
+/** Records a diagnostic; with `failure`, one that fails the import or svc start, an error too when that is `certain`. */
+type Report = (line: number | undefined, message: string, failure?: { certain: boolean }) => void;
 
-function readDeclarations(statements: Node[], file: string): Declarations {
+function readDeclarations(root: Node, statements: readonly PlacedStatement[], source: string, file: string): Declarations {
   const diagnostics: Diagnostic[] = [];
-  const report = (line: number, message: string): void => {
-    diagnostics.push({ file, line, message });
+  const errors: Diagnostic[] = [];
+  const report: Report = (line, message, failure) => {
+    const diagnostic = { file, line, message };
+    diagnostics.push(diagnostic);
+    if (failure?.certain === true) errors.push(diagnostic);
   };
 
-  const imports = readToolkitImports(statements);
-  const candidates = findAppCandidates(statements, imports);
-  const [chosen, ...others] = candidates;
-  const app = chosen === undefined ? null : readApp(chosen, others, report);
+  const imports = readToolkitImports(statements.map((statement) => statement.node));
+  const trace = traceAppInstances(statements, (call) => appCallKind(call, imports) !== null);
+  const argumentsOf = new Map(trace.instances.map((instance) => [instance, readAppArguments(instance, imports, source, report)]));
+  const { app, chosen } = describeServedApp(trace, argumentsOf, report);
+  const servedInstances = new Set(chosen);
+  reportUnservedInstances(trace, app, report);
 
   const endpoints: EndpointDeclaration[] = [];
-  for (const statement of statements) {
-    if (statement.type !== 'decorated_definition') continue;
+  const routes: PlacedRoute[] = [];
+  statements.forEach(({ node: statement, placement }, index) => {
+    if (statement.type !== 'decorated_definition') return;
     const definition = statement.childForFieldName('definition');
-    if (definition?.type !== 'function_definition') continue;
+    if (definition?.type !== 'function_definition') return;
     for (const decorator of namedChildrenOf(statement).filter((node) => node.type === 'decorator')) {
       const route = readRouteDecorator(decorator);
       if (route === null) continue;
-      if (app !== null && route.variable === app.variable) {
-        endpoints.push(readEndpoint(route, definition, imports.jobProgressNames, report));
-      } else if (others.some((other) => other.variable === route.variable)) {
-        report(route.line, `\`@${route.variable}.${route.kind}\` is on a second app; svc serves only \`${app?.variable}\``);
-      } else if (route.kind === 'endpoint') {
-        report(
-          route.line,
-          app === null
-            ? `\`@${route.variable}.endpoint\` is not on an APIPod app: no \`${route.variable} = APIPod(...)\` found`
-            : `\`@${route.variable}.endpoint\` is not on the APIPod app \`${app.variable}\``,
-        );
+      const holds = trace.valuesAt(route.variable, index, placement);
+      const instances = instancesIn(holds);
+      const isAnApp = instances.length > 0 && instances.length === holds.size;
+      // The toolkit refuses a bad path or method on any APIPod, served or not, and so fails the import.
+      const registration = { certain: isAnApp && isCertain(placement) };
+      const isServed = instances.some((instance) => servedInstances.has(instance));
+      if (!isServed && instances.length === 0) {
+        if (holds.size === 1 && holds.has(UNBOUND)) reportUnboundApp(route, decorator, source, imports, placement, report);
+        else if (route.kind === 'endpoint') report(route.line, unknownAppMessage(route, app));
+        continue;
+      }
+      const endpoint = readEndpoint(route, definition, imports.jobProgressNames, report, registration);
+      if (endpoint.path !== null) {
+        const onServedApp = isAnApp && instances.every((instance) => servedInstances.has(instance));
+        routes.push({ ...endpoint, path: endpoint.path, placement, instance: isAnApp ? instanceKey(instances) : null, onServedApp });
+      }
+      if (!isServed) {
+        report(route.line, `\`@${route.variable}.${route.kind}\` registers on ${describeInstances(instances)}, which svc start does not serve (it serves ${describeApp(app)}): the manifest leaves it out`);
+        continue;
+      }
+      endpoints.push(endpoint);
+      if (!isCertain(placement)) {
+        report(route.line, `${endpoint.path ?? `\`${endpoint.function}\``} is declared inside an \`if\` or \`try\`: svc start serves it only when the import runs that far, and the manifest lists it all the same`);
       }
     }
+  });
+  for (const problem of findRouteProblems(routes)) {
+    report(problem.line, problem.message, { certain: problem.isCertain });
   }
-  reportDuplicateRoutes(endpoints, report);
-  return { app, endpoints, diagnostics };
+  reportMissingApp(trace, root, statements, imports, file, report);
+  return { app, endpoints, diagnostics, errors, servedNames: trace.servedNames };
+}
+
+/**
+ * The manifest's app: the served instance, or what the instances of every branch share; when
+ * the scan cannot tell, the first instance in the file.
+ */
+function describeServedApp(
+  trace: AppTrace,
+  argumentsOf: ReadonlyMap<AppInstance, Record<string, StaticValue>>,
+  report: Report,
+): { app: AppDeclaration | null; chosen: AppInstance[] } {
+  const { served } = trace;
+  if (served.kind === 'several') {
+    const [first, second] = trace.instances.filter((instance) => served.names.some((name) => instance.names.includes(name)));
+    report(
+      second?.line ?? first?.line ?? 1,
+      `the module makes several APIPod apps (${served.names.join(', ')}) and none is named \`app\`, so svc start cannot choose and the import fails: name the one to serve \`app\``,
+      { certain: true },
+    );
+  }
+  const chosen = served.kind === 'instances' ? served.instances : trace.instances.slice(0, 1);
+  const [first] = chosen;
+  if (first === undefined) return { app: null, chosen };
+  const variable = served.kind === 'instances' ? served.variable : (first.names[0] ?? '');
+  if (served.kind === 'unknown') {
+    report(first.line, `svc cannot tell without running the file which APIPod app svc start serves; the manifest describes \`${variable}\` (line ${first.line})`);
+  }
+  const [shared, differing] = splitArguments(chosen.map((instance) => argumentsOf.get(instance) ?? {}));
+  if (Object.keys(differing).length > 0) {
+    const differences = Object.entries(differing).map(([name, values]) => `${name} (${values.map(pythonRepr).join(' or ')})`);
+    report(
+      first.line,
+      `\`${variable}\` is the APIPod of line ${chosen.map((instance) => instance.line).join(' or ')}, whichever branch runs, and its ` +
+        `${differences.join(', ')} differ${differences.length === 1 ? 's' : ''} between them: the image leaves ` +
+        `${differences.length === 1 ? 'it' : 'them'} to the app rather than fix one`,
+    );
+  }
+  return { app: { variable, line: first.line, arguments: shared, branch_arguments: differing }, chosen };
+}
+
+/** APIPod's defaults (python/apipod/app.py, `APIPod.__init__`), against which two branches' arguments compare. */
+const APP_DEFAULTS: Readonly<Record<string, StaticValue>> = { title: null, compute: DEFAULT_TARGET.compute, provider: DEFAULT_TARGET.provider, backend: null, lifespan: null };
+
+/** The arguments every branch's APIPod gives alike, and each other one with every branch's value. */
+function splitArguments(all: Record<string, StaticValue>[]): [Record<string, StaticValue>, Record<string, StaticValue[]>] {
+  const shared: Record<string, StaticValue> = {};
+  const differing: Record<string, StaticValue[]> = {};
+  for (const name of new Set(all.flatMap((values) => Object.keys(values)))) {
+    const values = all.map((values) => (name in values ? (values[name] as StaticValue) : (APP_DEFAULTS[name] ?? null)));
+    if (values.every((value) => JSON.stringify(value) === JSON.stringify(values[0]))) {
+      if (all.some((values) => name in values)) shared[name] = values[0] as StaticValue;
+    } else {
+      differing[name] = values;
+    }
+  }
+  return [shared, differing];
+}
+
+/** A value as Python writes it: `'serverless'`, `None`, `True`; an expression as written. */
+function pythonRepr(value: StaticValue): string {
+  if (typeof value === 'string') return `'${value.replace(/\\/gu, '\\\\').replace(/'/gu, "\\'")}'`;
+  if (value === null) return 'None';
+  if (typeof value === 'boolean') return value ? 'True' : 'False';
+  if (typeof value === 'object' && 'expression' in value) return String(value.expression);
+  return JSON.stringify(value);
+}
+
+/** Instances svc start will not serve: a second app, or one whose name is bound again later. */
+function reportUnservedInstances(trace: AppTrace, app: AppDeclaration | null, report: Report): void {
+  if (trace.served.kind !== 'instances' || app === null) return;
+  const served = new Set(trace.served.instances);
+  for (const instance of trace.instances.filter((candidate) => !served.has(candidate))) {
+    const stillNamed = instance.names.filter((name) => instancesIn(trace.valuesAt(name, Infinity, TOP_LEVEL)).includes(instance));
+    report(
+      instance.line,
+      stillNamed.length > 0
+        ? `\`${stillNamed[0]}\` is another APIPod app: svc start serves only ${describeApp(app)}, as of several it serves the one named \`app\``
+        : `the APIPod made here as \`${instance.names.join('`, `')}\` is replaced before the import ends: svc start serves ${describeApp(app)}`,
+    );
+  }
+}
+
+function describeApp(app: AppDeclaration | null): string {
+  return app === null ? 'no app' : `\`${app.variable}\` (line ${app.line})`;
+}
+
+function describeInstances(instances: readonly AppInstance[]): string {
+  return instances.map((instance) => `the APIPod of line ${instance.line}`).join(' or ');
+}
+
+/** A key that is the same for the same instance, or the same set of branch alternatives. */
+function instanceKey(instances: readonly AppInstance[]): string {
+  return instances.map((instance) => instance.call.startIndex).sort((a, b) => a - b).join(',');
+}
+
+/**
+ * A decorator on a name nothing has bound yet: NameError on import. Certain where the name
+ * appears nowhere above it (a `for`, `with ... as` or `except ... as` could bind it unseen)
+ * and no star import could bring it in.
+ */
+function reportUnboundApp(route: RouteDecorator, decorator: Node, source: string, imports: ToolkitImports, placement: Placement, report: Report): void {
+  const mentionedAbove = new RegExp(`\\b${route.variable}\\b`, 'u').test(source.slice(0, decorator.startIndex));
+  const certain = !mentionedAbove && !imports.foreignNames.has('*') && isCertain(placement);
+  report(
+    route.line,
+    certain
+      ? `\`${route.variable}\` is not defined yet here, so the import fails (NameError: name '${route.variable}' is not defined): make the app above its endpoints`
+      : `\`@${route.variable}.${route.kind}\` is on \`${route.variable}\`, which is not an APIPod app here as far as svc can see`,
+    { certain },
+  );
+}
+
+function unknownAppMessage(route: RouteDecorator, app: AppDeclaration | null): string {
+  return app === null
+    ? `\`@${route.variable}.endpoint\` is not on an APIPod app: no \`${route.variable} = APIPod(...)\` found`
+    : `\`@${route.variable}.endpoint\` is not on the APIPod app \`${app.variable}\``;
+}
+
+/**
+ * No APIPod at all: the runtime refuses the module (`find_app`). Certain only where nothing
+ * could bring one in: no call of APIPod outside the `__main__` guard, and no name imported
+ * from elsewhere (a `from lib import app` could be one).
+ */
+function reportMissingApp(trace: AppTrace, root: Node, statements: readonly PlacedStatement[], imports: ToolkitImports, file: string, report: Report): void {
+  if (trace.served.kind !== 'none' || trace.instances.length > 0) return;
+  const importsOthers = statements.some(({ node }) => node.type === 'import_from_statement' && !isToolkitModule(node.childForFieldName('module_name')?.text ?? ''));
+  const names = [APP_CONSTRUCTOR, ...imports.constructorNames].join('|');
+  const mightMakeOne = new RegExp(`\\b(?:${names})\\b|\\b(?:globals|setattr|exec|eval|vars|__import__)\\s*\\(|__dict__|\\bimportlib\\b`, 'u');
+  const certain = !importsOthers && !imports.hasStarImport && !runsOnImport(root).some((node) => mightMakeOne.test(node.text));
+  report(
+    undefined,
+    `${file} creates no APIPod app, so the import fails${certain ? '' : ' unless it gets one in a way svc cannot read'}: add \`app = APIPod()\` and decorate endpoints with @app.endpoint("/path")`,
+    { certain },
+  );
+}
+
+/** The module's statements but its imports, and of an `if __name__ == "__main__":` only the clauses that may run on import. */
+function runsOnImport(root: Node): Node[] {
+  return namedChildrenOf(root).flatMap((statement) => {
+    if (statement.type === 'import_statement' || statement.type === 'import_from_statement' || statement.type === 'future_import_statement') return [];
+    if (mainGuardSense(statement) !== 'skips-body') return [statement];
+    return namedChildrenOf(statement).filter((clause) => clause.type === 'elif_clause' || clause.type === 'else_clause');
+  });
 }
 
 interface ToolkitImports {
@@ -358,26 +604,6 @@ interface ToolkitImports {
   hasStarImport: boolean;
 }
 
-function findAppCandidates(statements: Node[], imports: ToolkitImports): AppCandidate[] {
-  return statements.flatMap((statement) => {
-    const candidate = readAppAssignment(statement, imports);
-    return candidate === null ? [] : [candidate];
-  });
-}
-
-function readApp(chosen: AppCandidate, others: AppCandidate[], report: Report): AppDeclaration {
-  for (const other of others) {
-    report(
-      other.line,
-      `a second APIPod app \`${other.variable}\` is declared; svc serves only the first, \`${chosen.variable}\` (line ${chosen.line})`,
-    );
-  }
-  if (!chosen.isImported) {
-    report(chosen.line, `\`${APP_CONSTRUCTOR}\` is not imported; add \`from apipod import APIPod\``);
-  }
-  return { variable: chosen.variable, line: chosen.line, arguments: readAppArguments(chosen.call, report) };
-}
-
 function readToolkitImports(statements: Node[]): ToolkitImports {
   const imports: ToolkitImports = {
     constructorNames: new Set(),
@@ -389,8 +615,10 @@ function readToolkitImports(statements: Node[]): ToolkitImports {
   for (const statement of statements) {
     if (statement.type === 'import_from_statement') {
       const isToolkit = isToolkitModule(statement.childForFieldName('module_name')?.text ?? '');
-      if (isToolkit && namedChildrenOf(statement).some((node) => node.type === 'wildcard_import')) {
-        imports.hasStarImport = true;
+      if (namedChildrenOf(statement).some((node) => node.type === 'wildcard_import')) {
+        // Only apipod's star brings APIPod in for sure; another module's may bring anything.
+        if (isToolkit) imports.hasStarImport = true;
+        else imports.foreignNames.add('*');
       }
       for (const name of statement.childrenForFieldName('name')) {
         const imported = name?.type === 'aliased_import' ? name.childForFieldName('name')?.text : name?.text;
@@ -420,38 +648,41 @@ function isToolkitModule(dottedName: string): boolean {
   return dottedName === TOOLKIT_MODULE || dottedName.startsWith(`${TOOLKIT_MODULE}.`);
 }
 
-/** `app = APIPod(...)` or `app: APIPod = APIPod(...)`, with APIPod as imported (or aliased) from apipod. */
-function readAppAssignment(statement: Node, imports: ToolkitImports): AppCandidate | null {
-  if (statement.type !== 'expression_statement') return null;
-  const assignment = statement.namedChildren[0];
-  if (assignment?.type !== 'assignment') return null;
-  const target = assignment.childForFieldName('left');
-  const call = assignment.childForFieldName('right');
-  if (target?.type !== 'identifier' || call?.type !== 'call') return null;
+/**
+ * `APIPod(...)` as imported (or aliased) from apipod, or `apipod.APIPod(...)`: 'imported'; a
+ * bare `APIPod(...)` nothing imports, still meant as the app: 'not imported'; else null.
+ */
+function appCallKind(call: Node, imports: ToolkitImports): 'imported' | 'not imported' | null {
   const callee = call.childForFieldName('function');
-  const candidate = { variable: target.text, line: statement.startPosition.row + 1, call };
   if (callee?.type === 'identifier') {
-    if (imports.constructorNames.has(callee.text)) return { ...candidate, isImported: true };
-    // An APIPod that is not imported at all is still meant as the app; one imported from elsewhere is not.
+    if (imports.constructorNames.has(callee.text)) return 'imported';
     if (callee.text === APP_CONSTRUCTOR && !imports.foreignNames.has(APP_CONSTRUCTOR)) {
-      return { ...candidate, isImported: imports.hasStarImport };
+      return imports.hasStarImport ? 'imported' : 'not imported';
     }
   }
-  if (
+  const isModuleAttribute =
     callee?.type === 'attribute' &&
     callee.childForFieldName('attribute')?.text === APP_CONSTRUCTOR &&
-    imports.moduleNames.has(withoutWhitespace(callee.childForFieldName('object')?.text ?? ''))
-  ) {
-    return { ...candidate, isImported: true };
-  }
-  return null;
+    imports.moduleNames.has(withoutWhitespace(callee.childForFieldName('object')?.text ?? ''));
+  return isModuleAttribute ? 'imported' : null;
 }
 
-type Report = (line: number, message: string) => void;
-
-function readAppArguments(call: Node, report: Report): Record<string, StaticValue> {
+/**
+ * The constructor's arguments by parameter name, and what the toolkit refuses when it runs
+ * (python/apipod/app.py, `APIPod.__init__`): a TypeError for an argument too many or given
+ * twice, a ValueError for a compute or provider it does not know.
+ */
+function readAppArguments(instance: AppInstance, imports: ToolkitImports, source: string, report: Report): Record<string, StaticValue> {
+  const runs = { certain: isCertain(instance.placement) };
+  if (appCallKind(instance.call, imports) === 'not imported') {
+    // Certain only when nothing else in the file could bind the name: every mention of it is a call.
+    const mentions = source.match(new RegExp(`\\b${APP_CONSTRUCTOR}\\b`, 'gu'))?.length ?? 0;
+    const calls = source.match(new RegExp(`\\b${APP_CONSTRUCTOR}\\s*\\(`, 'gu'))?.length ?? 0;
+    const certain = runs.certain && mentions === calls && !imports.foreignNames.has('*');
+    report(instance.line, `\`${APP_CONSTRUCTOR}\` is not imported${certain ? ", so the import fails (NameError: name 'APIPod' is not defined)" : ''}: add \`from apipod import APIPod\``, { certain });
+  }
   const values: Record<string, StaticValue> = {};
-  const args = readCallArguments(call);
+  const args = readCallArguments(instance.call);
   const listSplat = args.splats.find((splat) => splat.type === 'list_splat');
   args.positional.forEach((argument, index) => {
     const line = argument.startPosition.row + 1;
@@ -463,10 +694,11 @@ function readAppArguments(call: Node, report: Report): Record<string, StaticValu
       report(
         line,
         `APIPod(...) takes at most ${APP_POSITIONAL_PARAMETERS.length} positional arguments (${APP_POSITIONAL_PARAMETERS.join(', ')}); ` +
-          `\`${shown}\` makes the service fail on import`,
+          `\`${shown}\` makes the import fail (TypeError)`,
+        runs,
       );
     } else if (args.keywords.has(name)) {
-      report(line, `APIPod(...) is given \`${name}\` by position and by keyword; the service fails on import`);
+      report(line, `APIPod(...) is given \`${name}\` by position and by keyword, and the import fails (TypeError)`, runs);
     } else {
       values[name] = readStaticValue(argument);
     }
@@ -475,6 +707,12 @@ function readAppArguments(call: Node, report: Report): Record<string, StaticValu
     report(splat.startPosition.row + 1, `cannot read APIPod(...) argument \`${sourceText(splat)}\` statically`);
   }
   for (const [name, value] of args.keywords) values[name] = readStaticValue(value);
+  for (const [option, allowed] of [['compute', COMPUTE_VALUES], ['provider', PROVIDER_VALUES]] as const) {
+    const value = values[option];
+    if (typeof value === 'string' && !(allowed as readonly string[]).includes(value)) {
+      report(instance.line, `APIPod(${option}='${value}'): ${option} must be one of ${allowed.join(', ')}, and the import fails (ValueError)`, runs);
+    }
+  }
   return values;
 }
 
@@ -484,13 +722,12 @@ function readAppArguments(call: Node, report: Report): Record<string, StaticValu
  * import, so svc start serves them, but the manifest cannot list them. Registrations under
  * `if __name__ == "__main__":` are left alone: a worker never runs that block.
  */
-function findHiddenRegistrations(root: Node, declarations: Declarations, file: string): Diagnostic[] {
-  const variable = declarations.app?.variable;
+function findHiddenRegistrations(root: Node, appNames: ReadonlySet<string>, file: string): Diagnostic[] {
   const found = new Map<number, string>(); // line -> `app.get`, `app.endpoint`, ...
-  const pending = namedChildrenOf(root).filter((statement) => !isMainGuard(statement));
+  const pending = namedChildrenOf(root).filter((statement) => mainGuardSense(statement) !== 'skips-body');
   for (let node = pending.pop(); node !== undefined; node = pending.pop()) {
     pending.push(...namedChildrenOf(node));
-    if (node.type !== 'attribute' || node.childForFieldName('object')?.text !== variable) continue;
+    if (node.type !== 'attribute' || !appNames.has(node.childForFieldName('object')?.text ?? '')) continue;
     if (ROUTE_DECORATORS.has(node.childForFieldName('attribute')?.text ?? '') && isOutOfReach(node)) found.set(node.startPosition.row + 1, node.text);
   }
   return [...found].map(([line, registration]) => ({
@@ -522,7 +759,7 @@ interface RouteDecorator {
 
 /** `@x.endpoint(...)`, `@x.get(...)`, `@x.post(...)`; anything else is not a route. */
 function readRouteDecorator(decorator: Node): RouteDecorator | null {
-  const expression = namedChildrenOf(decorator).find((node) => node.type !== 'comment');
+  const expression = namedChildrenOf(decorator).find((node) => !node.isExtra);
   const call = expression?.type === 'call' ? expression : null;
   const target = call === null ? expression : call.childForFieldName('function');
   if (target?.type !== 'attribute') return null;
@@ -537,14 +774,17 @@ function readEndpoint(
   definition: Node,
   jobProgressNames: ReadonlySet<string>,
   report: Report,
+  registration: { certain: boolean },
 ): EndpointDeclaration {
   const body = definition.childForFieldName('body');
   const returns = definition.childForFieldName('return_type');
   const parameters = definition.childForFieldName('parameters');
   const functionName = definition.childForFieldName('name')?.text ?? '';
+  const args = route.call === null ? null : readCallArguments(route.call);
+  checkRouteArguments(route, args, report, registration);
   return {
-    path: readRoutePath(route, functionName, report),
-    methods: readRouteMethods(route, report),
+    path: readRoutePath(route, args, functionName, report, registration),
+    methods: readRouteMethods(route, args, report, registration),
     function: functionName,
     line: definition.startPosition.row + 1,
     isAsync: childrenOf(definition).some((child) => child.type === 'async'),
@@ -554,11 +794,36 @@ function readEndpoint(
   };
 }
 
-/** The toolkit serves an endpoint declared without a path (or with `""` or `None`: `path or name`) at `/<function name>`. */
-function readRoutePath(route: RouteDecorator, functionName: string, report: Report): string | null {
+/**
+ * The decorator's own signature (python/apipod/app.py): `endpoint(path, methods, **options)`,
+ * `get(path, **options)` and `post(path, **options)`, which set `methods` themselves. Python
+ * raises TypeError for an argument given twice or one too many.
+ */
+function checkRouteArguments(route: RouteDecorator, args: CallArguments | null, report: Report, registration: { certain: boolean }): void {
+  if (args === null || args.splats.length > 0) return;
   const decorator = `@${route.variable}.${route.kind}`;
-  const args = route.call === null ? null : readCallArguments(route.call);
-  const pathNode = args?.keywords.get('path') ?? args?.positional[0];
+  const fixed = ROUTE_DECORATORS.get(route.kind) ?? null;
+  const positional = fixed === null ? ['path', 'methods'] : ['path'];
+  if (args.positional.length > positional.length) {
+    report(route.line, `\`${decorator}\` takes at most ${positional.length} positional argument${positional.length === 1 ? '' : 's'} (${positional.join(', ')}), and the import fails (TypeError)`, registration);
+  }
+  for (const name of positional.slice(0, args.positional.length).filter((name) => args.keywords.has(name))) {
+    report(route.line, `\`${decorator}\` is given \`${name}\` by position and by keyword, and the import fails (TypeError: got multiple values for argument '${name}')`, registration);
+  }
+  if (fixed !== null && args.keywords.has('methods')) {
+    report(
+      route.line,
+      `\`${decorator}\` sets its own method (${fixed.join(', ')}), so its \`methods=\` fails the import (TypeError: got multiple values for keyword argument 'methods'): ` +
+        `use \`@${route.variable}.endpoint(..., methods=[...])\``,
+      registration,
+    );
+  }
+}
+
+/** The toolkit serves an endpoint declared without a path (or with `""` or `None`: `path or name`) at `/<function name>`. */
+function readRoutePath(route: RouteDecorator, args: CallArguments | null, functionName: string, report: Report, registration: { certain: boolean }): string | null {
+  const decorator = `@${route.variable}.${route.kind}`;
+  const pathNode = args?.positional[0] ?? args?.keywords.get('path');
   if (pathNode === undefined) {
     if (args === null || args.splats.length === 0) return `/${functionName}`;
     report(route.line, `\`${decorator}\` cannot read its path statically; give one as a string, e.g. \`${decorator}("/generate")\``);
@@ -572,62 +837,39 @@ function readRoutePath(route: RouteDecorator, functionName: string, report: Repo
     return null;
   }
   if (/[{}]/.test(path)) {
-    report(route.line, `${path}: path parameters are not supported, and the service fails on import; take them as parameters of the function`);
+    report(route.line, `${path}: path parameters are not supported, and the import fails (ValueError); take them as parameters of the function`, registration);
   }
-  // The toolkit prefixes a missing "/" itself (router.py, _normalize_endpoint_path).
+  // The toolkit prefixes a missing "/" itself (python/apipod/app.py, `_normalise_path`).
   return path.startsWith('/') ? path : `/${path}`;
 }
 
-function readRouteMethods(route: RouteDecorator, report: Report): string[] {
-  const decorator = `@${route.variable}.${route.kind}`;
+/** As the toolkit reads `methods=` (python/apipod/app.py, `_normalise_methods`): upper-cased, each once, refused when unknown or none. */
+function readRouteMethods(route: RouteDecorator, args: CallArguments | null, report: Report, registration: { certain: boolean }): string[] {
   const fixed = ROUTE_DECORATORS.get(route.kind) ?? null;
-  const args = route.call === null ? null : readCallArguments(route.call);
-  if (fixed !== null) {
-    if (args?.keywords.has('methods')) {
-      report(route.line, `\`${decorator}\` sets its own method (${fixed.join(', ')}); its \`methods=\` is ignored`);
-    }
-    return [...fixed];
-  }
-  const methodsNode = args?.keywords.get('methods') ?? args?.positional[1];
+  if (fixed !== null) return [...fixed];
+  const methodsNode = args?.positional[1] ?? args?.keywords.get('methods');
   if (methodsNode === undefined) return [...DEFAULT_METHODS];
   const value = readStaticValue(methodsNode);
   const names = typeof value === 'string' ? [value] : Array.isArray(value) ? value : null;
-  if (names === null || !names.every((name): name is string => typeof name === 'string')) {
-    report(
-      route.line,
-      `cannot read methods statically: \`${sourceText(methodsNode)}\`; assuming ${DEFAULT_METHODS.join(', ')}`,
-    );
+  if (names === null || names.some((name) => typeof name === 'object' && name !== null)) {
+    report(route.line, `cannot read methods statically: \`${sourceText(methodsNode)}\`; assuming ${DEFAULT_METHODS.join(', ')}`);
     return [...DEFAULT_METHODS];
   }
-  const methods = [...new Set(names.map((name) => name.toUpperCase()))];
-  for (const method of methods.filter((name) => !HTTP_METHODS.has(name))) {
-    report(route.line, `unknown HTTP method \`${method}\``);
+  const methods: string[] = [];
+  for (const name of names) {
+    const method = typeof name === 'string' ? name.toUpperCase() : name;
+    const isFirstRefused = methods.every((known) => (HTTP_METHODS as readonly string[]).includes(known));
+    if (isFirstRefused && (typeof method !== 'string' || !(HTTP_METHODS as readonly string[]).includes(method))) {
+      const several = typeof name === 'string' && name.includes(',') ? ' (several are a list: methods=["GET", "POST"])' : '';
+      report(route.line, `methods: ${pythonRepr(name)} is not an HTTP method svc serves (${HTTP_METHODS.join(', ')})${several}, and the import fails (ValueError)`, registration);
+    }
+    const written = typeof method === 'string' ? method : pythonRepr(method);
+    if (!methods.includes(written)) methods.push(written);
+  }
+  if (methods.length === 0) {
+    report(route.line, 'methods: the list is empty, and the import fails (ValueError): name at least one HTTP method, or leave methods out for POST', registration);
   }
   return methods;
-}
-
-/**
- * The toolkit names an endpoint by its path alone, so a second endpoint on a path is refused
- * on import whatever its methods (python/apipod/app.py, `APIPod._add`).
- */
-function reportDuplicateRoutes(endpoints: EndpointDeclaration[], report: Report): void {
-  const firstByPath = new Map<string, EndpointDeclaration>();
-  for (const endpoint of endpoints) {
-    if (endpoint.path === null) continue;
-    const first = firstByPath.get(endpoint.path);
-    if (first === undefined) {
-      firstByPath.set(endpoint.path, endpoint);
-      continue;
-    }
-    const failure = 'the service fails on import, since APIPod serves each path with one endpoint';
-    report(
-      endpoint.line,
-      first.line === endpoint.line
-        ? `duplicate route ${endpoint.path}: \`${endpoint.function}\` declares it twice; ${failure}: give one decorator several methods`
-        : `duplicate route ${endpoint.path}: already declared by \`${first.function}\` (line ${first.line}); ${failure}: ` +
-            `give \`${endpoint.function}\` another path, or one endpoint several methods`,
-    );
-  }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -718,170 +960,6 @@ function containsYield(node: Node): boolean {
   return childrenOf(node).some(
     (child) => child.type === 'yield' || (!OWN_SCOPES.has(child.type) && containsYield(child)),
   );
-}
-
-// ---------------------------------------------------------------------------------------------
-// Python literals
-
-interface CallArguments {
-  positional: Node[];
-  keywords: Map<string, Node>;
-  /** `*args` and `**kwargs` arguments, whose contents are unknown statically. */
-  splats: Node[];
-}
-
-function readCallArguments(call: Node): CallArguments {
-  const result: CallArguments = { positional: [], keywords: new Map(), splats: [] };
-  const argumentList = call.childForFieldName('arguments');
-  if (argumentList?.type !== 'argument_list') return result;
-  for (const argument of namedChildrenOf(argumentList)) {
-    if (argument.type === 'comment') continue;
-    if (argument.type === 'keyword_argument') {
-      const name = argument.childForFieldName('name')?.text;
-      const value = argument.childForFieldName('value');
-      if (name !== undefined && value !== null) result.keywords.set(name, value);
-    } else if (argument.type === 'list_splat' || argument.type === 'dictionary_splat') {
-      result.splats.push(argument);
-    } else {
-      result.positional.push(argument);
-    }
-  }
-  return result;
-}
-
-function readStaticValue(node: Node): StaticValue {
-  const expression = { expression: sourceText(node) };
-  switch (node.type) {
-    case 'string':
-    case 'concatenated_string':
-      return readStringLiteral(node) ?? expression;
-    case 'integer':
-    case 'float':
-      return readNumber(node.text) ?? expression;
-    case 'true':
-      return true;
-    case 'false':
-      return false;
-    case 'none':
-      return null;
-    case 'unary_operator': {
-      const operand = node.childForFieldName('argument');
-      const sign = node.childForFieldName('operator')?.type;
-      const value = operand === null ? null : readStaticValue(operand);
-      if (typeof value === 'number' && (sign === '-' || sign === '+')) return sign === '-' ? -value : value;
-      return expression;
-    }
-    case 'parenthesized_expression': {
-      const inner = namedChildrenOf(node).filter((child) => child.type !== 'comment');
-      return inner.length === 1 && inner[0] !== undefined ? readStaticValue(inner[0]) : expression;
-    }
-    case 'list':
-    case 'tuple':
-    case 'set': {
-      const items = namedChildrenOf(node).filter((child) => child.type !== 'comment');
-      if (items.some((item) => item.type === 'list_splat')) return expression;
-      return items.map(readStaticValue);
-    }
-    case 'dictionary': {
-      const entries: { [key: string]: StaticValue } = {};
-      for (const entry of namedChildrenOf(node).filter((child) => child.type !== 'comment')) {
-        const key = entry.type === 'pair' ? entry.childForFieldName('key') : null;
-        const value = entry.type === 'pair' ? entry.childForFieldName('value') : null;
-        const keyText = key === null ? null : readStringLiteral(key);
-        if (keyText === null || value === null) return expression;
-        entries[keyText] = readStaticValue(value);
-      }
-      return entries;
-    }
-    default:
-      return expression;
-  }
-}
-
-const RADIX_PREFIXES: ReadonlyMap<string, number> = new Map([
-  ['0x', 16],
-  ['0o', 8],
-  ['0b', 2],
-]);
-
-/** Python 3 int and float literals (PEP 515 underscores, 0x/0o/0b); not complex, not beyond 2^53. */
-function readNumber(literal: string): number | null {
-  const digits = literal.replaceAll('_', '').toLowerCase();
-  if (digits.endsWith('j')) return null;
-  const radix = RADIX_PREFIXES.get(digits.slice(0, 2));
-  const value = radix === undefined ? Number(digits) : Number.parseInt(digits.slice(2), radix);
-  const isExact = radix === undefined && /[.e]/u.test(digits) ? Number.isFinite(value) : Number.isSafeInteger(value);
-  return isExact ? value : null;
-}
-
-/** The value of a str literal, implicit concatenation included; null for bytes and f-strings with fields. */
-function readStringLiteral(node: Node): string | null {
-  if (node.type === 'concatenated_string') {
-    const parts = namedChildrenOf(node)
-      .filter((child) => child.type !== 'comment')
-      .map(readStringLiteral);
-    return parts.every((part): part is string => part !== null) ? parts.join('') : null;
-  }
-  if (node.type !== 'string') return null;
-  const opening = childrenOf(node).find((child) => child.type === 'string_start')?.text ?? '';
-  const closing = childrenOf(node).find((child) => child.type === 'string_end')?.text ?? '';
-  const prefix = opening.replace(/["']+$/u, '').toLowerCase();
-  if (/[bt]/u.test(prefix)) return null;
-  const hasFields = node.descendantsOfType('interpolation').length > 0;
-  if (prefix.includes('f') && hasFields) return null;
-  // Python reads any line ending inside a literal as "\n".
-  let value = node.text.slice(opening.length, node.text.length - closing.length).replace(/\r\n?/gu, '\n');
-  if (!prefix.includes('r')) value = decodeEscapes(value);
-  if (prefix.includes('f')) value = value.replaceAll('{{', '{').replaceAll('}}', '}');
-  return value;
-}
-
-const SIMPLE_ESCAPES: Readonly<Record<string, string>> = {
-  '\n': '', // a backslash at the end of a line continues the literal
-  '\\': '\\',
-  "'": "'",
-  '"': '"',
-  a: '\x07',
-  b: '\b',
-  f: '\f',
-  n: '\n',
-  r: '\r',
-  t: '\t',
-  v: '\v',
-};
-
-/** Python's string escapes; an unknown escape such as `\d` stays as written, as in Python. */
-function decodeEscapes(body: string): string {
-  return body.replace(
-    /\\(?:([\n\\'"abfnrtv])|([0-7]{1,3})|x([0-9a-fA-F]{2})|u([0-9a-fA-F]{4})|U([0-9a-fA-F]{8}))/gu,
-    (escape, simple?: string, octal?: string, byte?: string, unit?: string, wide?: string) => {
-      if (simple !== undefined) return SIMPLE_ESCAPES[simple] ?? escape;
-      const code = Number.parseInt(octal ?? byte ?? unit ?? wide ?? '', octal !== undefined ? 8 : 16);
-      return code <= 0x10ffff ? String.fromCodePoint(code) : escape;
-    },
-  );
-}
-
-// ---------------------------------------------------------------------------------------------
-// Source text
-
-/**
- * An expression's source as written, on one line: comments dropped and line breaks inside
- * brackets folded, so a multi-line annotation reads like `Literal["a", "b"]`.
- */
-function sourceText(node: Node): string {
-  const comments = node.descendantsOfType('comment').filter((comment): comment is Node => comment !== null);
-  let text = node.text;
-  for (const comment of comments.reverse()) {
-    const start = comment.startIndex - node.startIndex;
-    text = text.slice(0, start) + text.slice(start + comment.text.length);
-  }
-  if (!/[\r\n]/u.test(text)) return text;
-  return text
-    .replace(/\s*\\?\r?\n\s*/gu, ' ')
-    .replace(/([([{]) /gu, '$1')
-    .replace(/ ([)\]},])/gu, '$1')
-    .trim();
 }
 
 function withoutWhitespace(text: string): string {

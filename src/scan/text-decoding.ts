@@ -17,6 +17,8 @@ export interface DecodedText {
   byteOrderMark: boolean;
   /** 1-based line of the first bytes that are not valid in `encoding` (read as U+FFFD), or null. */
   firstInvalidLine: number | null;
+  /** The encoding a coding comment in the first two lines names, as written, whether or not the platform knows it. */
+  codingComment: string | null;
 }
 
 // Longest first: the UTF-32 LE mark begins with the UTF-16 LE one.
@@ -33,17 +35,32 @@ const CODING_COMMENT = /^[ \t\f]*#.*?coding[:=][ \t]*([-\w.]+)/;
 
 export function decodeText(bytes: Uint8Array): DecodedText {
   const marked = BYTE_ORDER_MARKS.find(([, mark]) => mark.every((byte, index) => bytes[index] === byte));
-  const [encoding, mark] = marked ?? [declaredEncoding(bytes) ?? 'utf-8', []];
+  const codingComment = codingCommentOf(bytes.subarray(marked?.[1].length ?? 0));
+  const [encoding, mark] = marked ?? [(codingComment === null ? null : platformEncoding(codingComment)) ?? 'utf-8', []];
   const body = bytes.subarray(mark.length);
   const text = encoding.startsWith('utf-32') ? decodeUtf32(body, encoding === 'utf-32le') : new TextDecoder(encoding, { ignoreBOM: true }).decode(body);
-  return { text, encoding, byteOrderMark: marked !== undefined, firstInvalidLine: firstInvalidLine(body, encoding, text) };
+  return { text, encoding, byteOrderMark: marked !== undefined, firstInvalidLine: firstInvalidLine(body, encoding, text), codingComment };
+}
+
+/** Python reads the second line's only when the first is blank or a comment (Lib/tokenize.py, `detect_encoding`). */
+function codingCommentOf(bytes: Uint8Array): string | null {
+  const [first = '', second = ''] = new TextDecoder('latin1').decode(bytes.subarray(0, 400)).split('\n', 2);
+  return CODING_COMMENT.exec(first)?.[1] ?? (/^[ \t\f]*(?:#.*)?\r?$/u.test(first) ? (CODING_COMMENT.exec(second)?.[1] ?? null) : null);
+}
+
+/**
+ * The name Python's tokenizer gives a coding comment's encoding (Parser/tokenizer.c,
+ * `get_normal_name`): `utf-8` and `iso-8859-1` for their common spellings, else as written.
+ */
+export function pythonEncodingName(name: string): string {
+  const folded = name.slice(0, 12).toLowerCase().replaceAll('_', '-');
+  if (folded === 'utf-8' || folded.startsWith('utf-8-')) return 'utf-8';
+  if (['latin-1', 'iso-8859-1', 'iso-latin-1'].some((spelling) => folded === spelling || folded.startsWith(`${spelling}-`))) return 'iso-8859-1';
+  return name;
 }
 
 /** The encoding a coding comment names, when the platform knows it under that name or Python's spelling of it. */
-function declaredEncoding(bytes: Uint8Array): string | null {
-  const head = new TextDecoder('latin1').decode(bytes.subarray(0, 400)).split('\n', 2);
-  const name = head.map((line) => CODING_COMMENT.exec(line)?.[1]).find((found) => found !== undefined);
-  if (name === undefined) return null;
+function platformEncoding(name: string): string | null {
   const spellings = [name, name.replace(/_/g, '-'), name.replace(/[-_]/g, '')];
   for (const spelling of spellings) {
     try {

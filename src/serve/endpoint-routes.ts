@@ -1,4 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest, HTTPMethods } from 'fastify';
+import { HTTP_METHODS } from '../http-methods.js';
 import type { CancelSignal } from '../worker/cancel-signal.js';
 import type { EndpointReport, ErrorInfo } from '../worker/protocol.js';
 import { SvcError } from '../svc-error.js';
@@ -29,7 +30,7 @@ type EndpointRoutesOptions = GatewayOptions & { jobRoutes: JobRoutesOptions };
  */
 export async function registerEndpointRoutes(app: FastifyInstance, options: EndpointRoutesOptions): Promise<void> {
   const methodsByPath = new Map<string, Set<string>>();
-  const endpointsByRoute = new Map<string, EndpointReport>();
+  const endpointsByRoute = new Map<string, { endpoint: EndpointReport; isCopy: boolean }>();
   // Planned before any endpoint route exists: svc's own routes (and chat's) are the ones taken.
   const aliases = planRouteAliases(options.runner.endpoints, (method, url) =>
     [url, `${url}/`].some((candidate) => app.hasRoute({ method: method as HTTPMethods, url: candidate })),
@@ -75,14 +76,15 @@ export async function registerEndpointRoutes(app: FastifyInstance, options: Endp
         await removeStagedFiles(stagedFiles);
       }
     };
+    const methods = checkedMethods(endpoint);
     const route = (url: string) => {
-      app.route({ method: endpoint.methods as HTTPMethods[], url, handler, config: { endpoint: endpoint.path } });
+      app.route({ method: methods, url, handler, config: { endpoint: endpoint.path } });
       const known = methodsByPath.get(url) ?? new Set<string>();
       endpoint.methods.forEach((method) => known.add(method));
       methodsByPath.set(url, known);
     };
-    for (const url of [endpoint.path, `/v1${endpoint.path}`]) {
-      refuseTakenRoute(app, endpointsByRoute, endpoint, url);
+    for (const [url, isCopy] of [[endpoint.path, false], [`/v1${endpoint.path}`, true]] as const) {
+      refuseTakenRoute(app, endpointsByRoute, endpoint, { url, isCopy });
       route(url);
     }
     // Also where clients of the apipod package look for it (/make_fries at /make-fries).
@@ -101,23 +103,44 @@ export async function registerEndpointRoutes(app: FastifyInstance, options: Endp
 }
 
 /**
+ * Each method once, and one the router serves: the toolkit refuses others on import, so a
+ * worker that reports one is not svc's, and gets an error naming the endpoint, not Fastify's.
+ */
+function checkedMethods(endpoint: EndpointReport): HTTPMethods[] {
+  const unknown = endpoint.methods.find((method) => !(HTTP_METHODS as readonly string[]).includes(method));
+  if (unknown !== undefined) {
+    throw new SvcError(
+      'invalid-project',
+      `endpoint ${endpoint.function} (${endpoint.path}): ${unknown} is not an HTTP method svc serves (${HTTP_METHODS.join(', ')})`,
+    );
+  }
+  return [...new Set(endpoint.methods)] as HTTPMethods[];
+}
+
+/**
  * A route can be had once, and routes ignore a trailing slash. svc's own (health, docs, the
  * job API) are registered first, and another endpoint's may come before this one; either
  * would make Fastify throw an internal error, so name the endpoint and what it collides with.
  */
-function refuseTakenRoute(app: FastifyInstance, endpointsByRoute: Map<string, EndpointReport>, endpoint: EndpointReport, url: string): void {
+function refuseTakenRoute(
+  app: FastifyInstance,
+  endpointsByRoute: Map<string, { endpoint: EndpointReport; isCopy: boolean }>,
+  endpoint: EndpointReport,
+  { url, isCopy }: { url: string; isCopy: boolean },
+): void {
   const bare = url.length > 1 ? url.replace(/\/+$/, '') : url;
   const described = `endpoint ${endpoint.function} (${endpoint.methods.join(', ')} ${endpoint.path})`;
   for (const method of endpoint.methods) {
-    const other = endpointsByRoute.get(`${method} ${bare}`);
-    if (other !== undefined) {
-      throw new SvcError('invalid-project', `${described}: endpoint ${other.function} (${other.path}) answers ${method} ${bare} already; a trailing slash makes no difference`);
+    const taken = endpointsByRoute.get(`${method} ${bare}`);
+    if (taken !== undefined) {
+      const why = taken.isCopy || isCopy ? 'svc serves every endpoint under /v1 too' : 'a trailing slash makes no difference';
+      throw new SvcError('invalid-project', `${described}: endpoint ${taken.endpoint.function} (${taken.endpoint.path}) answers ${method} ${bare} already; ${why}`);
     }
     if ([url, bare, `${bare}/`].some((candidate) => app.hasRoute({ method: method as HTTPMethods, url: candidate }))) {
       throw new SvcError('invalid-project', `${described}: svc serves ${method} ${bare} itself; choose another path`);
     }
   }
-  for (const method of endpoint.methods) endpointsByRoute.set(`${method} ${bare}`, endpoint);
+  for (const method of endpoint.methods) endpointsByRoute.set(`${method} ${bare}`, { endpoint, isCopy });
 }
 
 /**

@@ -28,12 +28,15 @@ export class WorkerStartError extends SvcError {
   }
 }
 
-/** The innermost traceback frame in `file`, where the user's own code went wrong. */
+/**
+ * The innermost traceback frame in `file`, where the user's own code went wrong. Python puts
+ * a file it could not decode at line 0 (a SyntaxError's "encoding problem"): no line at all.
+ */
 function lastLineInFile(traceback: string, file: string): number | undefined {
   const target = resolve(file);
   let line: number | undefined;
   for (const frame of traceback.matchAll(/^\s*File "(.+)", line (\d+)/gm)) {
-    if (resolve(frame[1] ?? '') === target) line = Number(frame[2]);
+    if (resolve(frame[1] ?? '') === target) line = Number(frame[2]) || undefined;
   }
   return line;
 }

@@ -142,6 +142,24 @@ describe('svc build (files only, no engine)', () => {
     expect(fixed.stderr).toContain('scanned the project first (the last scan found files it could not use)');
   });
 
+  it("refuses syntax newer than the image's Python, saying which Python reads it; builds once .python-version names that one", async () => {
+    const project = copyProject(join(EXAMPLES, 'hello'));
+    writeFileSync(
+      join(project, 'service.py'),
+      'from apipod import APIPod\napp = APIPod()\n\n@app.endpoint("/label")\ndef label(item: dict) -> dict:\n    return {"message": f"label {item["name"]}"}\n',
+    );
+    const refused = await runSvc(['build', project]);
+    expect([refused.exitCode, refused.stderr.trim().split('\n').at(-1)]).toEqual([
+      1,
+      "error: service.py:6: SyntaxError: an f-string's own quote cannot appear inside its replacement fields before Python 3.12 (PEP 701); " +
+        'the image runs Python 3.10 (from default); Python cannot run the service as it is, so the image would not start: fix it and build again',
+    ]);
+    writeFileSync(join(project, '.python-version'), '3.12\n');
+    const built = await runSvc(['build', project]);
+    expect(built.exitCode, built.stderr).toBe(0);
+    expect(built.stdout).toContain('base image: python:3.12-slim-bookworm');
+  });
+
   it('keeps to the service file the scan was given, with no --entrypoint on later commands', async () => {
     const project = copyProject(join(EXAMPLES, 'hello'));
     mkdirSync(join(project, 'app'));

@@ -147,6 +147,39 @@ describe('svc start on the command line', () => {
       1,
       'error: endpoint two (POST /x/): endpoint one (/x) answers POST /x already; a trailing slash makes no difference',
     ]);
+    // Every endpoint is served under /v1 too: /v1/x is /x's.
+    writeFileSync(
+      join(project, 'service.py'),
+      'from apipod import APIPod\napp = APIPod()\n\n@app.endpoint("/x")\ndef one() -> int:\n    return 1\n\n@app.endpoint("/v1/x")\ndef two() -> int:\n    return 2\n',
+    );
+    const copied = await runSvc(['start', project, '--port', '0']);
+    expect([copied.exitCode, copied.stderr.trim().split('\n').at(-1)]).toEqual([
+      1,
+      'error: endpoint two (POST /v1/x): endpoint one (/x) answers POST /v1/x already; svc serves every endpoint under /v1 too',
+    ]);
+  });
+
+  it('refuses a method it cannot serve on the line that names it, or from a worker that sets it behind the toolkit, never as an internal error', async () => {
+    const project = mkdtempSync(join(tmpdir(), 'svc-methods-'));
+    writeFileSync(
+      join(project, 'service.py'),
+      'from apipod import APIPod\napp = APIPod()\n\n@app.endpoint("/x", methods=["FETCH"])\ndef x() -> int:\n    return 1\n',
+    );
+    const refused = await runSvc(['start', project, '--port', '0']);
+    expect([refused.exitCode, refused.stderr.trim().split('\n').at(-1)]).toEqual([
+      1,
+      `error: ${join(project, 'service.py')}:4: importing the service failed: ValueError: methods: 'FETCH' is not an HTTP method svc serves ` +
+        '(GET, POST, PUT, PATCH, DELETE, HEAD, OPTIONS, TRACE)',
+    ]);
+    writeFileSync(
+      join(project, 'service.py'),
+      'from apipod import APIPod\nfrom apipod.app import Endpoint\napp = APIPod()\napp.endpoints.append(Endpoint("/x", ["FETCH"], lambda: 1))\n',
+    );
+    const behind = await runSvc(['start', project, '--port', '0']);
+    expect([behind.exitCode, behind.stderr.trim().split('\n').at(-1)]).toEqual([
+      1,
+      'error: endpoint <lambda> (/x): FETCH is not an HTTP method svc serves (GET, POST, PUT, PATCH, DELETE, HEAD, OPTIONS, TRACE)',
+    ]);
   });
 
   it("names the endpoint's line and the service's own class when a parameter's type cannot be described", async () => {

@@ -235,6 +235,21 @@ describe.skipIf(!engineAnswers && !mustRun)('svc build --image and svc start --o
     expect(run.stderr.trim().split('\n').at(-1)).toMatch(/^error: step 2\/2 \(RUN .*\) failed: The command .* returned a non-zero code: 3$/);
   }, 300_000);
 
+  it("fails the build at the code, in the image's Python's words, when it refuses a service file the scan let through", async () => {
+    const mixed = copyProject(join(REPO_ROOT, 'examples/hello'));
+    writeFileSync(join(mixed, '.python-version'), '3.11\n');
+    // Tabs and spaces mixed: Python refuses the file, the scan does not look at indentation.
+    writeFileSync(
+      join(mixed, 'service.py'),
+      'from apipod import APIPod\n\napp = APIPod(title="Mixed")\n\n\n@app.endpoint("/hello")\ndef hello(name: str) -> dict:\n' +
+        '\tif name:\n        return {"greeting": name}\n\treturn {}\n',
+    );
+    const run = await runSvc(['build', mixed, '--image', FAILING_IMAGE]);
+    expect(run.exitCode).toBe(1);
+    expect(run.stderr).toMatch(/^ {2}service\.py:9: TabError: inconsistent use of tabs and spaces in indentation$/m);
+    expect(run.stderr.trim().split('\n').at(-1)).toMatch(/^error: step \d+\/\d+ \(RUN PYTHONPATH=\/opt\/svc\/python python -m apipod\.compile_check service\.py\) failed: /);
+  }, 600_000);
+
   it('names a file or directory of the build context that the user may not read, before building', async () => {
     const project = copyProject(join(REPO_ROOT, 'examples/hello'));
     writeFileSync(join(project, 'data.txt'), 'x\n');

@@ -61,6 +61,20 @@ describe('generated Dockerfile', () => {
     expect(planBuild(hello, options).toolkitPackages).toEqual([]);
   });
 
+  it("leaves compute or provider to the app when each arm of an `if` makes the app with its own, with every arm's provider library", () => {
+    const manifest = manifestOf('hello');
+    const branching = (branch_arguments: Record<string, string[]>): Manifest => ({ ...manifest, app: { ...manifest.app!, branch_arguments } });
+    const compute = renderDockerfile(planBuild(branching({ compute: ['serverless', 'dedicated'] }), options));
+    expect(compute).not.toContain('APIPOD_COMPUTE');
+    expect(compute).toMatch(/^ENV HOME=\/home\/svc \\\n {4}APIPOD_PROVIDER="localhost"$/m);
+    const both = planBuild(branching({ compute: ['serverless', 'dedicated'], provider: ['runpod', 'localhost'] }), options);
+    expect([both.compute, both.provider, both.providerPackages]).toEqual([null, null, ['runpod>=1.7.7']]);
+    const text = renderDockerfile(both);
+    expect(text).toMatch(/^ENV HOME=\/home\/svc\nEXPOSE 8000$/m);
+    expect(text).toContain("python -m pip install 'runpod>=1.7.7'");
+    expect(both.notes).toContain("APIPod's provider depends on which branch of service.py runs: the image sets no default for it and leaves it to the app");
+  });
+
   it('builds FROM the --base-image reference when one is given, on linux/amd64', () => {
     const text = renderDockerfile(planBuild(manifestOf('hello'), { ...options, baseImage: 'python:3.10-slim' }));
     expect(text).toMatch(/^FROM --platform=linux\/amd64 python:3\.10-slim$/m);

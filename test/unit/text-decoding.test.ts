@@ -33,7 +33,7 @@ describe('decoding project text files as pip does', () => {
     ['UTF-32 LE', utf32(REQUIREMENTS, true), 'utf-32le', true],
     ['UTF-32 BE', utf32(REQUIREMENTS, false), 'utf-32be', true],
   ] as const)('reads %s to the same text, without the mark', (_, bytes, encoding, byteOrderMark) => {
-    expect(decodeText(bytes)).toEqual({ text: REQUIREMENTS, encoding, byteOrderMark, firstInvalidLine: null });
+    expect(decodeText(bytes)).toEqual({ text: REQUIREMENTS, encoding, byteOrderMark, firstInvalidLine: null, codingComment: null });
   });
 
   it('names the line of the first bytes that are not UTF-8, and keeps the rest', () => {
@@ -77,6 +77,7 @@ describe('decoding project text files as pip does', () => {
 describe('reading a project text file once, with the warnings its own reader would give', () => {
   function reader(files: Record<string, Uint8Array>) {
     const diagnostics: Diagnostic[] = [];
+    const undecodable: Diagnostic[] = [];
     const reads: string[] = [];
     const readText = projectTextReader(
       (path) => {
@@ -85,8 +86,10 @@ describe('reading a project text file once, with the warnings its own reader wou
       },
       { pythonSource: 'service.py', toml: 'pyproject.toml' },
       diagnostics,
+      new Map(),
+      undecodable,
     );
-    return { readText, diagnostics, reads };
+    return { readText, diagnostics, reads, undecodable };
   }
 
   it('accepts any mark in files pip and pyenv read, warning once however often it is read', () => {
@@ -105,15 +108,42 @@ describe('reading a project text file once, with the warnings its own reader wou
     ]);
   });
 
-  it('warns that Python will not import UTF-16 source, but still reads it', () => {
-    const { readText, diagnostics } = reader({ 'service.py': utf16('import apipod\n', true), 'other.py': utf16('x = 1\n', true) });
+  it('says that Python will not import UTF-16 source, but still reads it', () => {
+    const { readText, diagnostics, undecodable } = reader({ 'service.py': utf16('import apipod\n', true), 'other.py': utf16('x = 1\n', true) });
     expect(readText('service.py')).toBe('import apipod\n');
     expect(readText('other.py')).toBe('x = 1\n');
+    const refusal = {
+      file: 'service.py',
+      message: 'saved as UTF-16 LE with a byte-order mark: Python reads source files as UTF-8 and will not import this one; save it as UTF-8',
+    };
+    expect([diagnostics, undecodable]).toEqual([[refusal], [refusal]]);
+  });
+
+  it('says where Python will not decode Python source, and only there: bytes that are not UTF-8 where no coding comment names another, a mark beside one', () => {
+    const latin1 = (text: string) => Uint8Array.from(text, (character) => character.charCodeAt(0));
+    const refusals = (source: Uint8Array) => {
+      const { readText, undecodable } = reader({ 'service.py': source });
+      readText('service.py');
+      return undecodable.map((diagnostic) => `${diagnostic.line}: ${diagnostic.message}`);
+    };
+    expect(refusals(latin1('import apipod\nNAME = "caf\u00e9"\n'))).toEqual([
+      "2: not valid UTF-8, and Python will not import the file (SyntaxError: (unicode error) 'utf-8' codec can't decode it); save it as UTF-8, or name its encoding in a `# -*- coding: ... -*-` comment on its first line",
+    ]);
+    // Python reads a coding comment on the second line only below a comment or a blank line.
+    expect(refusals(latin1('import apipod\n# -*- coding: latin-1 -*-\nNAME = "caf\u00e9"\n'))).toHaveLength(1);
+    expect(refusals(latin1('#!/usr/bin/env python\n# -*- coding: latin-1 -*-\nNAME = "caf\u00e9"\n'))).toEqual([]);
+    expect(refusals(latin1('# -*- coding: cp437 -*-\nNAME = "\u00e9"\n'))).toEqual([]);
+    expect(refusals(withUtf8Mark('# -*- coding: latin-1 -*-\nx = 1\n'))).toEqual([
+      '1: a UTF-8 byte-order mark and a coding comment naming latin-1: Python will not import the file (SyntaxError: encoding problem: iso-8859-1 with BOM); save it as UTF-8 without the comment',
+    ]);
+    expect(refusals(withUtf8Mark('# -*- coding: UTF_8 -*-\nx = 1\n'))).toEqual([]);
+  });
+
+  it('says that svc cannot decode an encoding a coding comment names, rather than that the file is not UTF-8', () => {
+    const { readText, diagnostics } = reader({ 'service.py': Uint8Array.from('# -*- coding: cp437 -*-\nNAME = "\u0082"\n', (character) => character.charCodeAt(0)) });
+    readText('service.py');
     expect(diagnostics).toEqual([
-      {
-        file: 'service.py',
-        message: 'saved as UTF-16 LE with a byte-order mark: Python reads source files as UTF-8 and will not import this one; save it as UTF-8',
-      },
+      { file: 'service.py', line: 2, message: 'its coding comment names cp437, which svc cannot decode: it read the file as UTF-8, and these bytes as U+FFFD' },
     ]);
   });
 

@@ -41,9 +41,11 @@ RUN useradd --uid 10001 --user-group --create-home --shell /bin/sh svc \
 COPY --from=node /usr/local/bin/node /usr/local/bin/node
 COPY apipod-deploy/svc/ /opt/svc/
 
-# The project's code, last.
+# The project's code, last, compiled (never run) by the image's own Python: a file it refuses
+# fails the build here with Python's message, rather than the container at start.
 WORKDIR /app
 COPY --chown=10001:10001 . /app/
+RUN PYTHONPATH=/opt/svc/python python -m apipod.compile_check service.py
 
 USER 10001:10001
 ENV HOME=/home/svc \
@@ -66,4 +68,4 @@ LABEL org.opencontainers.image.created="${SVC_CREATED}" \
       org.opencontainers.image.description="svc service: 1 endpoint(s), dedicated, localhost" \
       svc.version="0.0.0-test" \
       svc.entrypoint="service.py" \
-      svc.manifest="{\"entrypoint\":\"service.py\",\"title\":\"echo\",\"python_version\":\"3.10\",\"orchestrator\":\"local\",\"compute\":\"dedicated\",\"provider\":\"localhost\",\"pytorch\":false,\"tensorflow\":false,\"onnx\":false,\"transformers\":false,\"diffusers\":false,\"cuda\":false,\"system_packages\":[\"ffmpeg\",\"g++\",\"gcc\"],\"model_files\":[],\"has_env_file\":false,\"schema_version\":4,\"python_version_source\":\"default\",\"frameworks\":{},\"cuda_packages\":[],\"cuda_compiler_packages\":[],\"base_image\":{\"image\":\"python:3.10-slim-bookworm\",\"variant\":\"slim\",\"cuda\":null,\"python\":\"3.10\",\"reason\":\"no GPU framework\"},\"app\":{\"variable\":\"app\",\"line\":9,\"arguments\":{\"title\":\"echo\"}},\"endpoints\":[{\"path\":\"/chat\",\"methods\":[\"POST\"],\"function\":\"chat\",\"line\":13,\"async\":false,\"streaming\":true,\"parameters\":[{\"name\":\"request\",\"annotation\":\"ChatCompletionRequest\",\"default\":null,\"required\":true,\"kind\":\"positional\",\"injected\":false}],\"returns\":\"Iterator[str]\"}],\"dependencies\":{\"files\":[],\"requirements\":[],\"skipped\":[],\"constraints\":[],\"index_url\":null,\"extra_index_urls\":[],\"find_links\":[],\"pip_options\":[],\"unreadable\":[],\"apipod_requirement\":null},\"model_file_sizes\":{},\"ignore_files\":[],\"service_errors\":[],\"warnings\":[]}"
+      svc.manifest="{\"entrypoint\":\"service.py\",\"title\":\"echo\",\"python_version\":\"3.10\",\"orchestrator\":\"local\",\"compute\":\"dedicated\",\"provider\":\"localhost\",\"pytorch\":false,\"tensorflow\":false,\"onnx\":false,\"transformers\":false,\"diffusers\":false,\"cuda\":false,\"system_packages\":[\"ffmpeg\",\"g++\",\"gcc\"],\"model_files\":[],\"has_env_file\":false,\"schema_version\":5,\"python_version_source\":\"default\",\"frameworks\":{},\"cuda_packages\":[],\"cuda_compiler_packages\":[],\"base_image\":{\"image\":\"python:3.10-slim-bookworm\",\"variant\":\"slim\",\"cuda\":null,\"python\":\"3.10\",\"reason\":\"no GPU framework\"},\"app\":{\"variable\":\"app\",\"line\":9,\"arguments\":{\"title\":\"echo\"},\"branch_arguments\":{}},\"endpoints\":[{\"path\":\"/chat\",\"methods\":[\"POST\"],\"function\":\"chat\",\"line\":13,\"async\":false,\"streaming\":true,\"parameters\":[{\"name\":\"request\",\"annotation\":\"ChatCompletionRequest\",\"default\":null,\"required\":true,\"kind\":\"positional\",\"injected\":false}],\"returns\":\"Iterator[str]\"}],\"dependencies\":{\"files\":[],\"requirements\":[],\"skipped\":[],\"constraints\":[],\"index_url\":null,\"extra_index_urls\":[],\"find_links\":[],\"pip_options\":[],\"unreadable\":[],\"apipod_requirement\":null},\"model_file_sizes\":{},\"ignore_files\":[],\"service_errors\":[],\"warnings\":[]}"
