@@ -139,7 +139,7 @@ describe('media parameters given as URLs', () => {
     const untyped = await postJson(`${server.url}/pixel`, { image: `${host.url}/untyped/photo` });
     expect(untyped.body).toEqual({ file_name: 'photo', content_type: 'image/png', size });
     const list = await postJson(`${server.url}/gallery`, { images: [`${host.url}/red.png`, PNG_BASE64] });
-    expect(list.body).toEqual([['red.png', 'image/png'], [null, 'image/png']]);
+    expect(list.body).toEqual([['red.png', 'image/png'], ['imagefile', 'image/png']]);
     expect((await postJson(`${server.url}/either`, { source: `${host.url}/red.png` })).body).toBe('str');
   });
 
