@@ -81,7 +81,7 @@ export function describeProblems(errors: readonly ErrorObject[]): FieldProblem[]
   for (const error of errors) {
     if (toldWithAnAnyOf.has(error)) continue;
     const branches = branchesByAnyOf.get(error);
-    for (const problem of branches ? describeAnyOf(error, branches, errors) : [describeProblem(error)]) {
+    for (const problem of branches ? describeAnyOf(error, branches) : [describeProblem(error)]) {
       const key = `${problem.field}\u0000${problem.message}`;
       if (!seen.has(key)) {
         seen.add(key);
@@ -119,7 +119,7 @@ function branchesOf(anyOf: ErrorObject, errors: readonly ErrorObject[]): ErrorOb
  * branch: "must be an integer or null". When it fits one branch's type, that branch's own
  * problems (`stop[0]: must be a string` for Optional[list[str]]). Otherwise it says so plainly.
  */
-function describeAnyOf(anyOf: ErrorObject, branches: ErrorObject[][], errors: readonly ErrorObject[]): FieldProblem[] {
+function describeAnyOf(anyOf: ErrorObject, branches: ErrorObject[][]): FieldProblem[] {
   const field = pathOf(anyOf.instancePath);
   const isWrongType = (branch: ErrorObject[]) =>
     branch.length > 0 && branch.every((error) => error.keyword === 'type' && error.instancePath === anyOf.instancePath);

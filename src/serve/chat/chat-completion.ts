@@ -47,8 +47,6 @@ export interface ChatCompletionChunk {
   usage?: Usage;
 }
 
-type JsonObject = { [key: string]: Value };
-
 /**
  * Completes what a chat endpoint returned into a `chat.completion`. The function may
  * return a plain string, a ChatCompletionResponse (or a dict with its fields), one
