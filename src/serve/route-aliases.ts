@@ -35,31 +35,44 @@ export interface RouteAliasPlan {
 /**
  * The aliases under which the endpoints are also served, so that clients written for the
  * apipod package reach them: each endpoint's upstream spelling, where it differs from its
- * path. An alias that is another endpoint's path, that two endpoints would share, or that svc
- * serves itself (`isServedBySvc`) is left out. Chat endpoints keep their chat routes only.
+ * path. Every route is served under /v1 too, so an alias is left out when it or its /v1 copy
+ * is a route of another endpoint, of another alias, or of svc itself (`isServedBySvc`).
+ * Chat endpoints keep their chat routes only.
  */
 export function planRouteAliases(endpoints: readonly EndpointReport[], isServedBySvc: (method: string, url: string) => boolean): RouteAliasPlan {
-  const byPath = new Map(endpoints.map((endpoint) => [withoutTrailingSlash(endpoint.path), endpoint]));
+  const owners = new Map(endpoints.flatMap((endpoint) => servedAt(withoutTrailingSlash(endpoint.path)).map((url) => [url, endpoint] as const)));
   const wanted = endpoints
     .filter((endpoint) => !endpoint.is_chat)
     .map((endpoint) => ({ endpoint, alias: withoutTrailingSlash(upstreamRouteName(endpoint.path)) }))
     .filter(({ endpoint, alias }) => alias !== withoutTrailingSlash(endpoint.path));
   const plan: RouteAliasPlan = { aliases: [], refused: [] };
   for (const candidate of wanted) {
-    const owner = byPath.get(candidate.alias);
-    const sharers = wanted.filter((other) => other.alias === candidate.alias && other !== candidate);
+    const urls = servedAt(candidate.alias);
+    const taken = urls.find((url) => owners.has(url));
+    const sharers = wanted.filter((other) => other !== candidate && servedAt(other.alias).some((url) => urls.includes(url)));
     const reason =
-      owner !== undefined
-        ? `it is the path of ${owner.function}()`
+      taken !== undefined
+        ? ownerReason(taken, candidate.alias, owners.get(taken)!)
         : sharers.length > 0
           ? `${sharers.map((other) => `${other.endpoint.function}() (${other.endpoint.path})`).join(', ')} would have it too`
-          : candidate.endpoint.methods.some((method) => isServedBySvc(method, candidate.alias) || isServedBySvc(method, `/v1${candidate.alias}`))
+          : candidate.endpoint.methods.some((method) => urls.some((url) => isServedBySvc(method, url)))
             ? 'svc serves that route itself'
             : null;
     if (reason === null) plan.aliases.push(candidate);
     else plan.refused.push({ ...candidate, reason });
   }
   return plan;
+}
+
+/** Where svc serves a path: as it is, and under /v1. */
+function servedAt(path: string): string[] {
+  return [path, `/v1${path}`];
+}
+
+/** Why `url`, the alias or its /v1 copy, is not free: it is `owner`'s path or the /v1 copy of it. */
+function ownerReason(url: string, alias: string, owner: EndpointReport): string {
+  if (url !== alias) return `its /v1 copy ${url} is the path of ${owner.function}()`;
+  return url === withoutTrailingSlash(owner.path) ? `it is the path of ${owner.function}()` : `svc serves ${owner.function}() (${owner.path}) there under /v1`;
 }
 
 function withoutTrailingSlash(path: string): string {

@@ -92,6 +92,13 @@ describe('clients of an apipod-package service against svc start', () => {
     expect(Object.keys(document.paths)).toContain('/make_fries');
     expect(Object.keys(document.paths)).not.toContain('/make-fries');
   });
+
+  it("leaves out an alias whose /v1 copy is another endpoint's path, rather than failing to start", async () => {
+    expect((await postJson(`${server.url}/make_soup`, {})).body).toBe('soup');
+    expect((await postJson(`${server.url}/v1/make-soup`, {})).body).toBe('v1 soup');
+    expect((await postJson(`${server.url}/make-soup`, {})).status).toBe(404);
+    expect(server.logs()).toContain('POST /make_soup is not also served at /make-soup, where the apipod package serves it: its /v1 copy /v1/make-soup is the path of make_soup_v1()');
+  });
 });
 
 describe('an apipod-package service under --compute serverless', () => {

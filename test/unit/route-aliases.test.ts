@@ -38,3 +38,26 @@ describe("the apipod package's spelling of routes", () => {
     ]);
   });
 });
+
+describe('aliases and the /v1 copies of every route', () => {
+  it("leaves out an alias whose /v1 copy is another endpoint's path, or that is another endpoint's /v1 copy", () => {
+    const plan = planRouteAliases(
+      [endpoint('/v1/make-soup', 'soup_v1'), endpoint('/make_soup', 'soup'), endpoint('/stew', 'stew'), endpoint('/V1/Stew', 'stew_upper'), endpoint('/bake_bread', 'bread')],
+      () => false,
+    );
+    expect(plan.aliases.map(({ endpoint, alias }) => [endpoint.function, alias])).toEqual([['bread', '/bake-bread']]);
+    expect(plan.refused.map(({ endpoint, alias, reason }) => [endpoint.function, alias, reason])).toEqual([
+      ['soup', '/make-soup', 'its /v1 copy /v1/make-soup is the path of soup_v1()'],
+      ['stew_upper', '/v1/stew', 'svc serves stew() (/stew) there under /v1'],
+    ]);
+  });
+
+  it("leaves out two aliases when one is the other's /v1 copy", () => {
+    const plan = planRouteAliases([endpoint('/Rice', 'rice'), endpoint('/V1/Rice', 'rice_v1')], () => false);
+    expect(plan.aliases).toEqual([]);
+    expect(plan.refused.map(({ endpoint, reason }) => [endpoint.function, reason])).toEqual([
+      ['rice', 'rice_v1() (/V1/Rice) would have it too'],
+      ['rice_v1', 'rice() (/Rice) would have it too'],
+    ]);
+  });
+});
