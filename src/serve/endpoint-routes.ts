@@ -45,7 +45,15 @@ export async function registerEndpointRoutes(app: FastifyInstance, options: Endp
     const submitsJobs = options.compute === 'serverless' && !endpoint.direct;
     const handler = async (request: FastifyRequest, reply: FastifyReply) => {
       const preferences = readPreferences(request.headers.prefer, options.jobs.maxWaitSeconds);
-      const { arguments: args, stagedFiles } = await readArguments(request, endpoint, validators, { dir: options.fileDir, mediaUrls: options.mediaUrls });
+      // Before the arguments are read: a client that leaves while its media URLs download stops them.
+      const cancel = cancelledWhenClientLeaves(reply);
+      const staging = { dir: options.fileDir, mediaUrls: options.mediaUrls, cancel };
+      const { arguments: args, stagedFiles } = await readArguments(request, endpoint, validators, staging);
+      if (cancel.aborted) {
+        // Nobody would read its answer or learn its job's id.
+        await removeStagedFiles(stagedFiles);
+        throw new HttpError(503, 'unavailable', 'cancelled', 'the client left before the call started');
+      }
       if (acceptsEventStream(request.headers.accept)) {
         // The call as server-sent events: a generator's chunks as it yields them, whatever the compute.
         const job = submitJob(request, options, endpoint, args, () => void removeStagedFiles(stagedFiles));
@@ -65,7 +73,6 @@ export async function registerEndpointRoutes(app: FastifyInstance, options: Endp
         reply.header('content-location', `/v1/jobs/${job.id}`);
         return reply.code(submitsJobs ? 200 : 202).send(envelopeOf(request, job, options.jobRoutes));
       }
-      const cancel = cancelledWhenClientLeaves(reply);
       const deadline = new CallDeadline(cancel, timeoutMsFor(endpoint.path, options.jobs));
       try {
         const outcome = await submitCall(options, endpoint, args, { signal: cancel, onStart: deadline.start });

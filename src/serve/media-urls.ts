@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { ReadableStream as WebReadableStream } from 'node:stream/web';
+import type { CancelSignal } from '../worker/cancel-signal.js';
 import { isJsonObject, type EndpointReport, type Value } from '../worker/protocol.js';
 import { fileUploadOf } from './file-parameters.js';
 import { HttpError } from './http-error.js';
@@ -29,9 +30,14 @@ const URL_TEXT = /^https?:\/\//i;
  * is staged: what the apipod package advertises ("a file upload, a URL, or a base64
  * string"). A parameter that also takes text (`ImageFile | str`) gets the URL as its text.
  * A download that fails is a 422 naming the parameter and why. With `settings` null, such
- * a URL is refused with a 422 that says the server fetches none.
+ * a URL is refused with a 422 that says the server fetches none. A download stops when
+ * `cancel` fires (the client left).
  */
-export async function fetchMediaUrls(args: Arguments, endpoint: EndpointReport, dir: string, settings: MediaUrlSettings | null): Promise<{ arguments: Arguments; stagedFiles: string[] }> {
+export async function fetchMediaUrls(
+  args: Arguments,
+  endpoint: EndpointReport,
+  { dir, mediaUrls: settings, cancel }: { dir: string; mediaUrls: MediaUrlSettings | null; cancel: CancelSignal },
+): Promise<{ arguments: Arguments; stagedFiles: string[] }> {
   const properties = isJsonObject(endpoint.input_schema.properties) ? endpoint.input_schema.properties : {};
   const fetched: Arguments = { ...args };
   const stagedFiles: string[] = [];
@@ -40,7 +46,7 @@ export async function fetchMediaUrls(args: Arguments, endpoint: EndpointReport, 
     if (settings === null) throw urlRefused(field, 'this server fetches no URLs (svc start --no-media-urls); upload the file or send its base64');
     const path = join(dir, randomUUID());
     stagedFiles.push(path);
-    const download = await downloadTo(path, url, { ...settings, remainingBytes: budget }).catch((error: DownloadError) => {
+    const download = await downloadTo(path, url, { ...settings, remainingBytes: budget }, cancel).catch((error: DownloadError) => {
       throw urlRefused(field, `cannot fetch ${url}: ${error.message}`);
     });
     budget -= download.bytes;
@@ -92,11 +98,16 @@ interface Download {
 
 /**
  * Downloads `url` into `path`, following redirects between http(s) URLs, within the time
- * limit and the bytes the call's downloads may still take (`remainingBytes` of `maxBytes`).
- * Every failure is a DownloadError.
+ * limit and the bytes the call's downloads may still take (`remainingBytes` of `maxBytes`),
+ * until `cancel` fires. Every failure is a DownloadError.
  */
-async function downloadTo(path: string, url: string, limits: MediaUrlSettings & { remainingBytes: number }): Promise<Download> {
-  const signal = AbortSignal.timeout(limits.timeoutMs);
+async function downloadTo(path: string, url: string, limits: MediaUrlSettings & { remainingBytes: number }, cancel: CancelSignal): Promise<Download> {
+  const timeout = AbortSignal.timeout(limits.timeoutMs);
+  const clientLeft = new AbortController();
+  const leave = () => clientLeft.abort();
+  cancel.addEventListener('abort', leave);
+  if (cancel.aborted) leave();
+  const signal = AbortSignal.any([timeout, clientLeft.signal]);
   const tooLarge = () => new DownloadError(`the call's downloads pass the ${limits.maxBytes / 2 ** 20} MiB limit (svc start --max-body-size)`);
   try {
     let current = new URL(url.trim());
@@ -124,8 +135,11 @@ async function downloadTo(path: string, url: string, limits: MediaUrlSettings & 
     }
   } catch (error) {
     if (error instanceof DownloadError) throw error;
-    if (signal.aborted) throw new DownloadError(`no complete answer within ${limits.timeoutMs / 1000} s`);
+    if (clientLeft.signal.aborted) throw new DownloadError('the client left');
+    if (timeout.aborted) throw new DownloadError(`no complete answer within ${limits.timeoutMs / 1000} s`);
     throw new DownloadError(reasonOf(error));
+  } finally {
+    cancel.removeEventListener('abort', leave);
   }
 }
 

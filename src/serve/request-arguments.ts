@@ -4,6 +4,7 @@ import { rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import type { FastifyRequest } from 'fastify';
+import type { CancelSignal } from '../worker/cancel-signal.js';
 import { isJsonObject, type EndpointReport, type Value } from '../worker/protocol.js';
 import { HttpError } from './http-error.js';
 import type { Arguments, InputValidator } from './input-validation.js';
@@ -23,6 +24,8 @@ export interface ReadArguments {
 export interface FileStaging {
   dir: string;
   mediaUrls: MediaUrlSettings | null;
+  /** Fires when the client leaves: the downloads stop. */
+  cancel: CancelSignal;
 }
 
 /**
@@ -40,7 +43,7 @@ export async function readArguments(
   const read = await readRequest(request, endpoint, validators, staging?.dir ?? null);
   if (staging === null) return read;
   try {
-    const fetched = await fetchMediaUrls(read.arguments, endpoint, staging.dir, staging.mediaUrls);
+    const fetched = await fetchMediaUrls(read.arguments, endpoint, staging);
     return { arguments: fetched.arguments, stagedFiles: [...read.stagedFiles, ...fetched.stagedFiles] };
   } catch (error) {
     await removeStagedFiles(read.stagedFiles);

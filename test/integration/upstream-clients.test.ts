@@ -124,16 +124,18 @@ describe('media parameters given as URLs', () => {
   let host: MediaHost;
   let server: RunningSvc;
   let refusing: RunningSvc;
+  let patient: RunningSvc;
   const SERVICE = join(REPO_ROOT, 'test/fixtures/gateway/upstream_style.py');
   beforeAll(async () => {
     host = await startMediaHost();
-    [server, refusing] = await Promise.all([
+    [server, refusing, patient] = await Promise.all([
       startSvc([SERVICE, '--max-body-size', '1', '--media-url-timeout', '1']),
       startSvc([SERVICE, '--no-media-urls']),
+      startSvc([SERVICE, '--media-url-timeout', '60']),
     ]);
   });
   afterAll(async () => {
-    await Promise.all([server?.stop(), refusing?.stop()]);
+    await Promise.all([server?.stop(), refusing?.stop(), patient?.stop()]);
     await host?.close();
   });
   const size = Buffer.from(PNG_BASE64, 'base64').length;
@@ -173,5 +175,16 @@ describe('media parameters given as URLs', () => {
       422,
       [{ field: 'image', message: 'this server fetches no URLs (svc start --no-media-urls); upload the file or send its base64' }],
     ]);
+  });
+
+  it('stops a download when its client leaves, rather than finishing it for nobody', async () => {
+    const client = new AbortController();
+    const body = JSON.stringify({ image: `${host.url}/held.png` });
+    const call = fetch(`${patient.url}/pixel`, { method: 'POST', headers: { 'content-type': 'application/json' }, body, signal: client.signal }).catch(() => 'left');
+    await host.held.requested;
+    client.abort();
+    expect(await call).toBe('left');
+    const stillOpen = new Promise((resolve) => setTimeout(() => resolve('still downloading'), 5000).unref());
+    expect(await Promise.race([host.held.closed.then(() => 'closed'), stillOpen])).toBe('closed');
   });
 });

@@ -5,10 +5,12 @@ import { PNG_BASE64 } from './images.js';
 /**
  * A web server on this machine that media URLs point at, as a storage bucket or a CDN would
  * answer them: a PNG with and without a Content-Type, redirects (a loop, one to ftp://),
- * a 404, a body larger than 1 MiB, and one that never ends.
+ * a 404, a body larger than 1 MiB, one that never ends, and one held until the test says.
  */
 export interface MediaHost {
   url: string;
+  /** /held.png sends its first bytes, then holds the rest: `requested` once it is asked for, `closed` once its connection closes. */
+  held: { requested: Promise<void>; closed: Promise<void> };
   /** A URL on a port nothing listens on. */
   refusedUrl: string;
   close: () => Promise<void>;
@@ -16,6 +18,9 @@ export interface MediaHost {
 
 export async function startMediaHost(): Promise<MediaHost> {
   const png = Buffer.from(PNG_BASE64, 'base64');
+  let heldRequested = () => {};
+  let heldClosed = () => {};
+  const held = { requested: new Promise<void>((resolve) => (heldRequested = resolve)), closed: new Promise<void>((resolve) => (heldClosed = resolve)) };
   const server: Server = createServer((request, response) => {
     switch (request.url) {
       case '/red.png':
@@ -36,6 +41,12 @@ export async function startMediaHost(): Promise<MediaHost> {
       case '/big.png':
         response.writeHead(200, { 'content-type': 'image/png' }).end(Buffer.alloc(2 * 2 ** 20));
         return;
+      case '/held.png':
+        response.writeHead(200, { 'content-type': 'image/png' });
+        response.write(png.subarray(0, 8));
+        response.once('close', heldClosed);
+        heldRequested();
+        return;
       case '/stalls.png':
         response.writeHead(200, { 'content-type': 'image/png' });
         response.write(png.subarray(0, 8));
@@ -51,6 +62,7 @@ export async function startMediaHost(): Promise<MediaHost> {
   await new Promise((resolve) => closed.close(resolve));
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    held,
     refusedUrl: `http://127.0.0.1:${closedPort}/red.png`,
     close: async () => {
       server.closeAllConnections();
