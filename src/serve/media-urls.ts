@@ -22,16 +22,18 @@ export interface MediaUrlSettings {
 
 /** Redirects followed, as a browser would follow a few (a CDN, a signed storage URL). */
 const MAX_REDIRECTS = 5;
-const URL_TEXT = /^https?:\/\//i;
+/** `scheme://...`: base64 has no `:`, and a data URL no `//`, so this is a URL the client meant to be fetched. */
+const URL_TEXT = /^[a-z][a-z0-9+.-]*:\/\//i;
+const FETCHED = /^https?:\/\//i;
 
 /**
  * The arguments with every http(s) URL given for a media parameter (ImageFile, a list of
  * them, Optional[...]) downloaded into `dir` and replaced by a file reference, as an upload
  * is staged: what the apipod package advertises ("a file upload, a URL, or a base64
  * string"). A parameter that also takes text (`ImageFile | str`) gets the URL as its text.
- * A download that fails is a 422 naming the parameter and why. With `settings` null, such
- * a URL is refused with a 422 that says the server fetches none. A download stops when
- * `cancel` fires (the client left).
+ * A download that fails, or a URL of another scheme (file://), is a 422 naming the
+ * parameter and why. With `settings` null, such a URL is refused with a 422 that says the
+ * server fetches none. A download stops when `cancel` fires (the client left).
  */
 export async function fetchMediaUrls(
   args: Arguments,
@@ -44,6 +46,8 @@ export async function fetchMediaUrls(
   let budget = settings?.maxBytes ?? 0;
   const fetchOne = async (field: string, url: string): Promise<Value> => {
     if (settings === null) throw urlRefused(field, 'this server fetches no URLs (svc start --no-media-urls); upload the file or send its base64');
+    // file:, ftp:, s3: ... would otherwise reach the worker as base64 it cannot decode.
+    if (!FETCHED.test(url.trim())) throw urlRefused(field, `cannot fetch ${url}: only http and https URLs are fetched`);
     const path = join(dir, randomUUID());
     stagedFiles.push(path);
     const download = await downloadTo(path, url, { ...settings, remainingBytes: budget }, cancel).catch((error: DownloadError) => {

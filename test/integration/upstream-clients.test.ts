@@ -160,6 +160,8 @@ describe('media parameters given as URLs', () => {
       ['image', `${host.url}/big.png`, "the call's downloads pass the 1 MiB limit (svc start --max-body-size)"],
       ['image', `${host.url}/stalls.png`, 'no complete answer within 1 s'],
       ['image', host.refusedUrl, 'the connection was refused'],
+      ['image', 'file:///etc/passwd', 'only http and https URLs are fetched'],
+      ['image', 'FTP://127.0.0.1/red.png', 'only http and https URLs are fetched'],
     ];
     for (const [field, url, why] of cases) {
       const failed = await postJson(`${server.url}/pixel`, { [field]: url });
