@@ -126,22 +126,22 @@ async function readMultipart(request: FastifyRequest, endpoint: EndpointReport, 
       const upload = fileUploadOf(schema);
       // A list takes repeated parts, as a URL-encoded form's repeated fields: files for a list of media, text for others.
       const repeatable = part.type === 'file' ? upload?.repeated === true : listItemSchema(schema) !== undefined;
+      if (part.type === 'file' && upload === null) {
+        part.file.resume();
+        throw new HttpError(422, 'validation_error', 'invalid_input', `${part.fieldname} is not a file parameter`, {
+          detail: [{ field: part.fieldname, message: 'is not a file parameter of this endpoint' }],
+        });
+      }
       const [sameKind, otherKind] = part.type === 'file' ? [files, texts] : [texts, files];
       if (part.fieldname in otherKind || (part.fieldname in sameKind && !repeatable)) {
         if (part.type === 'file') part.file.resume();
-        throw givenTwice(part.fieldname);
+        throw givenTwice(part.fieldname, part.fieldname in otherKind && upload?.repeated === true);
       }
       if (part.type === 'field') {
         // A file parameter's empty text field (a form's input left blank) is not sent.
         if (upload !== null && part.value === '') continue;
         texts[part.fieldname] = [...(texts[part.fieldname] ?? []), String(part.value)];
         continue;
-      }
-      if (upload === null) {
-        part.file.resume();
-        throw new HttpError(422, 'validation_error', 'invalid_input', `${part.fieldname} is not a file parameter`, {
-          detail: [{ field: part.fieldname, message: 'is not a file parameter of this endpoint' }],
-        });
       }
       const path = join(uploadDir, randomUUID());
       stagedFiles.push(path);
@@ -150,7 +150,7 @@ async function readMultipart(request: FastifyRequest, endpoint: EndpointReport, 
       if (part.filename === '' && (await stat(path)).size === 0) continue;
       // No content type given: the worker tells it from the bytes and the file name.
       const reference = { $file: { path, file_name: part.filename || null, content_type: (gaveContentType && part.mimetype) || null } };
-      files[part.fieldname] = upload.repeated ? [...((files[part.fieldname] as Value[] | undefined) ?? []), reference] : reference;
+      files[part.fieldname] = upload?.repeated ? [...((files[part.fieldname] as Value[] | undefined) ?? []), reference] : reference;
     }
     const fields = Object.fromEntries(Object.entries(texts).map(([name, values]) => [name, fieldsValue(values, properties[name])]));
     rejectFileReferences(fields, '');
@@ -178,9 +178,13 @@ function malformedBody(error: unknown): unknown {
   return new HttpError(400, 'invalid_request', 'malformed_body', `the multipart body cannot be read: ${error.message}`);
 }
 
-/** A part repeated for a parameter that takes one value: taking the last would drop the others without a word. */
-function givenTwice(name: string): HttpError {
-  const message = 'is given more than once, and takes one value';
+/**
+ * A part repeated for a parameter that takes one value: taking the last would drop the others
+ * without a word. A list of files comes as uploads or as text (URLs, base64), not both: their
+ * order between the two would be lost.
+ */
+function givenTwice(name: string, mixedList: boolean): HttpError {
+  const message = mixedList ? 'is given both as uploaded files and as text; send all its items one way' : 'is given more than once, and takes one value';
   return new HttpError(422, 'validation_error', 'invalid_input', `${name} ${message}`, { detail: [{ field: name, message }] });
 }
 

@@ -60,6 +60,21 @@ describe('clients of an apipod-package service against svc start', () => {
     expect([twice.status, ((await twice.json()) as any).error.detail]).toEqual([422, [{ field: 'prompt', message: 'is given more than once, and takes one value' }]]);
   });
 
+  it('says a list of files came both as uploads and as text, and a list of text as a file, rather than that it takes one value', async () => {
+    const mixed = await callWithRequests({
+      url: `${server.url}/gallery`,
+      data: { images: [PNG_BASE64] },
+      files: [['images', 'red.png', PNG_BASE64, 'image/png']],
+    });
+    expect(mixed).toEqual({ status: 422, body: { error: expect.objectContaining({ detail: [{ field: 'images', message: 'is given both as uploaded files and as text; send all its items one way' }] }) } });
+    const form = new FormData();
+    form.append('prompt', 'hi');
+    form.append('tags', 'a');
+    form.append('tags', new Blob(['b']), 'b.txt');
+    const filed = await fetch(`${server.url}/maybe`, { method: 'POST', body: form });
+    expect([filed.status, ((await filed.json()) as any).error.detail]).toEqual([422, [{ field: 'tags', message: 'is not a file parameter of this endpoint' }]]);
+  });
+
   it('takes an upload for a union of a media type and others (ImageFile | str) as the media object', async () => {
     const upload: [string, string, string, string | null] = ['source', 'red.png', PNG_BASE64, 'image/png'];
     expect(await callWithRequests({ url: `${server.url}/either`, files: [upload] })).toEqual({ status: 200, body: 'ImageFile' });
