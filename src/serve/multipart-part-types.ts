@@ -40,8 +40,11 @@ export class PartContentTypes {
   }
 
   write(chunk: Buffer): void {
+    // Past the closing delimiter, or a header block too long to read: the rest of the body is
+    // the parser's alone, and kept here it would be copied again with every chunk.
+    if (this.state === 'done') return;
     this.pending = Buffer.concat([this.pending, chunk]);
-    while (this.state !== 'done') {
+    for (;;) {
       if (this.state === 'body') {
         const found = this.pending.indexOf(this.delimiter);
         if (found === -1) {
