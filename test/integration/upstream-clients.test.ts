@@ -130,11 +130,27 @@ describe('clients of an apipod-package service against svc start', () => {
 
 describe('an apipod-package service under --compute serverless', () => {
   let server: RunningSvc;
+  let host: MediaHost;
   beforeAll(async () => {
+    host = await startMediaHost();
     server = await startSvc([join(REPO_ROOT, 'test/fixtures/gateway/upstream_style.py'), '--compute', 'serverless']);
   });
   afterAll(async () => {
-    await server.stop();
+    await server?.stop();
+    await host?.close();
+  });
+
+  it('downloads a media URL before the job exists: a job that reads it, or a 422 and no job', async () => {
+    const submitted = await postJson(`${server.url}/pixel`, { image: `${host.url}/red.png` });
+    expect([submitted.status, submitted.body.status]).toEqual([200, expect.stringMatching(/^(QUEUED|PROCESSING|FINISHED)$/)]);
+    const ended: any = await (await fetch(submitted.body.refresh_job_url, { headers: { prefer: 'wait=20' } })).json();
+    expect([ended.status, ended.result]).toEqual(['FINISHED', { file_name: 'red.png', content_type: 'image/png', size: Buffer.from(PNG_BASE64, 'base64').length }]);
+    const failed = await postJson(`${server.url}/pixel`, { image: `${host.url}/missing.png` }, { prefer: 'respond-async' });
+    expect([failed.status, failed.body.job_id, failed.body.error.detail]).toEqual([
+      422,
+      undefined,
+      [{ field: 'image', message: `cannot fetch ${host.url}/missing.png: the server answered 404 Not Found` }],
+    ]);
   });
 
   it('answers an endpoint marked use_queue=False with its result, and the others with a job', async () => {
