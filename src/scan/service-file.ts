@@ -4,6 +4,7 @@ import { HTTP_METHODS } from '../http-methods.js';
 import { instancesIn, traceAppInstances, UNBOUND, type AppInstance, type AppTrace } from './app-instances.js';
 import { sortDiagnostics, type Diagnostic } from './diagnostic.js';
 import { describeCodePoint, findCompileErrors, isTypeParameterDefault, type TargetPython } from './python-compile-errors.js';
+import { parsePython } from './python-grammar-gaps.js';
 import { readCallArguments, readStaticValue, readStringLiteral, sourceText, type CallArguments, type StaticValue } from './python-literals.js';
 import type { PythonParser } from './python-parser.js';
 import { findRouteProblems, type PlacedRoute } from './route-rules.js';
@@ -93,7 +94,7 @@ export function readServiceFile(parser: PythonParser, source: string, fileName: 
   const trees: Tree[] = [];
   /** Parses `python` as if it began at `firstRow` of the file, so every node reports its real line. */
   const parseModule = (python: string, firstRow = 0): Node => {
-    const tree = parser.parse(python);
+    const tree = parsePython(parser, python);
     trees.push(tree);
     return tree.rootNodeWithOffset(0, { row: firstRow, column: 0 });
   };
