@@ -2,23 +2,44 @@ import type { Node, Point, Range, Tree } from 'web-tree-sitter';
 import type { PythonParser } from './python-parser.js';
 
 /**
- * Parses Python source around a gap in tree-sitter-python, where it refuses what Python reads: a
- * line inside brackets indented less than its block ends the block (tree-sitter/tree-sitter-python#256),
- * so a second parse skips the line breaks inside brackets, as Python does.
+ * Parses Python source around two gaps in tree-sitter-python, where it refuses what Python reads:
+ * - a line inside brackets indented less than its block ends the block
+ *   (tree-sitter/tree-sitter-python#256): a second parse skips the line breaks inside brackets, as Python does;
+ * - in an annotation, a bare name's subscript is a generic type, which holds no slice and takes
+ *   no subscript, call or attribute after it (`x: uint8_t[:]`, `x: a[b][c]`): such a name is read parenthesised,
+ *   `(uint8_t)[:]`, which Python reads alike, and the text returned is the one with parentheses.
  * A source that parses is left alone; a new reading is kept only if it has no errors.
  */
-export function parsePython(parser: PythonParser, text: string): Tree {
+export function parsePython(parser: PythonParser, text: string): { tree: Tree; text: string } {
   const tree = parser.parse(text);
-  if (!tree.rootNode.hasError) return tree;
-  const skipped = lineBreaksInsideBrackets(tokensOf(tree.rootNode), text);
-  if (skipped.length === 0) return tree;
-  const reparsed = parser.parse(text, includedRanges(text, skipped));
-  if (reparsed.rootNode.hasError) {
-    reparsed.delete();
-    return tree;
+  if (!tree.rootNode.hasError) return { tree, text };
+  const tokens = tokensOf(tree.rootNode);
+  const rejoined = reparseSkippingLineBreaks(parser, text, tokens);
+  if (rejoined !== null) {
+    tree.delete();
+    return { tree: rejoined, text };
   }
+  const parenthesised = parenthesiseSubscriptedNames(tokens, text);
+  if (parenthesised !== text) {
+    const renamed = parser.parse(parenthesised);
+    const readable = renamed.rootNode.hasError ? reparseSkippingLineBreaks(parser, parenthesised, tokensOf(renamed.rootNode)) : renamed;
+    if (readable !== renamed) renamed.delete();
+    if (readable !== null) {
+      tree.delete();
+      return { tree: readable, text: parenthesised };
+    }
+  }
+  return { tree, text };
+}
+
+/** `text` parsed again without the line breaks inside brackets (`tokens`: a first parse's); null if it still has errors. */
+function reparseSkippingLineBreaks(parser: PythonParser, text: string, tokens: Node[]): Tree | null {
+  const skipped = lineBreaksInsideBrackets(tokens, text);
+  if (skipped.length === 0) return null;
+  const tree = parser.parse(text, includedRanges(text, skipped));
+  if (!tree.rootNode.hasError) return tree;
   tree.delete();
-  return reparsed;
+  return null;
 }
 
 /** The leaves in source order, a string (with its replacement fields) as one. */
@@ -82,4 +103,35 @@ function includedRanges(text: string, skipped: Span[]): Range[] {
     from = end;
   }
   return ranges;
+}
+
+/**
+ * `text` with `(name)[` for each bare `name[` whose brackets hold a slice or are followed by a
+ * subscript, a call or an attribute; not the name a `def`, a `class` or a `type` statement declares with its type parameters.
+ */
+function parenthesiseSubscriptedNames(tokens: Node[], text: string): string {
+  const code = tokens.filter((token) => token.type !== 'comment' && token.type !== 'line_continuation');
+  const names: Node[] = [];
+  code.forEach((token, index) => {
+    const previous = code[index - 1]?.text ?? '';
+    if (token.type !== 'identifier' || code[index + 1]?.type !== '[' || ['.', 'def', 'class', 'type'].includes(previous)) return;
+    let depth = 0;
+    let hasSlice = false;
+    for (let at = index + 1; at < code.length; at += 1) {
+      const inner = code[at] as Node;
+      if (OPENING.has(inner.type)) depth += 1;
+      else if (CLOSING.has(inner.type)) depth -= 1;
+      else if (inner.type === ':' && depth === 1) hasSlice = true;
+      if (depth > 0) continue;
+      if (hasSlice || ['[', '(', '.'].includes(code[at + 1]?.type ?? '')) names.push(token);
+      return;
+    }
+  });
+  let result = '';
+  let from = 0;
+  for (const name of names) {
+    result += `${text.slice(from, name.startIndex)}(${name.text})`;
+    from = name.endIndex;
+  }
+  return result + text.slice(from);
 }
