@@ -678,7 +678,7 @@ class NodeChecks {
   }
 
   private checkSubscript(node: Node): void {
-    if (node.childrenForFieldName('subscript').some((index) => index?.type === 'list_splat')) {
+    if (node.childrenForFieldName('subscript').some((index) => index !== null && isStarred(index))) {
       this.refuseBefore(node, NEWER_SYNTAX.starredSubscript);
     }
   }
@@ -788,6 +788,15 @@ function parameterKind(parameter: Node): ParameterKind {
     default:
       return 'other';
   }
+}
+
+/** `*a`, or `*a[b]`, `*a.b`, `*a(b)`: tree-sitter reads those as a subscript, attribute or call of `*a`. */
+function isStarred(expression: Node): boolean {
+  let node: Node | null = expression;
+  while (node?.type === 'subscript' || node?.type === 'attribute' || node?.type === 'call') {
+    node = node.childForFieldName(node.type === 'subscript' ? 'value' : node.type === 'attribute' ? 'object' : 'function');
+  }
+  return node?.type === 'list_splat';
 }
 
 function isDeclaredTypeParameters(typeParameter: Node): boolean {

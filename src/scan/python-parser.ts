@@ -1,10 +1,11 @@
 import { createRequire } from 'node:module';
 import { setFlagsFromString } from 'node:v8';
-import type { Tree } from 'web-tree-sitter';
+import type { Range, Tree } from 'web-tree-sitter';
 
 /** Parses Python source into a tree-sitter syntax tree. The caller owns the tree and must `delete()` it. */
 export interface PythonParser {
-  parse(source: string): Tree;
+  /** `includedRanges`: only these parts of the source, in order (by default all of it). */
+  parse(source: string, includedRanges?: Range[]): Tree;
 }
 
 // Not named `require`: the esbuild bundle's banner already declares a top-level `require`.
@@ -40,8 +41,8 @@ async function createPythonParser(): Promise<PythonParser> {
   const parser = new Parser();
   parser.setLanguage(python);
   return {
-    parse(source: string): Tree {
-      const tree = parser.parse(source);
+    parse(source: string, includedRanges?: Range[]): Tree {
+      const tree = parser.parse(source, null, includedRanges === undefined ? undefined : { includedRanges });
       if (tree === null) throw new Error('tree-sitter returned no tree for Python source');
       return tree;
     },

@@ -4,6 +4,7 @@ import { HTTP_METHODS } from '../http-methods.js';
 import { instancesIn, traceAppInstances, UNBOUND, type AppInstance, type AppTrace } from './app-instances.js';
 import { sortDiagnostics, type Diagnostic } from './diagnostic.js';
 import { describeCodePoint, findCompileErrors, isTypeParameterDefault, type TargetPython } from './python-compile-errors.js';
+import { parsePython } from './python-grammar-gaps.js';
 import { readCallArguments, readStaticValue, readStringLiteral, sourceText, type CallArguments, type StaticValue } from './python-literals.js';
 import type { PythonParser } from './python-parser.js';
 import { findRouteProblems, type PlacedRoute } from './route-rules.js';
@@ -89,17 +90,17 @@ const MAX_SYNTAX_DIAGNOSTICS = 3;
 
 export function readServiceFile(parser: PythonParser, source: string, fileName: string, python: TargetPython): ServiceFile {
   // Python ends a line at a lone CR too (universal newlines); tree-sitter only at LF. Same length, so offsets hold.
-  const text = (source.startsWith('\uFEFF') ? source.slice(1) : source).replace(/\r(?!\n)/gu, '\n');
+  const code = (source.startsWith('\uFEFF') ? source.slice(1) : source).replace(/\r(?!\n)/gu, '\n');
   const trees: Tree[] = [];
-  /** Parses `python` as if it began at `firstRow` of the file, so every node reports its real line. */
-  const parseModule = (python: string, firstRow = 0): Node => {
-    const tree = parser.parse(python);
+  /** Parses `python` as if it began at `firstRow` of the file, so every node reports its real line; with the text it read. */
+  const parseModule = (python: string, firstRow = 0): { root: Node; text: string } => {
+    const { tree, text } = parsePython(parser, python);
     trees.push(tree);
-    return tree.rootNodeWithOffset(0, { row: firstRow, column: 0 });
+    return { root: tree.rootNodeWithOffset(0, { row: firstRow, column: 0 }), text };
   };
   try {
-    const root = parseModule(text);
-    const { statements, syntaxProblems } = readRecoverableStatements(root, text, parseModule);
+    const { root, text } = parseModule(code);
+    const { statements, syntaxProblems } = readRecoverableStatements(root, text, (python, firstRow) => parseModule(python, firstRow).root);
     const { errors, servedNames, ...declarations } = readDeclarations(root, statements, text, fileName);
     const hidden = declarations.app === null || syntaxProblems.length > 0 ? [] : findHiddenRegistrations(root, servedNames, fileName);
     const compileErrors = firstFew(

@@ -125,6 +125,28 @@ describe('reading service.py statically', () => {
     expect(result.diagnostics.map(formatDiagnostic).some((message) => message.startsWith('service.py:8:'))).toBe(true);
   });
 
+  it('reads a line inside brackets indented less than its block, as Python does (tree-sitter-python#256)', () => {
+    const result = read(
+      'from apipod import APIPod\napp = APIPod()\n\n@app.endpoint("/sum")\ndef total(a: int, b: int):\n    s = (a +\nb)\n    return s\n\n' +
+        '@app.endpoint("/max")\ndef largest(a: int, b: int):\n    return max(a,  # first\n  b, key=abs)[\n0]\nreturn 1\n',
+    );
+    expect(result.endpoints.map((endpoint) => [endpoint.path, endpoint.line])).toEqual([['/sum', 5], ['/max', 11]]);
+    // The compile checks read the same tree: only the last `return` is outside a function.
+    expect(result.serviceErrors.map(formatDiagnostic)).toEqual(["service.py:15: SyntaxError: 'return' outside function"]);
+  });
+
+  it('reads a slice in the subscript of a bare name in an annotation, as Python does', () => {
+    const result = read(
+      'from apipod import APIPod\napp = APIPod()\n\n@app.endpoint("/mean")\ndef mean(values: float32[:], rows: Matrix[:, ::1] = None) -> Vector[1:]:\n    return values\n\n' +
+        'shape: Shapes[int][0] = (1,)\nreturn 1\n',
+    );
+    // tree-sitter reads them parenthesised, which Python reads alike.
+    expect(result.endpoints.map((endpoint) => [...endpoint.parameters.map((parameter) => parameter.annotation), endpoint.returns])).toEqual([
+      ['(float32)[:]', '(Matrix)[:, ::1]', '(Vector)[1:]'],
+    ]);
+    expect(result.serviceErrors.map(formatDiagnostic)).toEqual(["service.py:9: SyntaxError: 'return' outside function"]);
+  });
+
   it('takes APIPod("My Title") as the title, as the toolkit does', () => {
     const result = read('from apipod import APIPod\napp = APIPod("My Title", "serverless", lifespan=None)\n@app.endpoint\ndef f():\n    pass\n');
     expect(result.app?.arguments).toEqual({ title: 'My Title', compute: 'serverless', lifespan: null });
