@@ -50,8 +50,9 @@ export async function fetchMediaUrls(
     if (!FETCHED.test(url.trim())) throw urlRefused(field, `cannot fetch ${url}: only http and https URLs are fetched`);
     const path = join(dir, randomUUID());
     stagedFiles.push(path);
-    const download = await downloadTo(path, url, { ...settings, remainingBytes: budget }, cancel).catch((error: DownloadError) => {
-      throw urlRefused(field, `cannot fetch ${url}: ${error.message}`);
+    const download = await downloadTo(path, url, { ...settings, remainingBytes: budget }, cancel).catch((error: unknown) => {
+      if (error instanceof DownloadError) throw urlRefused(field, `cannot fetch ${url}: ${error.message}`);
+      throw notSaved(field, error);
     });
     budget -= download.bytes;
     return { $file: { path, file_name: download.fileName, content_type: download.contentType } };
@@ -87,6 +88,12 @@ function takesTextOfItsOwn(schema: Value | undefined): boolean {
 
 function urlRefused(field: string, message: string): HttpError {
   return new HttpError(422, 'validation_error', 'invalid_input', `invalid input: ${field}: ${message}`, { detail: [{ field, message }] });
+}
+
+/** The server's own disk failed (full, gone): its fault, not the URL's, and no temporary path for the client. */
+function notSaved(field: string, error: unknown): HttpError {
+  const code = (error as NodeJS.ErrnoException).code ?? 'an error';
+  return new HttpError(500, 'internal_error', 'internal_error', `svc failed: the download for ${field} could not be saved on the server (${code})`);
 }
 
 /** Why a download failed, in words for the client. */
@@ -138,7 +145,7 @@ async function downloadTo(path: string, url: string, limits: MediaUrlSettings & 
       return { bytes, fileName: fileNameOf(current), contentType: contentTypeOf(response.headers.get('content-type')) };
     }
   } catch (error) {
-    if (error instanceof DownloadError) throw error;
+    if (error instanceof DownloadError || isErrorOfFile(error, path)) throw error;
     if (clientLeft.signal.aborted) throw new DownloadError('the client left');
     if (timeout.aborted) throw new DownloadError(`no complete answer within ${limits.timeoutMs / 1000} s`);
     throw new DownloadError(reasonOf(error));
@@ -174,10 +181,15 @@ function contentTypeOf(header: string | null): string | null {
   return type === '' || type === 'application/octet-stream' ? null : type;
 }
 
+function isErrorOfFile(error: unknown, path: string): boolean {
+  return error instanceof Error && (error as NodeJS.ErrnoException).path === path;
+}
+
 /** fetch's "fetch failed" holds the reason in its cause: a refused connection, an unknown host. */
 function reasonOf(error: unknown): string {
   const cause = error instanceof Error ? (error.cause as { code?: string; message?: string } | undefined) : undefined;
   if (cause?.code === 'ECONNREFUSED') return 'the connection was refused';
   if (cause?.code === 'ENOTFOUND') return 'the host is unknown';
-  return cause?.message ?? (error instanceof Error ? error.message : String(error));
+  // OpenSSL's messages end in a line break.
+  return (cause?.message ?? (error instanceof Error ? error.message : String(error))).trim();
 }
