@@ -42,14 +42,22 @@ def decode_image(content: bytes) -> Any:
     channel, height x width x 3 (BGR) or x 4 (BGRA), a new writable array."""
     numpy = require("numpy", "ImageFile.to_np_array")
     image = _open(content, "ImageFile.to_np_array")
+    if _has_16_bit_colour(content, image):
+        raise ValueError("ImageFile.to_np_array: this is a 16-bit colour image, of which Pillow, which svc's toolkit "
+                         "decodes images with, reads 8 bits only; decode it with OpenCV (pip install "
+                         "opencv-python-headless): cv2.imdecode(numpy.frombuffer(image.to_bytes(), numpy.uint8), "
+                         "cv2.IMREAD_UNCHANGED)")
     image.load()
     converted = image.convert(_decoded_mode(image)) if _decoded_mode(image) != image.mode else image
     array = numpy.array(converted)
-    if image.mode == "I" and image.format == "PNG":
-        array = array.astype(numpy.uint16)  # 16-bit greyscale that an older Pillow opened as 32-bit
-    if _has_unassociated_alpha(image):
-        # OpenCV reads such a TIFF through libtiff's RGBA interface, which premultiplies the
-        # colours by the alpha, rounding as libtiff does: (colour * alpha + 127) // 255.
+    if image.mode == "I" and image.format in ("PNG", "TIFF") and _bits_per_sample(content, image) == (16,):
+        # 16-bit greyscale that Pillow opened as 32-bit: OpenCV keeps 16 bits, signed as the TIFF says
+        signed = image.format == "TIFF" and image.tag_v2.get(339) in (2, (2,))
+        array = array.astype(numpy.int16 if signed else numpy.uint16)
+    if _has_tiff_alpha(image):
+        # OpenCV reads such a TIFF through libtiff's RGBA interface, which gives the colours
+        # premultiplied by the alpha, rounding as libtiff does: (colour * alpha + 127) // 255.
+        # Pillow gives them straight, for associated alpha too (exact again within 1).
         alpha = array[:, :, 3:].astype(numpy.uint32)
         array[:, :, :3] = (array[:, :, :3].astype(numpy.uint32) * alpha + 127) // 255
     return _swap_red_and_blue(array, numpy)
@@ -111,12 +119,30 @@ def _decoded_mode(image) -> str:
     return "RGB"
 
 
-def _has_unassociated_alpha(image) -> bool:
-    """An 8-bit RGBA TIFF whose alpha is unassociated (TIFF 6.0 ExtraSamples, tag 338, value 2)."""
+def _has_tiff_alpha(image) -> bool:
+    """An 8-bit RGBA TIFF whose alpha is declared (TIFF 6.0 ExtraSamples, tag 338): associated
+    (1) or unassociated (2). One without the tag, as OpenCV writes it, is read as it is stored."""
     if image.format != "TIFF" or image.mode != "RGBA":
         return False
     extra_samples = image.tag_v2.get(338)
-    return 2 in (extra_samples if isinstance(extra_samples, tuple) else (extra_samples,))
+    declared = extra_samples if isinstance(extra_samples, tuple) else (extra_samples,)
+    return 1 in declared or 2 in declared
+
+
+def _bits_per_sample(content: bytes, image) -> tuple:
+    """Bits of each channel as the file stores them: PNG's IHDR, TIFF's BitsPerSample (tag 258)."""
+    if image.format == "PNG" and len(content) > 25:
+        return (content[24],) * {0: 1, 2: 3, 3: 1, 4: 2, 6: 4}.get(content[25], 1)
+    if image.format == "TIFF":
+        bits = image.tag_v2.get(258, (1,))
+        return bits if isinstance(bits, tuple) else (bits,)
+    return ()
+
+
+def _has_16_bit_colour(content: bytes, image) -> bool:
+    """More than one channel of over 8 bits, which Pillow opens as 8-bit RGB(A) or LA."""
+    bits = _bits_per_sample(content, image)
+    return len(bits) > 1 and max(bits) > 8
 
 
 def _writable_depth(pixels, image_format: ImageFormat, numpy):

@@ -1,7 +1,9 @@
 """ImageFile arrays as the apipod toolkit's OpenCV gives them: BGR(A), palettes expanded."""
 import base64
 import io
+import struct
 import unittest
+import zlib
 
 from apipod import ImageFile
 from tests.test_media import importable
@@ -21,6 +23,27 @@ def encoded(image, format: str, **options) -> bytes:
 def red_image(mode: str = "RGB", size=(4, 3)):
     from PIL import Image
     return Image.new(mode, size, {"RGB": (255, 0, 0), "RGBA": (255, 0, 0, 128)}[mode])
+
+
+def png_16_bit(colour_type: int, channels: int, width: int = 2, height: int = 1) -> bytes:
+    """A 16-bit PNG of a colour type Pillow cannot write: every sample 0x1234."""
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+    rows = b"".join(b"\x00" + b"\x12\x34" * channels * width for _ in range(height))
+    header = struct.pack(">IIBBBBB", width, height, 16, colour_type, 0, 0, 0)
+    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(rows)) + chunk(b"IEND", b"")
+
+
+def with_tiff_extra_samples(tiff: bytes, value: int) -> bytes:
+    """A little-endian TIFF from Pillow with its ExtraSamples (tag 338) set to `value`."""
+    data = bytearray(tiff)
+    directory = struct.unpack_from("<I", data, 4)[0]
+    for entry in range(struct.unpack_from("<H", data, directory)[0]):
+        offset = directory + 2 + 12 * entry
+        if struct.unpack_from("<H", data, offset)[0] == 338:
+            struct.pack_into("<H", data, offset + 8, value)
+            return bytes(data)
+    raise AssertionError("no ExtraSamples tag")
 
 
 @needs_numpy_and_pillow
@@ -62,6 +85,38 @@ class DecodeTest(unittest.TestCase):
         deep = numpy.full((3, 4), 60000, numpy.uint16)
         decoded = ImageFile.from_bytes(encoded(Image.fromarray(deep), "PNG")).to_np_array()
         self.assertEqual((decoded.dtype, int(decoded[0, 0])), (numpy.uint16, 60000))
+
+    def test_16_bit_colour_is_refused_rather_than_cut_to_8_bits(self):
+        # OpenCV gives uint16 BGR(A); Pillow opens these as 8-bit RGB(A), which would be silently wrong.
+        for colour_type, channels in ((2, 3), (6, 4), (4, 2)):
+            with self.subTest(colour_type=colour_type):
+                with self.assertRaisesRegex(ValueError, "16-bit colour image.*decode it with OpenCV"):
+                    ImageFile.from_bytes(png_16_bit(colour_type, channels)).to_np_array()
+        self.assertEqual(int(ImageFile.from_bytes(png_16_bit(0, 1)).to_np_array()[0, 0]), 0x1234)
+
+    def test_signed_16_bit_greyscale_tiff_stays_int16(self):
+        import numpy
+        pixels = numpy.array([-5, 300], "<i2").tobytes()
+        # Pillow writes int16 as 32 bits: a one-strip greyscale TIFF of 16-bit signed samples by hand.
+        tags = [(256, 2), (257, 1), (258, 16), (259, 1), (262, 1), (273, 8 + 2 + 10 * 12 + 4), (277, 1),
+                (278, 1), (279, len(pixels)), (339, 2)]
+        tiff = (b"II*\x00" + struct.pack("<IH", 8, len(tags))
+                + b"".join(struct.pack("<HHII", tag, 4, 1, value) for tag, value in tags) + bytes(4) + pixels)
+        decoded = ImageFile.from_bytes(tiff).to_np_array()
+        self.assertEqual((decoded.dtype, decoded.tolist()), (numpy.int16, [[-5, 300]]))
+
+    def test_tiff_alpha_is_premultiplied_as_libtiff_gives_it_whether_associated_or_not(self):
+        import numpy
+        from PIL import Image
+        straight = numpy.array([[[30, 20, 10, 128], [200, 100, 50, 0]]], numpy.uint8)
+        tiff = encoded(Image.fromarray(straight), "TIFF")
+        unassociated = ImageFile.from_bytes(with_tiff_extra_samples(tiff, 2)).to_np_array()
+        self.assertEqual(unassociated.tolist(), [[[5, 10, 15, 128], [0, 0, 0, 0]]])
+        # Associated: the file holds premultiplied colours, which OpenCV returns as stored.
+        premultiplied = numpy.array([[[15, 10, 5, 128], [0, 0, 0, 0]]], numpy.uint8)
+        tiff = encoded(Image.fromarray(premultiplied), "TIFF")
+        associated = ImageFile.from_bytes(with_tiff_extra_samples(tiff, 1)).to_np_array()
+        self.assertEqual(associated.tolist(), [[[5, 10, 15, 128], [0, 0, 0, 0]]])
 
     def test_grey_with_alpha_becomes_bgra(self):
         from PIL import Image
