@@ -9,6 +9,7 @@ the rules below reproduce what OpenCV 5.0 gives for each kind of file, checked i
 from __future__ import annotations
 
 import io
+import struct
 from dataclasses import dataclass
 from typing import Any
 
@@ -93,6 +94,8 @@ def encode_image(array: Any, img_type: str) -> bytes:
     buffer = io.BytesIO()
     image_module.fromarray(numpy.ascontiguousarray(pixels)).save(
         buffer, format=image_format.pillow_format, **dict(image_format.save_options))
+    if image_format.pillow_format == "TIFF" and pixels.ndim == 3 and pixels.shape[2] == 4:
+        return _without_extra_samples(buffer.getvalue())
     return buffer.getvalue()
 
 
@@ -146,18 +149,46 @@ def _has_16_bit_colour(content: bytes, image) -> bool:
 
 
 def _writable_depth(pixels, image_format: ImageFormat, numpy):
-    """uint8, or uint16 where the format stores it (greyscale PNG and TIFF); other depths are
-    rounded and clipped to 0..255, as OpenCV does for encoders that take 8 bits only."""
+    """uint8, or uint16 where the format stores it (greyscale PNG and TIFF); TIFF keeps float32
+    and int32 greyscale (int64 as int32), as OpenCV does; other depths are rounded and clipped to
+    0..255, as OpenCV does for encoders that take 8 bits only."""
     if pixels.dtype == numpy.uint8:
         return pixels
-    if pixels.dtype == numpy.uint16 and image_format.pillow_format in ("PNG", "TIFF"):
+    if pixels.dtype == numpy.bool_:
+        return pixels.astype(numpy.uint8)
+    is_tiff = image_format.pillow_format == "TIFF"
+    if pixels.dtype == numpy.uint16 and (is_tiff or image_format.pillow_format == "PNG"):
         if pixels.ndim == 2:
             return pixels
         raise ValueError("cannot write a 16-bit colour image: Pillow, which svc's toolkit writes images with, "
                          "stores 16 bits for greyscale only; convert it to uint8 first")
-    if pixels.dtype == numpy.bool_:
-        return pixels.astype(numpy.uint8)
+    if is_tiff and pixels.dtype.kind in "iuf" and pixels.dtype != numpy.float16:
+        # OpenCV's TIFF keeps every depth but float16; clipping to 8 bits would wreck a depth map.
+        if pixels.ndim == 2 and pixels.dtype in (numpy.float32, numpy.int32):
+            return pixels
+        if pixels.ndim == 2 and pixels.dtype == numpy.int64:
+            return pixels.astype(numpy.int32)  # wrapping, as OpenCV's conversion does
+        raise ValueError(f"cannot write a {pixels.dtype} {'greyscale' if pixels.ndim == 2 else 'colour'} image as TIFF "
+                         "with its depth, as OpenCV would: Pillow, which svc's toolkit writes images with, stores "
+                         "uint8 colour and uint8, uint16, int32 or float32 greyscale; convert the array to one of those")
     return numpy.clip(numpy.rint(pixels), 0, 255).astype(numpy.uint8)
+
+
+def _without_extra_samples(tiff: bytes) -> bytes:
+    """Pillow's RGBA TIFF less its ExtraSamples tag (338), as OpenCV writes one: declared
+    unassociated, the alpha has libtiff (so OpenCV) premultiply the colours on reading; undeclared,
+    every reader takes the four channels as stored."""
+    data = bytearray(tiff)
+    directory = struct.unpack_from("<I", data, 4)[0]  # Pillow writes little-endian ("II")
+    count = struct.unpack_from("<H", data, directory)[0]
+    end = directory + 2 + 12 * count + 4  # the entries, then the next directory's offset
+    for entry_offset in range(directory + 2, end - 4, 12):
+        if struct.unpack_from("<H", data, entry_offset)[0] == 338:
+            # The entries after it move up; values stored elsewhere keep their offsets.
+            data[entry_offset:end] = data[entry_offset + 12:end] + bytes(12)
+            struct.pack_into("<H", data, directory, count - 1)
+            break
+    return bytes(data)
 
 
 def _swap_red_and_blue(pixels, numpy):

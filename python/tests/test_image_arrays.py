@@ -168,8 +168,6 @@ class EncodeTest(unittest.TestCase):
             for img_type in ("png", "bmp", "tiff", "webp"):
                 if img_type == "bmp" and len(shape) == 3 and shape[2] == 4:
                     continue  # OpenCV, like Pillow, reads a 32-bit BMP without its alpha
-                if img_type == "tiff" and len(shape) == 3 and shape[2] == 4:
-                    continue  # an RGBA TIFF is read premultiplied, by OpenCV too
                 if img_type == "webp" and len(shape) == 2:
                     continue  # WebP has no greyscale: it comes back BGR
                 with self.subTest(shape=shape, img_type=img_type):
@@ -179,6 +177,29 @@ class EncodeTest(unittest.TestCase):
     def test_other_depths_are_rounded_and_clipped_to_8_bits_as_opencv_does(self):
         array = self.numpy.array([[[-3.0, 100.7, 300.0]]])
         self.assertEqual(ImageFile.from_np_array(array, "png").to_np_array()[0, 0].tolist(), [0, 101, 255])
+
+    def test_an_rgba_tiff_is_written_without_declaring_its_alpha_as_opencv_writes_it(self):
+        # Declared unassociated (Pillow's default), libtiff would hand it back premultiplied.
+        from PIL import Image
+        array = self.numpy.array([[[30, 20, 10, 128], [200, 100, 50, 0]]], self.numpy.uint8)
+        tiff = ImageFile.from_np_array(array, "tiff").to_bytes()
+        self.assertNotIn(338, Image.open(io.BytesIO(tiff)).tag_v2)
+        self.assertEqual(ImageFile.from_bytes(tiff).to_np_array().tolist(), array.tolist())
+
+    def test_tiff_keeps_float32_and_int32_greyscale_as_opencv_does(self):
+        numpy = self.numpy
+        for array in (numpy.array([[0.25, -3.5e6]], numpy.float32), numpy.array([[5, -70000]], numpy.int32)):
+            with self.subTest(dtype=array.dtype):
+                again = ImageFile.from_np_array(array, "tiff").to_np_array()
+                self.assertEqual((again.dtype, again.tolist()), (array.dtype, array.tolist()))
+        self.assertEqual(ImageFile.from_np_array(numpy.array([[7, -8]]), "tiff").to_np_array().dtype, numpy.int32)
+
+    def test_tiff_depths_pillow_cannot_write_are_refused_rather_than_clipped_to_8_bits(self):
+        numpy = self.numpy
+        for array in (numpy.zeros((2, 2)), numpy.zeros((2, 2, 3), numpy.float32), numpy.zeros((2, 2), numpy.int16)):
+            with self.subTest(dtype=array.dtype, shape=array.shape):
+                with self.assertRaisesRegex(ValueError, f"cannot write a {array.dtype} .* image as TIFF with its depth"):
+                    ImageFile.from_np_array(array, "tiff")
 
     def test_a_file_name_is_not_an_image_format(self):
         with self.assertRaisesRegex(ValueError, "img_type is an image format, one of png, jpg"):
