@@ -88,7 +88,10 @@ def encode_image(array: Any, img_type: str) -> bytes:
     if not (pixels.ndim == 2 or (pixels.ndim == 3 and pixels.shape[2] in (3, 4))):
         raise ValueError(f"cannot write an array of shape {pixels.shape} as an image: it needs height x width, "
                          "or height x width x 3 (BGR) or x 4 (BGRA)")
-    pixels = _swap_red_and_blue(_writable_depth(pixels, image_format, numpy), numpy)
+    pixels = _writable_depth(pixels, image_format, numpy)
+    if image_format.pillow_format == "BMP" and pixels.ndim == 3 and pixels.shape[2] == 4:
+        return _bmp_with_alpha(pixels, numpy)
+    pixels = _swap_red_and_blue(pixels, numpy)
     if image_format.pillow_format == "JPEG" and pixels.ndim == 3 and pixels.shape[2] == 4:
         pixels = pixels[:, :, :3]  # JPEG has no alpha: OpenCV drops it too
     buffer = io.BytesIO()
@@ -172,6 +175,16 @@ def _writable_depth(pixels, image_format: ImageFormat, numpy):
                          "with its depth, as OpenCV would: Pillow, which svc's toolkit writes images with, stores "
                          "uint8 colour and uint8, uint16, int32 or float32 greyscale; convert the array to one of those")
     return numpy.clip(numpy.rint(pixels), 0, 255).astype(numpy.uint8)
+
+
+def _bmp_with_alpha(bgra, numpy) -> bytes:
+    """A 32-bit BMP that keeps its alpha, as OpenCV writes one: a BITMAPV4HEADER naming each
+    channel's bits (Pillow's 32-bit BMP has none, and every reader drops its alpha)."""
+    height, width = bgra.shape[:2]
+    pixels = numpy.ascontiguousarray(bgra[::-1]).tobytes()  # rows bottom-up, each pixel B, G, R, A
+    info = struct.pack("<IiiHHIIiiII4II36x12x", 108, width, height, 1, 32, 3, len(pixels), 2835, 2835, 0, 0,
+                       0x00FF0000, 0x0000FF00, 0x000000FF, 0xFF000000, 0x73524742)  # masks; "sRGB"
+    return b"BM" + struct.pack("<IHHI", 14 + len(info) + len(pixels), 0, 0, 14 + len(info)) + info + pixels
 
 
 def _without_extra_samples(tiff: bytes) -> bytes:
