@@ -9,6 +9,7 @@ the rules below reproduce what OpenCV 5.0 gives for each kind of file, checked i
 from __future__ import annotations
 
 import io
+import struct
 from dataclasses import dataclass
 from typing import Any
 
@@ -42,14 +43,22 @@ def decode_image(content: bytes) -> Any:
     channel, height x width x 3 (BGR) or x 4 (BGRA), a new writable array."""
     numpy = require("numpy", "ImageFile.to_np_array")
     image = _open(content, "ImageFile.to_np_array")
+    if _has_16_bit_colour(content, image):
+        raise ValueError("ImageFile.to_np_array: this is a 16-bit colour image, of which Pillow, which svc's toolkit "
+                         "decodes images with, reads 8 bits only; decode it with OpenCV (pip install "
+                         "opencv-python-headless): cv2.imdecode(numpy.frombuffer(image.to_bytes(), numpy.uint8), "
+                         "cv2.IMREAD_UNCHANGED)")
     image.load()
     converted = image.convert(_decoded_mode(image)) if _decoded_mode(image) != image.mode else image
     array = numpy.array(converted)
-    if image.mode == "I" and image.format == "PNG":
-        array = array.astype(numpy.uint16)  # 16-bit greyscale that an older Pillow opened as 32-bit
-    if _has_unassociated_alpha(image):
-        # OpenCV reads such a TIFF through libtiff's RGBA interface, which premultiplies the
-        # colours by the alpha, rounding as libtiff does: (colour * alpha + 127) // 255.
+    if image.mode == "I" and image.format in ("PNG", "TIFF") and _bits_per_sample(content, image) == (16,):
+        # 16-bit greyscale that Pillow opened as 32-bit: OpenCV keeps 16 bits, signed as the TIFF says
+        signed = image.format == "TIFF" and image.tag_v2.get(339) in (2, (2,))
+        array = array.astype(numpy.int16 if signed else numpy.uint16)
+    if _has_tiff_alpha(image):
+        # OpenCV reads such a TIFF through libtiff's RGBA interface, which gives the colours
+        # premultiplied by the alpha, rounding as libtiff does: (colour * alpha + 127) // 255.
+        # Pillow gives them straight, for associated alpha too (exact again within 1).
         alpha = array[:, :, 3:].astype(numpy.uint32)
         array[:, :, :3] = (array[:, :, :3].astype(numpy.uint32) * alpha + 127) // 255
     return _swap_red_and_blue(array, numpy)
@@ -79,12 +88,17 @@ def encode_image(array: Any, img_type: str) -> bytes:
     if not (pixels.ndim == 2 or (pixels.ndim == 3 and pixels.shape[2] in (3, 4))):
         raise ValueError(f"cannot write an array of shape {pixels.shape} as an image: it needs height x width, "
                          "or height x width x 3 (BGR) or x 4 (BGRA)")
-    pixels = _swap_red_and_blue(_writable_depth(pixels, image_format, numpy), numpy)
+    pixels = _writable_depth(pixels, image_format, numpy)
+    if image_format.pillow_format == "BMP" and pixels.ndim == 3 and pixels.shape[2] == 4:
+        return _bmp_with_alpha(pixels, numpy)
+    pixels = _swap_red_and_blue(pixels, numpy)
     if image_format.pillow_format == "JPEG" and pixels.ndim == 3 and pixels.shape[2] == 4:
         pixels = pixels[:, :, :3]  # JPEG has no alpha: OpenCV drops it too
     buffer = io.BytesIO()
     image_module.fromarray(numpy.ascontiguousarray(pixels)).save(
         buffer, format=image_format.pillow_format, **dict(image_format.save_options))
+    if image_format.pillow_format == "TIFF" and pixels.ndim == 3 and pixels.shape[2] == 4:
+        return _without_extra_samples(buffer.getvalue())
     return buffer.getvalue()
 
 
@@ -111,27 +125,83 @@ def _decoded_mode(image) -> str:
     return "RGB"
 
 
-def _has_unassociated_alpha(image) -> bool:
-    """An 8-bit RGBA TIFF whose alpha is unassociated (TIFF 6.0 ExtraSamples, tag 338, value 2)."""
+def _has_tiff_alpha(image) -> bool:
+    """An 8-bit RGBA TIFF whose alpha is declared (TIFF 6.0 ExtraSamples, tag 338): associated
+    (1) or unassociated (2). One without the tag, as OpenCV writes it, is read as it is stored."""
     if image.format != "TIFF" or image.mode != "RGBA":
         return False
     extra_samples = image.tag_v2.get(338)
-    return 2 in (extra_samples if isinstance(extra_samples, tuple) else (extra_samples,))
+    declared = extra_samples if isinstance(extra_samples, tuple) else (extra_samples,)
+    return 1 in declared or 2 in declared
+
+
+def _bits_per_sample(content: bytes, image) -> tuple:
+    """Bits of each channel as the file stores them: PNG's IHDR, TIFF's BitsPerSample (tag 258)."""
+    if image.format == "PNG" and len(content) > 25:
+        return (content[24],) * {0: 1, 2: 3, 3: 1, 4: 2, 6: 4}.get(content[25], 1)
+    if image.format == "TIFF":
+        bits = image.tag_v2.get(258, (1,))
+        return bits if isinstance(bits, tuple) else (bits,)
+    return ()
+
+
+def _has_16_bit_colour(content: bytes, image) -> bool:
+    """More than one channel of over 8 bits, which Pillow opens as 8-bit RGB(A) or LA."""
+    bits = _bits_per_sample(content, image)
+    return len(bits) > 1 and max(bits) > 8
 
 
 def _writable_depth(pixels, image_format: ImageFormat, numpy):
-    """uint8, or uint16 where the format stores it (greyscale PNG and TIFF); other depths are
-    rounded and clipped to 0..255, as OpenCV does for encoders that take 8 bits only."""
+    """uint8, or uint16 where the format stores it (greyscale PNG and TIFF); TIFF keeps float32
+    and int32 greyscale (int64 as int32), as OpenCV does; other depths are rounded and clipped to
+    0..255, as OpenCV does for encoders that take 8 bits only."""
     if pixels.dtype == numpy.uint8:
         return pixels
-    if pixels.dtype == numpy.uint16 and image_format.pillow_format in ("PNG", "TIFF"):
+    if pixels.dtype == numpy.bool_:
+        return pixels.astype(numpy.uint8)
+    is_tiff = image_format.pillow_format == "TIFF"
+    if pixels.dtype == numpy.uint16 and (is_tiff or image_format.pillow_format == "PNG"):
         if pixels.ndim == 2:
             return pixels
         raise ValueError("cannot write a 16-bit colour image: Pillow, which svc's toolkit writes images with, "
                          "stores 16 bits for greyscale only; convert it to uint8 first")
-    if pixels.dtype == numpy.bool_:
-        return pixels.astype(numpy.uint8)
+    if is_tiff and pixels.dtype.kind in "iuf" and pixels.dtype != numpy.float16:
+        # OpenCV's TIFF keeps every depth but float16; clipping to 8 bits would wreck a depth map.
+        if pixels.ndim == 2 and pixels.dtype in (numpy.float32, numpy.int32):
+            return pixels
+        if pixels.ndim == 2 and pixels.dtype == numpy.int64:
+            return pixels.astype(numpy.int32)  # wrapping, as OpenCV's conversion does
+        raise ValueError(f"cannot write a {pixels.dtype} {'greyscale' if pixels.ndim == 2 else 'colour'} image as TIFF "
+                         "with its depth, as OpenCV would: Pillow, which svc's toolkit writes images with, stores "
+                         "uint8 colour and uint8, uint16, int32 or float32 greyscale; convert the array to one of those")
     return numpy.clip(numpy.rint(pixels), 0, 255).astype(numpy.uint8)
+
+
+def _bmp_with_alpha(bgra, numpy) -> bytes:
+    """A 32-bit BMP that keeps its alpha, as OpenCV writes one: a BITMAPV4HEADER naming each
+    channel's bits (Pillow's 32-bit BMP has none, and every reader drops its alpha)."""
+    height, width = bgra.shape[:2]
+    pixels = numpy.ascontiguousarray(bgra[::-1]).tobytes()  # rows bottom-up, each pixel B, G, R, A
+    info = struct.pack("<IiiHHIIiiII4II36x12x", 108, width, height, 1, 32, 3, len(pixels), 2835, 2835, 0, 0,
+                       0x00FF0000, 0x0000FF00, 0x000000FF, 0xFF000000, 0x73524742)  # masks; "sRGB"
+    return b"BM" + struct.pack("<IHHI", 14 + len(info) + len(pixels), 0, 0, 14 + len(info)) + info + pixels
+
+
+def _without_extra_samples(tiff: bytes) -> bytes:
+    """Pillow's RGBA TIFF less its ExtraSamples tag (338), as OpenCV writes one: declared
+    unassociated, the alpha has libtiff (so OpenCV) premultiply the colours on reading; undeclared,
+    every reader takes the four channels as stored."""
+    data = bytearray(tiff)
+    directory = struct.unpack_from("<I", data, 4)[0]  # Pillow writes little-endian ("II")
+    count = struct.unpack_from("<H", data, directory)[0]
+    end = directory + 2 + 12 * count + 4  # the entries, then the next directory's offset
+    for entry_offset in range(directory + 2, end - 4, 12):
+        if struct.unpack_from("<H", data, entry_offset)[0] == 338:
+            # The entries after it move up; values stored elsewhere keep their offsets.
+            data[entry_offset:end] = data[entry_offset + 12:end] + bytes(12)
+            struct.pack_into("<H", data, directory, count - 1)
+            break
+    return bytes(data)
 
 
 def _swap_red_and_blue(pixels, numpy):

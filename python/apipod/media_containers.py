@@ -8,11 +8,15 @@ as it is, as in media-toolkit 0.2.24.
 from __future__ import annotations
 
 import os
+import re
 from typing import Any, Generic, Optional, TypeVar
 
 from .media import MediaFile, media_from_any
 
 T = TypeVar("T", bound=MediaFile)
+# Raw base64 a container reads as a file, as media-toolkit's is_likely_base64 does: at least
+# 100 characters, else "a cat" or "test" would be decoded into a few bytes of nonsense.
+_LIKELY_BASE64 = re.compile(r"[A-Za-z0-9+/]{100,}={0,2}")
 
 
 class _MediaContainer:
@@ -34,10 +38,14 @@ class _MediaContainer:
         if hasattr(item, "__len__") and len(item) == 0:
             return item
         if isinstance(item, str):
-            if item.startswith(("http://", "https://")) and not self.download_files:
-                return item
-            if os.path.isfile(item) and not self.read_system_files:
-                return item
+            if item.startswith(("http://", "https://")):
+                if not self.download_files:
+                    return item
+            elif os.path.isfile(item):
+                if not self.read_system_files:
+                    return item
+            elif not (item.startswith("data:") or (_LIKELY_BASE64.fullmatch(item) and len(item) % 4 == 0)):
+                return item  # text, not a file
         try:
             return media_from_any(item)
         except (TypeError, ValueError, OSError):

@@ -5,6 +5,7 @@ must not hang or run out of memory on one, so a download has a time and a size l
 """
 from __future__ import annotations
 
+import http.client
 import os
 import re
 import time
@@ -44,7 +45,9 @@ def download(url: str, headers: Optional[dict] = None) -> Download:
                 raise OSError(f"cannot download {url}: it is {int(declared)} bytes, over the limit of {MAX_DOWNLOAD_BYTES}")
             chunks, size = [], 0
             while True:
-                chunk = response.read(_CHUNK_BYTES)
+                # read1 returns what one receive brings, so the time limit is checked however
+                # slowly the server sends; read() would wait for a whole chunk.
+                chunk = response.read1(_CHUNK_BYTES)
                 if not chunk:
                     break
                 size += len(chunk)
@@ -53,6 +56,10 @@ def download(url: str, headers: Optional[dict] = None) -> Download:
                 if time.monotonic() > deadline:
                     raise OSError(f"cannot download {url}: it took over {MAX_DOWNLOAD_SECONDS} s")
                 chunks.append(chunk)
+            if declared is not None and declared.isdigit() and not response.chunked and size < int(declared):
+                # http.client returns a short body without complaint when the server closes early.
+                raise OSError(f"cannot download {url}: the server closed the connection after {size} of its "
+                              f"{int(declared)} bytes")
             content_type = response.headers.get_content_type() if response.headers.get("Content-Type") else None
             return Download(b"".join(chunks), _file_name(response.headers.get("Content-Disposition"), url), content_type)
     except urllib.error.HTTPError as error:
@@ -61,6 +68,11 @@ def download(url: str, headers: Optional[dict] = None) -> Download:
         raise OSError(f"cannot download {url}: {error.reason}") from None
     except TimeoutError:
         raise OSError(f"cannot download {url}: no answer within {READ_TIMEOUT_SECONDS} s") from None
+    except http.client.InvalidURL as error:
+        raise ValueError(f"cannot download {url}: {error}") from None
+    except http.client.HTTPException as error:  # a reply that is not HTTP, a broken chunked body, ...
+        raise OSError(f"cannot download {url}: a broken HTTP reply ({type(error).__name__}: "
+                      f"{str(error).strip()})") from None
 
 
 def _file_name(content_disposition: Optional[str], url: str) -> Optional[str]:

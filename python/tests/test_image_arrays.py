@@ -1,7 +1,9 @@
 """ImageFile arrays as the apipod toolkit's OpenCV gives them: BGR(A), palettes expanded."""
 import base64
 import io
+import struct
 import unittest
+import zlib
 
 from apipod import ImageFile
 from tests.test_media import importable
@@ -21,6 +23,27 @@ def encoded(image, format: str, **options) -> bytes:
 def red_image(mode: str = "RGB", size=(4, 3)):
     from PIL import Image
     return Image.new(mode, size, {"RGB": (255, 0, 0), "RGBA": (255, 0, 0, 128)}[mode])
+
+
+def png_16_bit(colour_type: int, channels: int, width: int = 2, height: int = 1) -> bytes:
+    """A 16-bit PNG of a colour type Pillow cannot write: every sample 0x1234."""
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+    rows = b"".join(b"\x00" + b"\x12\x34" * channels * width for _ in range(height))
+    header = struct.pack(">IIBBBBB", width, height, 16, colour_type, 0, 0, 0)
+    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(rows)) + chunk(b"IEND", b"")
+
+
+def with_tiff_extra_samples(tiff: bytes, value: int) -> bytes:
+    """A little-endian TIFF from Pillow with its ExtraSamples (tag 338) set to `value`."""
+    data = bytearray(tiff)
+    directory = struct.unpack_from("<I", data, 4)[0]
+    for entry in range(struct.unpack_from("<H", data, directory)[0]):
+        offset = directory + 2 + 12 * entry
+        if struct.unpack_from("<H", data, offset)[0] == 338:
+            struct.pack_into("<H", data, offset + 8, value)
+            return bytes(data)
+    raise AssertionError("no ExtraSamples tag")
 
 
 @needs_numpy_and_pillow
@@ -62,6 +85,38 @@ class DecodeTest(unittest.TestCase):
         deep = numpy.full((3, 4), 60000, numpy.uint16)
         decoded = ImageFile.from_bytes(encoded(Image.fromarray(deep), "PNG")).to_np_array()
         self.assertEqual((decoded.dtype, int(decoded[0, 0])), (numpy.uint16, 60000))
+
+    def test_16_bit_colour_is_refused_rather_than_cut_to_8_bits(self):
+        # OpenCV gives uint16 BGR(A); Pillow opens these as 8-bit RGB(A), which would be silently wrong.
+        for colour_type, channels in ((2, 3), (6, 4), (4, 2)):
+            with self.subTest(colour_type=colour_type):
+                with self.assertRaisesRegex(ValueError, "16-bit colour image.*decode it with OpenCV"):
+                    ImageFile.from_bytes(png_16_bit(colour_type, channels)).to_np_array()
+        self.assertEqual(int(ImageFile.from_bytes(png_16_bit(0, 1)).to_np_array()[0, 0]), 0x1234)
+
+    def test_signed_16_bit_greyscale_tiff_stays_int16(self):
+        import numpy
+        pixels = numpy.array([-5, 300], "<i2").tobytes()
+        # Pillow writes int16 as 32 bits: a one-strip greyscale TIFF of 16-bit signed samples by hand.
+        tags = [(256, 2), (257, 1), (258, 16), (259, 1), (262, 1), (273, 8 + 2 + 10 * 12 + 4), (277, 1),
+                (278, 1), (279, len(pixels)), (339, 2)]
+        tiff = (b"II*\x00" + struct.pack("<IH", 8, len(tags))
+                + b"".join(struct.pack("<HHII", tag, 4, 1, value) for tag, value in tags) + bytes(4) + pixels)
+        decoded = ImageFile.from_bytes(tiff).to_np_array()
+        self.assertEqual((decoded.dtype, decoded.tolist()), (numpy.int16, [[-5, 300]]))
+
+    def test_tiff_alpha_is_premultiplied_as_libtiff_gives_it_whether_associated_or_not(self):
+        import numpy
+        from PIL import Image
+        straight = numpy.array([[[30, 20, 10, 128], [200, 100, 50, 0]]], numpy.uint8)
+        tiff = encoded(Image.fromarray(straight), "TIFF")
+        unassociated = ImageFile.from_bytes(with_tiff_extra_samples(tiff, 2)).to_np_array()
+        self.assertEqual(unassociated.tolist(), [[[5, 10, 15, 128], [0, 0, 0, 0]]])
+        # Associated: the file holds premultiplied colours, which OpenCV returns as stored.
+        premultiplied = numpy.array([[[15, 10, 5, 128], [0, 0, 0, 0]]], numpy.uint8)
+        tiff = encoded(Image.fromarray(premultiplied), "TIFF")
+        associated = ImageFile.from_bytes(with_tiff_extra_samples(tiff, 1)).to_np_array()
+        self.assertEqual(associated.tolist(), [[[5, 10, 15, 128], [0, 0, 0, 0]]])
 
     def test_grey_with_alpha_becomes_bgra(self):
         from PIL import Image
@@ -111,10 +166,6 @@ class EncodeTest(unittest.TestCase):
         for shape in ((5, 6, 3), (5, 6, 4), (5, 6)):
             array = generator.integers(0, 256, shape, dtype=numpy.uint8)
             for img_type in ("png", "bmp", "tiff", "webp"):
-                if img_type == "bmp" and len(shape) == 3 and shape[2] == 4:
-                    continue  # OpenCV, like Pillow, reads a 32-bit BMP without its alpha
-                if img_type == "tiff" and len(shape) == 3 and shape[2] == 4:
-                    continue  # an RGBA TIFF is read premultiplied, by OpenCV too
                 if img_type == "webp" and len(shape) == 2:
                     continue  # WebP has no greyscale: it comes back BGR
                 with self.subTest(shape=shape, img_type=img_type):
@@ -124,6 +175,29 @@ class EncodeTest(unittest.TestCase):
     def test_other_depths_are_rounded_and_clipped_to_8_bits_as_opencv_does(self):
         array = self.numpy.array([[[-3.0, 100.7, 300.0]]])
         self.assertEqual(ImageFile.from_np_array(array, "png").to_np_array()[0, 0].tolist(), [0, 101, 255])
+
+    def test_an_rgba_tiff_is_written_without_declaring_its_alpha_as_opencv_writes_it(self):
+        # Declared unassociated (Pillow's default), libtiff would hand it back premultiplied.
+        from PIL import Image
+        array = self.numpy.array([[[30, 20, 10, 128], [200, 100, 50, 0]]], self.numpy.uint8)
+        tiff = ImageFile.from_np_array(array, "tiff").to_bytes()
+        self.assertNotIn(338, Image.open(io.BytesIO(tiff)).tag_v2)
+        self.assertEqual(ImageFile.from_bytes(tiff).to_np_array().tolist(), array.tolist())
+
+    def test_tiff_keeps_float32_and_int32_greyscale_as_opencv_does(self):
+        numpy = self.numpy
+        for array in (numpy.array([[0.25, -3.5e6]], numpy.float32), numpy.array([[5, -70000]], numpy.int32)):
+            with self.subTest(dtype=array.dtype):
+                again = ImageFile.from_np_array(array, "tiff").to_np_array()
+                self.assertEqual((again.dtype, again.tolist()), (array.dtype, array.tolist()))
+        self.assertEqual(ImageFile.from_np_array(numpy.array([[7, -8]]), "tiff").to_np_array().dtype, numpy.int32)
+
+    def test_tiff_depths_pillow_cannot_write_are_refused_rather_than_clipped_to_8_bits(self):
+        numpy = self.numpy
+        for array in (numpy.zeros((2, 2)), numpy.zeros((2, 2, 3), numpy.float32), numpy.zeros((2, 2), numpy.int16)):
+            with self.subTest(dtype=array.dtype, shape=array.shape):
+                with self.assertRaisesRegex(ValueError, f"cannot write a {array.dtype} .* image as TIFF with its depth"):
+                    ImageFile.from_np_array(array, "tiff")
 
     def test_a_file_name_is_not_an_image_format(self):
         with self.assertRaisesRegex(ValueError, "img_type is an image format, one of png, jpg"):

@@ -3,10 +3,12 @@ import base64
 import http.server
 import io
 import os
+import socket
 import subprocess
 import sys
 import tempfile
 import threading
+import time
 import unittest
 import wave
 from unittest import mock
@@ -161,6 +163,28 @@ class _FileServer(http.server.BaseHTTPRequestHandler):
              "/big": (bytes(4096), {})}
 
     def do_GET(self):
+        if self.path == "/cut-short":  # says 100 bytes, sends 3 and closes
+            self.send_response(200)
+            self.send_header("Content-Length", "100")
+            self.end_headers()
+            self.wfile.write(b"abc")
+            self.wfile.flush()
+            self.connection.shutdown(socket.SHUT_RDWR)
+            return
+        if self.path == "/trickle":  # a byte every 50 ms, for 2 s
+            self.send_response(200)
+            self.end_headers()
+            try:
+                for _ in range(40):
+                    self.wfile.write(b"x")
+                    self.wfile.flush()
+                    time.sleep(0.05)
+            except (BrokenPipeError, ConnectionResetError):
+                pass  # the client gave up, as it should
+            return
+        if self.path == "/not-http":
+            self.wfile.write(b"NOT HTTP\r\n\r\n")
+            return
         if self.path not in self.files:
             self.send_error(404)
             return
@@ -200,6 +224,27 @@ class FromUrlTest(unittest.TestCase):
         with mock.patch.object(url_download, "MAX_DOWNLOAD_BYTES", 1000):
             with self.assertRaisesRegex(OSError, "over the limit of 1000"):
                 MediaFile.from_url(self.base + "/big")
+
+    def test_a_body_shorter_than_its_content_length_is_an_error_not_a_truncated_file(self):
+        with self.assertRaisesRegex(OSError, "closed the connection after 3 of its 100 bytes"):
+            MediaFile.from_url(self.base + "/cut-short")
+
+    def test_the_time_limit_holds_while_a_server_trickles_bytes(self):
+        # One read waits for a whole chunk; the limit is checked between reads, so a server
+        # sending a byte at a time must not hold the download past it.
+        started = time.monotonic()
+        with mock.patch.object(url_download, "MAX_DOWNLOAD_SECONDS", 0.3):
+            with self.assertRaisesRegex(OSError, "took over 0.3 s"):
+                MediaFile.from_url(self.base + "/trickle")
+        self.assertLess(time.monotonic() - started, 1.5)
+
+    def test_a_reply_that_is_not_http_is_an_os_error(self):
+        with self.assertRaisesRegex(OSError, "cannot download .*/not-http: a broken HTTP reply .*NOT HTTP"):
+            MediaFile.from_url(self.base + "/not-http")
+
+    def test_a_url_http_client_refuses_is_a_value_error(self):
+        with self.assertRaisesRegex(ValueError, "nonnumeric port"):
+            MediaFile.from_url("http://127.0.0.1:port/x")
 
     def test_only_http_and_https_urls_are_read(self):
         with self.assertRaisesRegex(ValueError, "http or https URL"):

@@ -57,6 +57,13 @@ class MediaContainersTest(unittest.TestCase):
         self.assertEqual((files.to_base64(), files.file_size()), ([PNG_BASE64, PNG_BASE64], 2 * len(PNG)))
         self.assertIsInstance(kept[0], str)
 
+    def test_text_stays_text_though_it_would_decode_as_base64(self):
+        # "test" and "a cat" are valid base64 of a few bytes: media-toolkit reads raw base64 of
+        # 100 characters or more only, and a data URL at any length.
+        files = apipod.MediaList(["test", "a cat", "data:image/png;base64," + PNG_BASE64, base64.b64encode(PNG * 3).decode()])
+        self.assertEqual([type(item).__name__ for item in files], ["str", "str", "ImageFile", "ImageFile"])
+        self.assertEqual(apipod.MediaDict({"prompt": "a red car"})["prompt"], "a red car")
+
     def test_a_media_dict_reads_its_values(self):
         files = apipod.MediaDict({"a": PNG, "more": [PNG]})
         self.assertEqual((type(files["a"]).__name__, type(files["more"]).__name__), ("ImageFile", "MediaList"))
