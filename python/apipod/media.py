@@ -20,7 +20,6 @@ from .content_type import GENERIC_CONTENT_TYPE, extension_for, guess_content_typ
 from .image_arrays import IMAGE_FORMATS, decode_image, encode_image, image_channels, image_size
 from .media_api_gaps import media_api_gap, missing_media_attribute
 from .optional_types import is_numpy_array_class, is_pil_image, require
-from .url_download import download
 from .wav_audio import WAV_CONTENT_TYPE, decode_wav, encode_wav, read_wav_info, resample
 
 # RFC 2397: data:[<mediatype>][;base64],<data>
@@ -123,6 +122,8 @@ class MediaFile:
     def from_url(self, url: str, headers: Optional[dict] = None):
         """Download an http(s) URL (at most 512 MiB in 5 minutes); its name comes from the
         response's Content-Disposition or the URL's path."""
+        from .url_download import download  # here: urllib and http.client take longer to import than the rest
+
         downloaded = download(url, headers)
         self.from_bytes(downloaded.content, downloaded.file_name)
         if self.content_type == GENERIC_CONTENT_TYPE and downloaded.content_type:
