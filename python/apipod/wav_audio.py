@@ -11,6 +11,7 @@ import wave
 from dataclasses import dataclass
 from typing import Any, Optional
 
+from .content_type import guess_content_type
 from .optional_types import require
 
 WAV_CONTENT_TYPE = "audio/wav"
@@ -27,10 +28,6 @@ class WavInfo:
     @property
     def duration(self) -> float:
         return self.frames / self.sample_rate if self.sample_rate else 0.0
-
-
-def is_wav(content: bytes) -> bool:
-    return content[:4] == b"RIFF" and content[8:12] == b"WAVE"
 
 
 def read_wav_info(content: bytes, purpose: str, content_type: Optional[str]) -> WavInfo:
@@ -82,7 +79,7 @@ def encode_wav(channels_first: Any, sample_rate: int) -> bytes:
 
 
 def _open_wav(content: bytes, purpose: str, content_type: Optional[str]) -> wave.Wave_read:
-    if not is_wav(content):
+    if guess_content_type(content) != WAV_CONTENT_TYPE:
         raise NotImplementedError(
             f"{purpose}: svc's toolkit reads WAV audio only, and this file is {content_type or 'not WAV'}; "
             "decode other formats from audio.to_bytes_io() with a library that reads them, such as PyAV "
