@@ -152,7 +152,7 @@ class MediaFile:
         if isinstance(data, str):
             if os.path.isfile(data):
                 return self.from_file(data)
-            return self.from_url(data) if _is_web_url(data) else self.from_base64(data)
+            return self.from_url(data) if is_web_url(data) else self.from_base64(data)
         if isinstance(data, dict):
             return self.from_dict(data)
         if hasattr(data, "read"):
@@ -406,7 +406,8 @@ def _decode_base64(text: str) -> bytes:
         raise ValueError(f"not valid base64 and not a data URL ({error})") from None
 
 
-def _is_web_url(text: str) -> bool:
+def is_web_url(text: str) -> bool:
+    """A string from_any downloads (from_url) rather than reads as base64."""
     return text.startswith(("http://", "https://"))
 
 

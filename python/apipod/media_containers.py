@@ -11,7 +11,7 @@ import os
 import re
 from typing import Any, Generic, Optional, TypeVar
 
-from .media import MediaFile, media_from_any
+from .media import MediaFile, is_web_url, media_from_any
 
 T = TypeVar("T", bound=MediaFile)
 # Raw base64 a container reads as a file, as media-toolkit's is_likely_base64 does: at least
@@ -38,7 +38,7 @@ class _MediaContainer:
         if hasattr(item, "__len__") and len(item) == 0:
             return item
         if isinstance(item, str):
-            if item.startswith(("http://", "https://")):
+            if is_web_url(item):
                 if not self.download_files:
                     return item
             elif os.path.isfile(item):
