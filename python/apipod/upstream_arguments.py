@@ -11,8 +11,11 @@ from __future__ import annotations
 import sys
 from typing import Mapping, Optional
 
-SIMULATE_COMPUTES = ("dedicated", "serverless")
-SIMULATE_PROVIDERS = ("auto", "localhost", "socaity", "runpod", "scaleway", "azure")
+from .common.constants import COMPUTE, PROVIDER
+
+# What simulate= may name: upstream's own COMPUTE and PROVIDER values.
+SIMULATE_COMPUTES = tuple(compute.value for compute in COMPUTE)
+SIMULATE_PROVIDERS = tuple(provider.value for provider in PROVIDER)
 # Providers upstream has no serverless offering on: it warns and runs its local job queue.
 _NO_SERVERLESS = ("scaleway", "azure")
 
