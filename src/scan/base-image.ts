@@ -77,7 +77,7 @@ export function chooseBaseImage(request: BaseImageRequest, catalog: BaseImageCat
     return cudaFallback(catalog, variant, cudas, null,
       `no PyTorch image for ${noImageFor(catalog.pytorch.images, 'torch', pytorch, variant, request, constraints)}; ${what} installs from the requirements`, variantNote);
   }
-  const tensorflowNeedsCuda = tensorflow !== undefined && ['tensorflow', 'tensorflow-gpu'].some((key) => report.cudaPackages.includes(key));
+  const tensorflowNeedsCuda = tensorflow !== undefined && needsCudaTensorflow(report);
   if (tensorflow && tensorflowNeedsCuda && variant === 'runtime') {
     const image = pickFrameworkImage(catalog.tensorflow.images, 'tensorflow', tensorflow, variant, request, null);
     if (image) return fromCatalog(image, `TensorFlow ${image.tensorflow} GPU (${describe(tensorflow)}) with CUDA ${image.cuda}`);
@@ -168,8 +168,7 @@ function onnxRuntimeMismatch(report: FrameworkReport, choice: BaseImageChoice, c
  */
 function tensorflowUnknownCuda(report: FrameworkReport, choice: BaseImageChoice, catalog: BaseImageCatalog): Array<{ source: string; message: string }> {
   const tensorflow = report.frameworks.tensorflow;
-  const needsCuda = ['tensorflow', 'tensorflow-gpu'].some((key) => report.cudaPackages.includes(key));
-  if (!tensorflow || !needsCuda || choice.cuda === null || catalog.tensorflow.images.some((image) => image.image === choice.image)) return [];
+  if (!tensorflow || !needsCudaTensorflow(report) || choice.cuda === null || catalog.tensorflow.images.some((image) => image.image === choice.image)) return [];
   if (tensorflowBuild(tensorflow, catalog) !== null) return [];
   const listed = Object.keys(catalog.tensorflow.cudaByRelease).filter((release) => !release.startsWith('$'));
   return [{
@@ -178,6 +177,11 @@ function tensorflowUnknownCuda(report: FrameworkReport, choice: BaseImageChoice,
       `${describe(tensorflow)}: svc knows the CUDA TensorFlow was built for only for releases ${listed[0]} to ${listed.at(-1)}, so the image's ` +
       `CUDA ${choice.cuda} is a guess, and on the wrong one TensorFlow runs on the CPU; pin a release from ${listed[0]} to ${listed.at(-1)}`,
   }];
+}
+
+/** TensorFlow that needs CUDA: tensorflow or tensorflow-gpu among the CUDA users, not tensorflow-cpu or keras alone. */
+function needsCudaTensorflow(report: FrameworkReport): boolean {
+  return ['tensorflow', 'tensorflow-gpu'].some((key) => report.cudaPackages.includes(key));
 }
 
 function pickFrameworkImage(
