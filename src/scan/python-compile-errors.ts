@@ -819,15 +819,11 @@ function isDocstring(statement: Node | undefined): boolean {
 // ---------------------------------------------------------------------------------------------
 // String literals
 
-interface Segment {
-  text: string;
-}
-
 /**
  * The literal text of a string, in the pieces Python decodes one by one: an f-string's text
  * between its replacement fields, cut again after each `{{` and `}}`.
  */
-function literalSegments(node: Node, body: { start: number; end: number }, interpolations: Node[], isFString: boolean): Segment[] {
+function literalSegments(node: Node, body: { start: number; end: number }, interpolations: Node[], isFString: boolean): string[] {
   const source = node.text;
   const offset = node.startIndex;
   const pieces: string[] = [];
@@ -839,8 +835,7 @@ function literalSegments(node: Node, body: { start: number; end: number }, inter
   pieces.push(source.slice(from - offset, body.end - offset));
   // Python reads the file with universal newlines.
   const normalised = pieces.map((piece) => piece.replace(/\r\n?/gu, '\n'));
-  if (!isFString) return normalised.map((text) => ({ text }));
-  return normalised.flatMap((piece) => piece.split(/(?<=\{\{|\}\})/u)).map((text) => ({ text }));
+  return isFString ? normalised.flatMap((piece) => piece.split(/(?<=\{\{|\}\})/u)) : normalised;
 }
 
 /** Offsets in Python's messages count each non-ASCII character as the 10 bytes of `\UXXXXXXXX`. */
@@ -851,8 +846,8 @@ function pythonWidth(character: string): number {
 const HEX_DIGIT = /^[0-9a-fA-F]$/u;
 
 /** The first escape Python's `unicodeescape` decoding refuses, in its words; `\N{name}` is taken on trust. */
-function escapeProblem(segments: Segment[], isFString: boolean): string | null {
-  for (const { text } of segments) {
+function escapeProblem(segments: string[], isFString: boolean): string | null {
+  for (const text of segments) {
     const characters = [...text];
     let position = 0;
     for (let index = 0; index < characters.length; index += 1) {
@@ -898,12 +893,12 @@ function escapeProblem(segments: Segment[], isFString: boolean): string | null {
   return null;
 }
 
-function bytesLiteralProblem(segments: Segment[], isRaw: boolean): string | null {
-  for (const { text } of segments) {
+function bytesLiteralProblem(segments: string[], isRaw: boolean): string | null {
+  for (const text of segments) {
     if (/[^\x00-\x7f]/u.test(text)) return 'bytes can only contain ASCII literal characters';
   }
   if (isRaw) return null;
-  for (const { text } of segments) {
+  for (const text of segments) {
     for (let index = 0; index < text.length; index += 1) {
       if (text[index] !== '\\') continue;
       if (text[index + 1] === 'x' && !(HEX_DIGIT.test(text[index + 2] ?? '') && HEX_DIGIT.test(text[index + 3] ?? ''))) {
