@@ -393,6 +393,7 @@ class NodeChecks {
       ['nonlocal_statement', (node, context) => this.checkDeclaration(node, context, 'nonlocal')],
       ['future_import_statement', (node) => this.futureImports.push(node)],
       ['block', (node) => this.checkBlock(node)],
+      // Nothing to check, but the walk opens a node's scope only for the types wanted here.
       ['lambda', () => undefined],
       ...[...COMPREHENSIONS.keys()].map((type): [string, () => void] => [type, () => undefined]),
     ]);
