@@ -116,7 +116,7 @@ export function findCompileErrors(root: Node, source: string, python: TargetPyth
     const index = match.index;
     if (isInsideStringOrComment(root, index)) continue;
     const row = source.slice(0, index).split('\n').length - 1;
-    refuse({ startIndex: index, startPosition: { row, column: 0 } }, `invalid non-printable character ${describeCodePoint(match[0])}`);
+    refuse({ startIndex: index, startPosition: { row, column: 0 } }, describeInvalidCharacter(match[0]));
   }
   // Python stops at the first error; one a line is plenty to act on.
   const seen = new Set<number>();
@@ -126,8 +126,16 @@ export function findCompileErrors(root: Node, source: string, python: TargetPyth
     .map(({ line, message }) => ({ line, message }));
 }
 
+/** Python's words (Parser/tokenizer.c) for a character no token can hold: `str.isprintable()` refuses some by code point only. */
+export function describeInvalidCharacter(character: string): string {
+  const isPrintable = !/[\p{Cc}\p{Cf}\p{Co}\p{Cn}\p{Zl}\p{Zp}\p{Zs}]/u.test(character);
+  return isPrintable
+    ? `invalid character '${character}' (${describeCodePoint(character)})`
+    : `invalid non-printable character ${describeCodePoint(character)}`;
+}
+
 /** `U+00A0`, as Python names a character it refuses. */
-export function describeCodePoint(character: string): string {
+function describeCodePoint(character: string): string {
   return `U+${(character.codePointAt(0) ?? 0).toString(16).toUpperCase().padStart(4, '0')}`;
 }
 
