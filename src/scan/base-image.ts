@@ -77,7 +77,7 @@ export function chooseBaseImage(request: BaseImageRequest, catalog: BaseImageCat
     return cudaFallback(catalog, variant, cudas, null,
       `no PyTorch image for ${noImageFor(catalog.pytorch.images, 'torch', pytorch, variant, request, constraints)}; ${what} installs from the requirements`, variantNote);
   }
-  const tensorflowNeedsCuda = tensorflow !== undefined && ['tensorflow', 'tensorflow-gpu'].some((key) => report.cudaPackages.includes(key));
+  const tensorflowNeedsCuda = tensorflow !== undefined && needsCudaTensorflow(report);
   if (tensorflow && tensorflowNeedsCuda && variant === 'runtime') {
     const image = pickFrameworkImage(catalog.tensorflow.images, 'tensorflow', tensorflow, variant, request, null);
     if (image) return fromCatalog(image, `TensorFlow ${image.tensorflow} GPU (${describe(tensorflow)}) with CUDA ${image.cuda}`);
@@ -168,8 +168,7 @@ function onnxRuntimeMismatch(report: FrameworkReport, choice: BaseImageChoice, c
  */
 function tensorflowUnknownCuda(report: FrameworkReport, choice: BaseImageChoice, catalog: BaseImageCatalog): Array<{ source: string; message: string }> {
   const tensorflow = report.frameworks.tensorflow;
-  const needsCuda = ['tensorflow', 'tensorflow-gpu'].some((key) => report.cudaPackages.includes(key));
-  if (!tensorflow || !needsCuda || choice.cuda === null || catalog.tensorflow.images.some((image) => image.image === choice.image)) return [];
+  if (!tensorflow || !needsCudaTensorflow(report) || choice.cuda === null || catalog.tensorflow.images.some((image) => image.image === choice.image)) return [];
   if (tensorflowBuild(tensorflow, catalog) !== null) return [];
   const listed = Object.keys(catalog.tensorflow.cudaByRelease).filter((release) => !release.startsWith('$'));
   return [{
@@ -178,6 +177,11 @@ function tensorflowUnknownCuda(report: FrameworkReport, choice: BaseImageChoice,
       `${describe(tensorflow)}: svc knows the CUDA TensorFlow was built for only for releases ${listed[0]} to ${listed.at(-1)}, so the image's ` +
       `CUDA ${choice.cuda} is a guess, and on the wrong one TensorFlow runs on the CPU; pin a release from ${listed[0]} to ${listed.at(-1)}`,
   }];
+}
+
+/** TensorFlow that needs CUDA: tensorflow or tensorflow-gpu among the CUDA users, not tensorflow-cpu or keras alone. */
+function needsCudaTensorflow(report: FrameworkReport): boolean {
+  return ['tensorflow', 'tensorflow-gpu'].some((key) => report.cudaPackages.includes(key));
 }
 
 function pickFrameworkImage(
@@ -189,17 +193,14 @@ function pickFrameworkImage(
   requestedCuda: string | null,
   constraints: readonly TorchConstraint[] = [],
 ): FrameworkImage | null {
-  const matching = images.filter((image) => {
-    const version = image[versionField];
-    if (image.variant !== variant || version === undefined) return false;
-    if (!meetsConstraints(version, constraints)) return false;
-    if (image.python === null || !request.pythonAdmits.includes(image.python)) return false;
-    // Another CUDA build of the same torch would satisfy pip's `torch==X` and quietly
-    // replace the CUDA the user asked for, so no image is better than the wrong one.
-    if (requestedCuda !== null && minorOf(image.cuda) !== requestedCuda) return false;
-    if (use.version) return compare(version, use.version) === 0;
-    return use.specifier === '' || satisfies(version, use.specifier);
-  });
+  const matching = releaseImages(images, versionField, use, variant, constraints).filter(
+    (image) =>
+      image.python !== null &&
+      request.pythonAdmits.includes(image.python) &&
+      // Another CUDA build of the same torch would satisfy pip's `torch==X` and quietly
+      // replace the CUDA the user asked for, so no image is better than the wrong one.
+      (requestedCuda === null || minorOf(image.cuda) === requestedCuda),
+  );
   const newest = newestBy(matching, (image) => image[versionField] as string);
   return preferPythonThenNewestCuda(matching.filter((image) => image[versionField] === newest), request.pythonVersion);
 }
@@ -214,14 +215,30 @@ function noImageFor(
   constraints: readonly TorchConstraint[] = [],
 ): string {
   const wanted = versionField === 'torch' ? describeTorch(use, constraints, images) : describe(use);
-  const releaseImages = images.filter((image) => {
-    const version = image[versionField];
-    if (version === undefined || image.variant !== variant || !meetsConstraints(version, constraints)) return false;
-    return use.version ? compare(version, use.version) === 0 : use.specifier === '' || satisfies(version, use.specifier);
-  });
-  if (releaseImages.length === 0 || releaseImages.some((image) => image.python !== null && request.pythonAdmits.includes(image.python))) return wanted;
-  const shipped = [...new Set(releaseImages.map((image) => image.python ?? 'an unknown Python'))].join(' or ');
+  const ofRelease = releaseImages(images, versionField, use, variant, constraints);
+  if (ofRelease.length === 0 || ofRelease.some((image) => image.python !== null && request.pythonAdmits.includes(image.python))) return wanted;
+  const shipped = [...new Set(ofRelease.map((image) => image.python ?? 'an unknown Python'))].join(' or ');
   return `${wanted} with Python ${request.pythonAdmits.join(' or ')} (its images ship ${shipped})`;
+}
+
+/** The images of the variant whose framework release the requirement line and the torch constraints allow, whatever their Python. */
+function releaseImages(
+  images: FrameworkImage[],
+  versionField: 'torch' | 'tensorflow',
+  use: FrameworkUse,
+  variant: Variant,
+  constraints: readonly TorchConstraint[],
+): FrameworkImage[] {
+  return images.filter((image) => {
+    const version = image[versionField];
+    return version !== undefined && image.variant === variant && meetsConstraints(version, constraints) && allowsRelease(use, version);
+  });
+}
+
+/** Whether the requirement line lets pip keep this release: the pinned one, or one the specifier allows. */
+function allowsRelease(use: FrameworkUse, version: string): boolean {
+  if (use.version) return compare(version, use.version) === 0;
+  return use.specifier === '' || satisfies(version, use.specifier);
 }
 
 /**
@@ -253,11 +270,7 @@ function pipTorch(report: FrameworkReport, python: string, catalog: BaseImageCat
  */
 function describeTorch(use: FrameworkUse, constraints: readonly TorchConstraint[], images: readonly FrameworkImage[] = []): string {
   const own = use.package === 'torch' ? describe(use) : `torch through ${use.package}`;
-  const allowed = images.flatMap((image) => {
-    const torch = image.torch;
-    if (torch === undefined) return [];
-    return (use.version ? compare(torch, use.version) === 0 : use.specifier === '' || satisfies(torch, use.specifier)) ? [torch] : [];
-  });
+  const allowed = images.flatMap((image) => (image.torch !== undefined && allowsRelease(use, image.torch) ? [image.torch] : []));
   const deciding = constraints.filter((constraint) => allowed.some((torch) => !meetsConstraints(torch, [constraint])));
   return [own, ...deciding.map((constraint) => constraint.because)].join('; ');
 }

@@ -116,7 +116,7 @@ export function findCompileErrors(root: Node, source: string, python: TargetPyth
     const index = match.index;
     if (isInsideStringOrComment(root, index)) continue;
     const row = source.slice(0, index).split('\n').length - 1;
-    refuse({ startIndex: index, startPosition: { row, column: 0 } }, `invalid non-printable character ${describeCodePoint(match[0])}`);
+    refuse({ startIndex: index, startPosition: { row, column: 0 } }, describeInvalidCharacter(match[0]));
   }
   // Python stops at the first error; one a line is plenty to act on.
   const seen = new Set<number>();
@@ -126,8 +126,16 @@ export function findCompileErrors(root: Node, source: string, python: TargetPyth
     .map(({ line, message }) => ({ line, message }));
 }
 
+/** Python's words (Parser/tokenizer.c) for a character no token can hold: `str.isprintable()` refuses some by code point only. */
+export function describeInvalidCharacter(character: string): string {
+  const isPrintable = !/[\p{Cc}\p{Cf}\p{Co}\p{Cn}\p{Zl}\p{Zp}\p{Zs}]/u.test(character);
+  return isPrintable
+    ? `invalid character '${character}' (${describeCodePoint(character)})`
+    : `invalid non-printable character ${describeCodePoint(character)}`;
+}
+
 /** `U+00A0`, as Python names a character it refuses. */
-export function describeCodePoint(character: string): string {
+function describeCodePoint(character: string): string {
   return `U+${(character.codePointAt(0) ?? 0).toString(16).toUpperCase().padStart(4, '0')}`;
 }
 
@@ -393,6 +401,7 @@ class NodeChecks {
       ['nonlocal_statement', (node, context) => this.checkDeclaration(node, context, 'nonlocal')],
       ['future_import_statement', (node) => this.futureImports.push(node)],
       ['block', (node) => this.checkBlock(node)],
+      // Nothing to check, but the walk opens a node's scope only for the types wanted here.
       ['lambda', () => undefined],
       ...[...COMPREHENSIONS.keys()].map((type): [string, () => void] => [type, () => undefined]),
     ]);
@@ -819,15 +828,11 @@ function isDocstring(statement: Node | undefined): boolean {
 // ---------------------------------------------------------------------------------------------
 // String literals
 
-interface Segment {
-  text: string;
-}
-
 /**
  * The literal text of a string, in the pieces Python decodes one by one: an f-string's text
  * between its replacement fields, cut again after each `{{` and `}}`.
  */
-function literalSegments(node: Node, body: { start: number; end: number }, interpolations: Node[], isFString: boolean): Segment[] {
+function literalSegments(node: Node, body: { start: number; end: number }, interpolations: Node[], isFString: boolean): string[] {
   const source = node.text;
   const offset = node.startIndex;
   const pieces: string[] = [];
@@ -839,8 +844,7 @@ function literalSegments(node: Node, body: { start: number; end: number }, inter
   pieces.push(source.slice(from - offset, body.end - offset));
   // Python reads the file with universal newlines.
   const normalised = pieces.map((piece) => piece.replace(/\r\n?/gu, '\n'));
-  if (!isFString) return normalised.map((text) => ({ text }));
-  return normalised.flatMap((piece) => piece.split(/(?<=\{\{|\}\})/u)).map((text) => ({ text }));
+  return isFString ? normalised.flatMap((piece) => piece.split(/(?<=\{\{|\}\})/u)) : normalised;
 }
 
 /** Offsets in Python's messages count each non-ASCII character as the 10 bytes of `\UXXXXXXXX`. */
@@ -851,8 +855,8 @@ function pythonWidth(character: string): number {
 const HEX_DIGIT = /^[0-9a-fA-F]$/u;
 
 /** The first escape Python's `unicodeescape` decoding refuses, in its words; `\N{name}` is taken on trust. */
-function escapeProblem(segments: Segment[], isFString: boolean): string | null {
-  for (const { text } of segments) {
+function escapeProblem(segments: string[], isFString: boolean): string | null {
+  for (const text of segments) {
     const characters = [...text];
     let position = 0;
     for (let index = 0; index < characters.length; index += 1) {
@@ -898,12 +902,12 @@ function escapeProblem(segments: Segment[], isFString: boolean): string | null {
   return null;
 }
 
-function bytesLiteralProblem(segments: Segment[], isRaw: boolean): string | null {
-  for (const { text } of segments) {
+function bytesLiteralProblem(segments: string[], isRaw: boolean): string | null {
+  for (const text of segments) {
     if (/[^\x00-\x7f]/u.test(text)) return 'bytes can only contain ASCII literal characters';
   }
   if (isRaw) return null;
-  for (const { text } of segments) {
+  for (const text of segments) {
     for (let index = 0; index < text.length; index += 1) {
       if (text[index] !== '\\') continue;
       if (text[index + 1] === 'x' && !(HEX_DIGIT.test(text[index + 2] ?? '') && HEX_DIGIT.test(text[index + 3] ?? ''))) {

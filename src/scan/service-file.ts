@@ -3,7 +3,7 @@ import { COMPUTE_VALUES, DEFAULT_TARGET, PROVIDER_VALUES } from '../deployment-t
 import { HTTP_METHODS } from '../http-methods.js';
 import { instancesIn, traceAppInstances, UNBOUND, type AppInstance, type AppTrace } from './app-instances.js';
 import { sortDiagnostics, type Diagnostic } from './diagnostic.js';
-import { describeCodePoint, findCompileErrors, isTypeParameterDefault, type TargetPython } from './python-compile-errors.js';
+import { describeInvalidCharacter, findCompileErrors, isTypeParameterDefault, type TargetPython } from './python-compile-errors.js';
 import { parsePython } from './python-grammar-gaps.js';
 import { readCallArguments, readStaticValue, readStringLiteral, sourceText, type CallArguments, type StaticValue } from './python-literals.js';
 import type { PythonParser } from './python-parser.js';
@@ -131,7 +131,7 @@ function describeSyntaxErrors(problems: Node[], file: string): Diagnostic[] {
       message: node.isMissing
         ? `syntax error: missing \`${node.type}\``
         : character !== null
-          ? `syntax error: ${describeStrayCharacter(character.text)}`
+          ? `syntax error: ${describeInvalidCharacter(character.text)}`
           : `syntax error near \`${firstLineOf(node.text)}\``,
     };
   });
@@ -150,14 +150,6 @@ function strayCharacter(error: Node): { node: Node; text: string } | null {
     if (!/\p{ID_Continue}/u.test(text)) return { node: candidate, text };
   }
   return null;
-}
-
-/** Python's words (Parser/tokenizer.c): characters `str.isprintable()` refuses by code point only. */
-function describeStrayCharacter(character: string): string {
-  const isPrintable = !/[\p{Cc}\p{Cf}\p{Co}\p{Cn}\p{Zl}\p{Zp}\p{Zs}]/u.test(character);
-  return isPrintable
-    ? `invalid character '${character}' (${describeCodePoint(character)})`
-    : `invalid non-printable character ${describeCodePoint(character)}`;
 }
 
 /** A broken file can hold hundreds of errors; the first few say where to look. */

@@ -95,12 +95,12 @@ describe('svc scan', () => {
     const project = copyProject(join(EXAMPLES, 'hello'));
     const wheel = 'https://download.pytorch.org/whl/cu121/torch-2.4.0%2Bcu121-cp310-cp310-linux_x86_64.whl';
     writeFileSync(join(project, 'requirements.txt'), `torch @ ${wheel}\n`);
-    const chosen = JSON.parse((await runSvc(['scan', project, '--json'])).stdout).manifest;
+    const chosen = await scannedManifest(project);
     // Not the 3.11 of the PyTorch image, which pip would refuse the wheel on.
     expect([chosen.python_version, chosen.python_version_source]).toEqual(['3.10', 'requirements.txt:1, a wheel for Python 3.10']);
     expect(chosen.base_image.reason).toContain('torch 2.4.0 from its wheel\'s URL');
     writeFileSync(join(project, '.python-version'), '3.12\n');
-    const stated = JSON.parse((await runSvc(['scan', project, '--json'])).stdout).manifest;
+    const stated = await scannedManifest(project);
     expect(stated.python_version).toBe('3.12');
     expect(stated.warnings).toContain(
       "requirements.txt:1: torch's wheel is built for Python 3.10, not 3.12: pip will refuse it; use the wheel for 3.12, or ask for Python 3.10 (Python 3.12 from .python-version)",
@@ -110,7 +110,7 @@ describe('svc scan', () => {
   it('warns about a path outside the project in pyproject.toml, as in requirements.txt', async () => {
     const project = copyProject(join(EXAMPLES, 'hello'));
     writeFileSync(join(project, 'pyproject.toml'), '[project]\nname = "x"\nversion = "0"\ndependencies = ["mylib @ file:///home/me/mylib"]\n');
-    const manifest = JSON.parse((await runSvc(['scan', project, '--json'])).stdout).manifest;
+    const manifest = await scannedManifest(project);
     expect(manifest.warnings).toContain(
       'pyproject.toml:4: file:///home/me/mylib is outside the project, so the image will not have it and svc build leaves it out; require the package by name and version instead',
     );
@@ -181,11 +181,11 @@ describe('svc scan', () => {
     const project = copyProject(join(EXAMPLES, 'hello'));
     const service = readFileSync(join(project, 'service.py'), 'utf8');
     writeFileSync(join(project, 'service.py'), service.replace('APIPod(title="Hello")', 'APIPod(title="Hello", simulate="serverless")'));
-    const { manifest } = JSON.parse((await runSvc(['scan', project, '--json'])).stdout);
+    const manifest = await scannedManifest(project);
     expect([manifest.compute, manifest.provider, manifest.warnings]).toEqual(['serverless', 'localhost', []]);
 
     writeFileSync(join(project, 'service.py'), service.replace('APIPod(title="Hello")', 'APIPod(title="Hello", simulate="gpu")'));
-    const refused = JSON.parse((await runSvc(['scan', project, '--json'])).stdout).manifest;
+    const refused = await scannedManifest(project);
     expect([refused.compute, refused.warnings]).toEqual([
       'dedicated',
       ["service.py:8: simulate: 'gpu' is not a target the toolkit takes; the manifest uses dedicated compute"],
@@ -201,7 +201,7 @@ describe('svc scan', () => {
       'from apipod import APIPod\napp = APIPod(compute="gpu")\n\n@other.endpoint("/x")\ndef x():\n    pass\n\n' +
         '@app.endpoint("/y")\ndef y():\n    pass\n',
     );
-    const { manifest } = JSON.parse((await runSvc(['scan', project, '--json'])).stdout);
+    const manifest = await scannedManifest(project);
     expect(manifest.warnings.map((warning: string) => warning.split(': ')[0])).toEqual([
       '.env',
       'requirements.txt:2',
@@ -233,14 +233,14 @@ describe('svc scan', () => {
   it("takes the GPU base image's own Python when the project's range allows it, and never over a version it names", async () => {
     const project = copyProject(join(PROJECTS, 'torch-gpu'));
     writeFileSync(join(project, 'pyproject.toml'), '[project]\nname = "x"\nversion = "1"\nrequires-python = ">=3.10,<3.13"\n');
-    const ranged = JSON.parse((await runSvc(['scan', project, '--json'])).stdout).manifest;
+    const ranged = await scannedManifest(project);
     expect([ranged.python_version, ranged.python_version_source, ranged.base_image.python]).toEqual([
       '3.11',
       "pyproject.toml: project.requires-python; the base image's Python",
       '3.11',
     ]);
     writeFileSync(join(project, '.python-version'), '3.10\n');
-    const named = JSON.parse((await runSvc(['scan', project, '--json'])).stdout).manifest;
+    const named = await scannedManifest(project);
     expect([named.python_version, named.python_version_source]).toEqual(['3.10', '.python-version']);
   });
 
@@ -248,14 +248,14 @@ describe('svc scan', () => {
     const project = copyProject(join(EXAMPLES, 'hello'));
     writeFileSync(join(project, 'requirements.txt'), 'torch>=1.7\ntorchaudio\n');
     writeFileSync(join(project, '.python-version'), '3.10\n');
-    const manifest = JSON.parse((await runSvc(['scan', project, '--json'])).stdout).manifest;
+    const manifest = await scannedManifest(project);
     expect([manifest.python_version, manifest.base_image.image, manifest.base_image.python]).toEqual([
       '3.10',
       'pytorch/pytorch:2.3.1-cuda12.1-cudnn8-runtime',
       '3.10',
     ]);
     writeFileSync(join(project, '.python-version'), '3.12\n');
-    const noImage = JSON.parse((await runSvc(['scan', project, '--json'])).stdout).manifest;
+    const noImage = await scannedManifest(project);
     // torch then comes from PyPI: its newest release is a CUDA 13 build, and the image and a warning say so.
     expect(noImage.base_image).toMatchObject({ image: 'nvidia/cuda:13.0.1-cudnn-runtime-ubuntu22.04', cuda: '13.0.1' });
     expect(noImage.base_image.reason).toContain('no PyTorch image for torch>=1.7 with Python 3.12 (its images ship 3.10 or 3.11); torch 2.15.0, built for CUDA 13.2, installs from the requirements');
@@ -268,7 +268,7 @@ describe('svc scan', () => {
   it('takes the TensorFlow image with its own Python, so the image holds one TensorFlow', async () => {
     const project = copyProject(join(EXAMPLES, 'hello'));
     writeFileSync(join(project, 'requirements.txt'), 'tensorflow>=1.9.0\n');
-    const manifest = JSON.parse((await runSvc(['scan', project, '--json'])).stdout).manifest;
+    const manifest = await scannedManifest(project);
     expect([manifest.python_version, manifest.python_version_source, manifest.base_image.image, manifest.base_image.python]).toEqual([
       '3.11',
       'base image',
@@ -280,7 +280,7 @@ describe('svc scan', () => {
   it('keeps to a Python that pinned requirements have wheels for when the project names none, and warns when it names another', async () => {
     const project = copyProject(join(EXAMPLES, 'hello'));
     writeFileSync(join(project, 'requirements.txt'), 'torch>=1.7\nnumba==0.56.4;python_version>="3.9"\n');
-    const chosen = JSON.parse((await runSvc(['scan', project, '--json'])).stdout).manifest;
+    const chosen = await scannedManifest(project);
     expect([chosen.python_version, chosen.python_version_source, chosen.base_image.image]).toEqual([
       '3.10',
       'requirements.txt:2, numba 0.56.4 has wheels for Python 3.8 to 3.10',
@@ -297,11 +297,11 @@ describe('svc scan', () => {
   it('takes the PyTorch image whose torch a pinned torchaudio needs, and one for torch that sentence-transformers brings in', async () => {
     const project = copyProject(join(EXAMPLES, 'hello'));
     writeFileSync(join(project, 'requirements.txt'), 'torchaudio==2.5.1\ntorch\n');
-    const pinned = JSON.parse((await runSvc(['scan', project, '--json'])).stdout).manifest;
+    const pinned = await scannedManifest(project);
     expect(pinned.base_image.image).toBe('pytorch/pytorch:2.5.1-cuda12.4-cudnn9-runtime');
     expect(pinned.base_image.reason).toBe('PyTorch 2.5.1 (torch unpinned; torchaudio==2.5.1 needs torch==2.5.1) with CUDA 12.4');
     writeFileSync(join(project, 'requirements.txt'), 'sentence-transformers\nfastapi\n');
-    const transitive = JSON.parse((await runSvc(['scan', project, '--json'])).stdout).manifest;
+    const transitive = await scannedManifest(project);
     expect([transitive.pytorch, transitive.cuda, transitive.cuda_packages, transitive.base_image.image]).toEqual([
       true,
       true,
@@ -384,3 +384,8 @@ describe('svc', () => {
     expect(run.stdout).toContain('scan [options] [dir]');
   });
 });
+
+/** The manifest `svc scan --json` prints for the project. */
+async function scannedManifest(project: string) {
+  return JSON.parse((await runSvc(['scan', project, '--json'])).stdout).manifest;
+}
