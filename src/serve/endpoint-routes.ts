@@ -14,7 +14,7 @@ import { acceptsEventStream } from './accept-header.js';
 import { mediaUrlParameters } from './media-urls.js';
 import { readPreferences } from './prefer-header.js';
 import { readArguments, removeStagedFiles } from './request-arguments.js';
-import { planRouteAliases } from './route-aliases.js';
+import { planRouteAliases, withoutTrailingSlash } from './route-aliases.js';
 import { crashFailure } from './worker-crash.js';
 import { CallDeadline, callTimedOut, timeoutMsFor } from './call-timeout.js';
 
@@ -137,7 +137,7 @@ function refuseTakenRoute(
   endpoint: EndpointReport,
   { url, isCopy }: { url: string; isCopy: boolean },
 ): void {
-  const bare = url.length > 1 ? url.replace(/\/+$/, '') : url;
+  const bare = withoutTrailingSlash(url);
   const described = `endpoint ${endpoint.function} (${endpoint.methods.join(', ')} ${endpoint.path})`;
   for (const method of endpoint.methods) {
     const taken = endpointsByRoute.get(`${method} ${bare}`);
