@@ -11,9 +11,10 @@ import { HttpError, methodNotAllowed } from './http-error.js';
 import { compileValidators, type Arguments } from './input-validation.js';
 import { envelopeOf, streamJob, type JobRoutesOptions } from './jobs/job-routes.js';
 import { acceptsEventStream } from './accept-header.js';
+import { mediaUrlParameters } from './media-urls.js';
 import { readPreferences } from './prefer-header.js';
 import { readArguments, removeStagedFiles } from './request-arguments.js';
-import { planRouteAliases } from './route-aliases.js';
+import { planRouteAliases, withoutTrailingSlash } from './route-aliases.js';
 import { crashFailure } from './worker-crash.js';
 import { CallDeadline, callTimedOut, timeoutMsFor } from './call-timeout.js';
 
@@ -41,13 +42,14 @@ export async function registerEndpointRoutes(app: FastifyInstance, options: Endp
   for (const endpoint of options.runner.endpoints) {
     if (endpoint.is_chat) continue; // served by the chat plugin (src/serve/chat/)
     const validators = compileValidators(endpoint);
+    const mediaParameters = mediaUrlParameters(endpoint);
     // Serverless compute answers with a job, but for an endpoint the service marked use_queue=False.
     const submitsJobs = options.compute === 'serverless' && !endpoint.direct;
     const handler = async (request: FastifyRequest, reply: FastifyReply) => {
       const preferences = readPreferences(request.headers.prefer, options.jobs.maxWaitSeconds);
       // Before the arguments are read: a client that leaves while its media URLs download stops them.
       const cancel = cancelledWhenClientLeaves(reply);
-      const staging = { dir: options.fileDir, mediaUrls: options.mediaUrls, cancel };
+      const staging = { dir: options.fileDir, mediaUrls: options.mediaUrls, mediaParameters, cancel };
       const { arguments: args, stagedFiles } = await readArguments(request, endpoint, validators, staging);
       if (cancel.aborted) {
         // Nobody would read its answer or learn its job's id.
@@ -135,7 +137,7 @@ function refuseTakenRoute(
   endpoint: EndpointReport,
   { url, isCopy }: { url: string; isCopy: boolean },
 ): void {
-  const bare = url.length > 1 ? url.replace(/\/+$/, '') : url;
+  const bare = withoutTrailingSlash(url);
   const described = `endpoint ${endpoint.function} (${endpoint.methods.join(', ')} ${endpoint.path})`;
   for (const method of endpoint.methods) {
     const taken = endpointsByRoute.get(`${method} ${bare}`);

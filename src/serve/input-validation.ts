@@ -1,7 +1,7 @@
 import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
 import { isJsonObject, type EndpointReport, type Value } from '../worker/protocol.js';
 import { HttpError, type FieldProblem } from './http-error.js';
-import { readTextBooleans } from './text-booleans.js';
+import { textBooleanReader } from './text-booleans.js';
 
 export type Arguments = { [parameter: string]: Value };
 
@@ -17,11 +17,11 @@ export interface InputValidator {
  */
 export function compileValidators(endpoint: EndpointReport): { json: InputValidator; text: InputValidator } {
   const schema = boundIntegers(endpoint.input_schema) as { [key: string]: Value };
-  const properties = isJsonObject(schema.properties) ? schema.properties : {};
+  const readBooleans = textBooleanReader(isJsonObject(schema.properties) ? schema.properties : {});
   const coerce = validatorFrom(coercing.compile(schema));
   return {
     json: validatorFrom(strict.compile(schema)),
-    text: (input) => coerce(isJsonObject(input) ? readTextBooleans(input, properties) : input),
+    text: (input) => coerce(isJsonObject(input) ? readBooleans(input) : input),
   };
 }
 

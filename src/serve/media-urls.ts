@@ -27,20 +27,33 @@ const URL_TEXT = /^[a-z][a-z0-9+.-]*:\/\//i;
 const FETCHED = /^https?:\/\//i;
 
 /**
- * The arguments with every http(s) URL given for a media parameter (ImageFile, a list of
- * them, Optional[...]) downloaded into `dir` and replaced by a file reference, as an upload
- * is staged: what the apipod package advertises ("a file upload, a URL, or a base64
- * string"). A parameter that also takes text (`ImageFile | str`) gets the URL as its text.
- * A download that fails, or a URL of another scheme (file://), is a 422 naming the
- * parameter and why. With `settings` null, such a URL is refused with a 422 that says the
- * server fetches none. A download stops when `cancel` fires (the client left).
+ * The media parameters (ImageFile, a list of them, Optional[...]) whose http(s) URLs the
+ * server downloads, each with whether it takes a list: a parameter that also takes text
+ * (`ImageFile | str`) is left out, and gets a URL as its text. Read once per endpoint.
+ */
+export function mediaUrlParameters(endpoint: EndpointReport): ReadonlyMap<string, boolean> {
+  const properties = isJsonObject(endpoint.input_schema.properties) ? endpoint.input_schema.properties : {};
+  const parameters = new Map<string, boolean>();
+  for (const [name, schema] of Object.entries(properties)) {
+    const upload = fileUploadOf(schema);
+    if (upload !== null && !takesTextOfItsOwn(schema)) parameters.set(name, upload.repeated);
+  }
+  return parameters;
+}
+
+/**
+ * The arguments with every http(s) URL given for one of `parameters` (mediaUrlParameters)
+ * downloaded into `dir` and replaced by a file reference, as an upload is staged: what the
+ * apipod package advertises ("a file upload, a URL, or a base64 string"). A download that
+ * fails, or a URL of another scheme (file://), is a 422 naming the parameter and why. With
+ * `settings` null, such a URL is refused with a 422 that says the server fetches none. A
+ * download stops when `cancel` fires (the client left).
  */
 export async function fetchMediaUrls(
   args: Arguments,
-  endpoint: EndpointReport,
+  parameters: ReadonlyMap<string, boolean>,
   { dir, mediaUrls: settings, cancel }: { dir: string; mediaUrls: MediaUrlSettings | null; cancel: CancelSignal },
 ): Promise<{ arguments: Arguments; stagedFiles: string[] }> {
-  const properties = isJsonObject(endpoint.input_schema.properties) ? endpoint.input_schema.properties : {};
   const fetched: Arguments = { ...args };
   const stagedFiles: string[] = [];
   let budget = settings?.maxBytes ?? 0;
@@ -58,12 +71,10 @@ export async function fetchMediaUrls(
     return { $file: { path, file_name: download.fileName, content_type: download.contentType } };
   };
   try {
-    for (const [name, value] of Object.entries(args)) {
-      const schema = properties[name];
-      const upload = fileUploadOf(schema);
-      if (upload === null || takesTextOfItsOwn(schema)) continue;
+    for (const [name, repeated] of parameters) {
+      const value = args[name];
       if (isUrl(value)) fetched[name] = await fetchOne(name, value);
-      else if (upload.repeated && Array.isArray(value)) {
+      else if (repeated && Array.isArray(value)) {
         const items: Value[] = [];
         for (const [index, item] of value.entries()) items.push(isUrl(item) ? await fetchOne(`${name}[${index}]`, item) : item);
         fetched[name] = items;

@@ -24,6 +24,8 @@ export interface ReadArguments {
 export interface FileStaging {
   dir: string;
   mediaUrls: MediaUrlSettings | null;
+  /** The endpoint's parameters that take media URLs (mediaUrlParameters, read once per endpoint). */
+  mediaParameters: ReadonlyMap<string, boolean>;
   /** Fires when the client leaves: the downloads stop. */
   cancel: CancelSignal;
 }
@@ -41,9 +43,9 @@ export async function readArguments(
   staging: FileStaging | null,
 ): Promise<ReadArguments> {
   const read = await readRequest(request, endpoint, validators, staging?.dir ?? null);
-  if (staging === null) return read;
+  if (staging === null || staging.mediaParameters.size === 0) return read;
   try {
-    const fetched = await fetchMediaUrls(read.arguments, endpoint, staging);
+    const fetched = await fetchMediaUrls(read.arguments, staging.mediaParameters, staging);
     return { arguments: fetched.arguments, stagedFiles: [...read.stagedFiles, ...fetched.stagedFiles] };
   } catch (error) {
     await removeStagedFiles(read.stagedFiles);

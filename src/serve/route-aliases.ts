@@ -75,6 +75,7 @@ function ownerReason(url: string, alias: string, owner: EndpointReport): string 
   return url === withoutTrailingSlash(owner.path) ? `it is the path of ${owner.function}()` : `svc serves ${owner.function}() (${owner.path}) there under /v1`;
 }
 
-function withoutTrailingSlash(path: string): string {
+/** A path as the router matches it: a trailing slash makes no difference. */
+export function withoutTrailingSlash(path: string): string {
   return path.length > 1 ? path.replace(/\/+$/, '') || '/' : path;
 }

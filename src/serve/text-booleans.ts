@@ -13,18 +13,27 @@ const BOOLEAN_WORDS: ReadonlyMap<string, boolean> = new Map([
 ]);
 
 /**
- * Text arguments (a form, a query string) with every boolean word turned into its boolean,
- * for the parameters that take a boolean (or a list of them) and not a string too: for
- * `bool | str`, "yes" stays the text it is. Anything else is left for validation to judge.
+ * Reads text arguments (a form, a query string) with every boolean word turned into its
+ * boolean, for the parameters that take a boolean (or a list of them) and not a string too:
+ * for `bool | str`, "yes" stays the text it is. Anything else is left for validation to judge.
+ * The parameters are picked from the schema once, here, not at every call.
  */
-export function readTextBooleans(input: { [name: string]: unknown }, properties: { [name: string]: Value }): { [name: string]: unknown } {
-  const read: { [name: string]: unknown } = { ...input };
-  for (const [name, value] of Object.entries(input)) {
-    const schema = properties[name];
-    if (takesBooleanText(schema)) read[name] = booleanOf(value);
-    else if (takesBooleanText(listItemSchema(schema))) read[name] = Array.isArray(value) ? value.map(booleanOf) : booleanOf(value);
+export function textBooleanReader(properties: { [name: string]: Value }): (input: { [name: string]: unknown }) => { [name: string]: unknown } {
+  const single = new Set<string>();
+  const listed = new Set<string>();
+  for (const [name, schema] of Object.entries(properties)) {
+    if (takesBooleanText(schema)) single.add(name);
+    else if (takesBooleanText(listItemSchema(schema))) listed.add(name);
   }
-  return read;
+  if (single.size + listed.size === 0) return (input) => input;
+  return (input) => {
+    const read: { [name: string]: unknown } = { ...input };
+    for (const [name, value] of Object.entries(input)) {
+      if (single.has(name)) read[name] = booleanOf(value);
+      else if (listed.has(name)) read[name] = Array.isArray(value) ? value.map(booleanOf) : booleanOf(value);
+    }
+    return read;
+  };
 }
 
 function booleanOf(value: unknown): unknown {

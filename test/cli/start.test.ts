@@ -9,6 +9,13 @@ import { REPO_ROOT, runSvc } from '../support/svc.js';
 
 const HELLO = join(REPO_ROOT, 'examples/hello');
 
+/** `svc start` on a project whose service.py is `source`: its exit code and the last line it wrote to stderr. */
+async function startRefusal(project: string, source: string): Promise<[number, string | undefined]> {
+  writeFileSync(join(project, 'service.py'), source);
+  const run = await runSvc(['start', project, '--port', '0']);
+  return [run.exitCode, run.stderr.trim().split('\n').at(-1)];
+}
+
 describe('svc start on the command line', () => {
   it('rejects values outside the enums with one line and exit 2', async () => {
     const run = await runSvc(['start', HELLO, '--compute', 'gpu-cloud']);
@@ -126,34 +133,23 @@ describe('svc start on the command line', () => {
 
   it("refuses an endpoint on a route svc serves itself, naming both, rather than an internal error", async () => {
     const project = mkdtempSync(join(tmpdir(), 'svc-own-route-'));
-    writeFileSync(
-      join(project, 'service.py'),
-      'from apipod import APIPod\napp = APIPod()\n\n@app.get("/health")\ndef my_health() -> dict:\n    return {"ok": True}\n',
-    );
-    const run = await runSvc(['start', project, '--port', '0']);
-    expect(run.exitCode).toBe(1);
-    expect(run.stderr.trim().split('\n').at(-1)).toBe('error: endpoint my_health (GET /health): svc serves GET /health itself; choose another path');
-
+    expect(await startRefusal(project, 'from apipod import APIPod\napp = APIPod()\n\n@app.get("/health")\ndef my_health() -> dict:\n    return {"ok": True}\n')).toEqual([
+      1,
+      'error: endpoint my_health (GET /health): svc serves GET /health itself; choose another path',
+    ]);
     // Routes ignore a trailing slash: /health/ is /health, and /x/ is /x.
-    writeFileSync(join(project, 'service.py'), 'from apipod import APIPod\napp = APIPod()\n\n@app.get("/health/")\ndef my_health() -> dict:\n    return {}\n');
-    const slashed = await runSvc(['start', project, '--port', '0']);
-    expect(slashed.stderr.trim().split('\n').at(-1)).toBe('error: endpoint my_health (GET /health/): svc serves GET /health itself; choose another path');
-    writeFileSync(
-      join(project, 'service.py'),
-      'from apipod import APIPod\napp = APIPod()\n\n@app.endpoint("/x")\ndef one() -> int:\n    return 1\n\n@app.endpoint("/x/")\ndef two() -> int:\n    return 2\n',
-    );
-    const twice = await runSvc(['start', project, '--port', '0']);
-    expect([twice.exitCode, twice.stderr.trim().split('\n').at(-1)]).toEqual([
+    expect(await startRefusal(project, 'from apipod import APIPod\napp = APIPod()\n\n@app.get("/health/")\ndef my_health() -> dict:\n    return {}\n')).toEqual([
+      1,
+      'error: endpoint my_health (GET /health/): svc serves GET /health itself; choose another path',
+    ]);
+    const twoFunctions = (first: string, second: string) =>
+      `from apipod import APIPod\napp = APIPod()\n\n@app.endpoint("${first}")\ndef one() -> int:\n    return 1\n\n@app.endpoint("${second}")\ndef two() -> int:\n    return 2\n`;
+    expect(await startRefusal(project, twoFunctions('/x', '/x/'))).toEqual([
       1,
       'error: endpoint two (POST /x/): endpoint one (/x) answers POST /x already; a trailing slash makes no difference',
     ]);
     // Every endpoint is served under /v1 too: /v1/x is /x's.
-    writeFileSync(
-      join(project, 'service.py'),
-      'from apipod import APIPod\napp = APIPod()\n\n@app.endpoint("/x")\ndef one() -> int:\n    return 1\n\n@app.endpoint("/v1/x")\ndef two() -> int:\n    return 2\n',
-    );
-    const copied = await runSvc(['start', project, '--port', '0']);
-    expect([copied.exitCode, copied.stderr.trim().split('\n').at(-1)]).toEqual([
+    expect(await startRefusal(project, twoFunctions('/x', '/v1/x'))).toEqual([
       1,
       'error: endpoint two (POST /v1/x): endpoint one (/x) answers POST /v1/x already; svc serves every endpoint under /v1 too',
     ]);
@@ -161,22 +157,13 @@ describe('svc start on the command line', () => {
 
   it('refuses a method it cannot serve on the line that names it, or from a worker that sets it behind the toolkit, never as an internal error', async () => {
     const project = mkdtempSync(join(tmpdir(), 'svc-methods-'));
-    writeFileSync(
-      join(project, 'service.py'),
-      'from apipod import APIPod\napp = APIPod()\n\n@app.endpoint("/x", methods=["FETCH"])\ndef x() -> int:\n    return 1\n',
-    );
-    const refused = await runSvc(['start', project, '--port', '0']);
-    expect([refused.exitCode, refused.stderr.trim().split('\n').at(-1)]).toEqual([
+    expect(await startRefusal(project, 'from apipod import APIPod\napp = APIPod()\n\n@app.endpoint("/x", methods=["FETCH"])\ndef x() -> int:\n    return 1\n')).toEqual([
       1,
       `error: ${join(project, 'service.py')}:4: importing the service failed: ValueError: methods: 'FETCH' is not an HTTP method svc serves ` +
         '(GET, POST, PUT, PATCH, DELETE, HEAD, OPTIONS, TRACE)',
     ]);
-    writeFileSync(
-      join(project, 'service.py'),
-      'from apipod import APIPod\nfrom apipod.app import Endpoint\napp = APIPod()\napp.endpoints.append(Endpoint("/x", ["FETCH"], lambda: 1))\n',
-    );
-    const behind = await runSvc(['start', project, '--port', '0']);
-    expect([behind.exitCode, behind.stderr.trim().split('\n').at(-1)]).toEqual([
+    const behindTheToolkit = 'from apipod import APIPod\nfrom apipod.app import Endpoint\napp = APIPod()\napp.endpoints.append(Endpoint("/x", ["FETCH"], lambda: 1))\n';
+    expect(await startRefusal(project, behindTheToolkit)).toEqual([
       1,
       'error: endpoint <lambda> (/x): FETCH is not an HTTP method svc serves (GET, POST, PUT, PATCH, DELETE, HEAD, OPTIONS, TRACE)',
     ]);

@@ -1,6 +1,6 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { createServer as createHttpServer } from 'node:http';
-import { createServer, type AddressInfo } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execa } from 'execa';
@@ -19,6 +19,7 @@ import {
   type ClientOptions,
   type ProgressUpdate,
 } from '../../src/client/index.js';
+import { closedPort } from '../support/ports.js';
 import { startSvc, type RunningSvc } from '../support/server.js';
 import { REPO_ROOT } from '../support/svc.js';
 
@@ -286,15 +287,6 @@ describe('the client following a job over a connection that drops', () => {
     }
   });
 });
-
-/** A port nothing listens on: one the system just handed out and took back. */
-async function closedPort(): Promise<number> {
-  const probe = createServer();
-  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
-  const { port } = probe.address() as AddressInfo;
-  await new Promise((resolve) => probe.close(resolve));
-  return port;
-}
 
 function restoreEnv(name: string, value: string | undefined): void {
   if (value === undefined) delete process.env[name];

@@ -1,6 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { PNG_BASE64 } from './images.js';
+import { closedPort } from './ports.js';
 
 /**
  * A web server on this machine that media URLs point at, as a storage bucket or a CDN would
@@ -56,14 +57,10 @@ export async function startMediaHost(): Promise<MediaHost> {
     }
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const closed = createServer();
-  await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
-  const closedPort = (closed.address() as AddressInfo).port;
-  await new Promise((resolve) => closed.close(resolve));
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     held,
-    refusedUrl: `http://127.0.0.1:${closedPort}/red.png`,
+    refusedUrl: `http://127.0.0.1:${await closedPort()}/red.png`,
     close: async () => {
       server.closeAllConnections();
       await new Promise((resolve) => server.close(resolve));
