@@ -63,7 +63,8 @@ export function readEnvelope(body: unknown): JobEnvelope | null {
     progress: typeof fields.progress === 'number' ? fields.progress : null,
     message: typeof fields.message === 'string' ? fields.message : null,
     result: fields.result ?? null,
-    error: readJobError(fields.error),
+    // svc's structured error when the server sent one; else the protocol's string.
+    error: readJobError(fields.error_detail ?? fields.error),
     refresh_job_url: refreshUrl,
     cancel_job_url: typeof fields.cancel_job_url === 'string' ? fields.cancel_job_url : null,
   };

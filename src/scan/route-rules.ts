@@ -12,9 +12,11 @@ import { areExclusive, isCertain, type Placement } from './statement-placement.j
  * The routes the gateway registers before the endpoints' (src/serve/health-route.ts,
  * docs-routes.ts, jobs/job-routes.ts), with the HEAD route Fastify adds to each GET.
  */
-const GATEWAY_ROUTES: ReadonlySet<string> = new Set(
-  ['/health', '/docs', '/openapi.json', '/status'].flatMap((path) => [`GET ${path}`, `HEAD ${path}`]),
-);
+const GATEWAY_ROUTES: ReadonlySet<string> = new Set([
+  ...['/health', '/docs', '/openapi.json', '/status'].flatMap((path) => [`GET ${path}`, `HEAD ${path}`]),
+  // The apipod toolkit's 1.0.5 job route.
+  'POST /status',
+]);
 
 const V1_PREFIX = '/v1';
 

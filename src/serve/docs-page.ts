@@ -71,6 +71,11 @@ export function renderDocsPage(title: string): string {
     });
     if (!list.children.length) list.textContent = 'This service has no endpoints.';
   }
+  // A file part: binary itself, or the binary member of the toolkit's upload-or-FileModel union.
+  function uploadOf(schema) {
+    if (schema.format === 'binary') return schema;
+    return (schema.anyOf || []).filter(function (member) { return member.format === 'binary'; })[0] || null;
+  }
   function renderOperation(path, method, operation) {
     var details = element('details', undefined, 'endpoint');
     details.dataset.path = path;
@@ -89,13 +94,14 @@ export function renderDocsPage(title: string): string {
     var plain = {};
     Object.keys(properties).forEach(function (name) {
       var property = properties[name];
-      var file = property.format === 'binary' ? property : property.type === 'array' && property.items && property.items.format === 'binary' ? property.items : null;
+      var single = uploadOf(property);
+      var file = single || (property.type === 'array' && property.items ? uploadOf(property.items) : null);
       if (file) {
-        var label = element('label', name + (file === property ? ' (file): ' : ' (files): '));
+        var label = element('label', name + (single ? ' (file): ' : ' (files): '));
         var input = element('input');
         input.type = 'file';
         input.name = name;
-        input.multiple = file !== property;
+        input.multiple = !single;
         input.accept = file.contentMediaType || '';
         label.appendChild(input);
         body.appendChild(label);

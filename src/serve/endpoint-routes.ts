@@ -9,7 +9,8 @@ import type { GatewayOptions } from './gateway.js';
 import { cancelledWhenClientLeaves } from './client-disconnect.js';
 import { HttpError, methodNotAllowed } from './http-error.js';
 import { compileValidators, type Arguments } from './input-validation.js';
-import { envelopeOf, streamJob, type JobRoutesOptions } from './jobs/job-routes.js';
+import type { JobRoutesOptions } from './jobs/job-routes.js';
+import { envelopeOf, streamJob, SVC_FRAMING } from './jobs/job-stream.js';
 import { acceptsEventStream } from './accept-header.js';
 import { mediaUrlParameters } from './media-urls.js';
 import { readPreferences } from './prefer-header.js';
@@ -59,7 +60,7 @@ export async function registerEndpointRoutes(app: FastifyInstance, options: Endp
       if (acceptsEventStream(request.headers.accept)) {
         // The call as server-sent events: a generator's chunks as it yields them, whatever the compute.
         const job = submitJob(request, options, endpoint, args, () => void removeStagedFiles(stagedFiles));
-        streamJob(request, reply, job, options.jobRoutes, { cancelWhenClientLeaves: true });
+        streamJob(request, reply, job, options.jobRoutes, { cancelWhenClientLeaves: true, framing: SVC_FRAMING });
         return;
       }
       if (submitsJobs || preferences.respondAsync) {
@@ -163,7 +164,7 @@ function submitJob(request: FastifyRequest, options: EndpointRoutesOptions, endp
     onEnd();
     throw new HttpError(503, 'queue_full', 'results_unread', refusal.message, { headers: { 'retry-after': String(refusal.retryAfterSeconds) } });
   }
-  const job = store.create(endpoint.path, request.apiKey?.id ?? null);
+  const job = store.create(endpoint.path, request.apiKey?.id ?? null, endpoint.is_generator);
   try {
     runner.start(job, args, onEnd);
   } catch (error) {

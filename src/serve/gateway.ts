@@ -125,7 +125,7 @@ export async function createGateway(options: GatewayOptions): Promise<FastifyIns
   }
   await app.register(registerAuth, { keys: options.keys });
   await app.register(registerHealthRoute, { runner: options.runner });
-  await app.register(registerDocsRoutes, { runner: options.runner, version: options.version, title: options.title });
+  await app.register(registerDocsRoutes, { runner: options.runner, version: options.version, title: options.title, compute: options.compute });
   await app.register(registerJobRoutes, jobRoutes);
   await app.register(registerChatRoutes, options);
   await app.register(registerEndpointRoutes, { ...options, jobRoutes });

@@ -1,11 +1,14 @@
+import type { Compute } from '../deployment-target.js';
 import { isJsonObject, type EndpointReport, type Value } from '../worker/protocol.js';
 import { findChatParameter } from './chat/chat-request.js';
 import { ComponentSchemas } from './component-schemas.js';
 import { fileUploadOf } from './file-parameters.js';
+import { fileModelComponents, fileModelReference, JOB_RESULT_COMPONENTS, uploadSchema } from './toolkit-schemas.js';
 
 export interface ServiceDescription {
   title: string;
   version: string;
+  compute: Compute;
   endpoints: readonly EndpointReport[];
 }
 
@@ -37,9 +40,16 @@ const ERROR_SCHEMA: Json = {
  * Schema as the request body (or query parameters for GET), and the shared error shape.
  * OpenAPI 3.1 uses JSON Schema 2020-12, the dialect workers report, so schemas pass as they
  * are, but for their `$defs`, which go to components/schemas (see ComponentSchemas).
+ *
+ * It is also the apipod toolkit's document, which its client fastsdk reads to decide how to
+ * call the service: `info.apipod` says the service is one (and whether it answers with
+ * jobs), media are described with the toolkit's `*FileModel` components, and an endpoint
+ * with media parameters has the toolkit's multipart body only. fastsdk sends JSON whenever
+ * an operation lists it, and cannot put a file in JSON; svc still accepts JSON there.
  */
 export function describeService(service: ServiceDescription): Json {
   const components = new ComponentSchemas({ Error: ERROR_SCHEMA });
+  const mediaKinds = new Set<string>();
   const chatRequestSchema = (endpoint: EndpointReport, schema: Json): Json => {
     const definitions = endpoint.input_schema.$defs;
     return components.adopt(definitions === undefined ? schema : { ...schema, $defs: definitions });
@@ -52,10 +62,15 @@ export function describeService(service: ServiceDescription): Json {
       paths[reported.path] = { post: describeChatOperation(reported, operationName(reported), chatRequestSchema(reported, chat.schema)) };
       continue;
     }
-    const endpoint = { ...reported, input_schema: components.adopt(reported.input_schema), output_schema: components.adopt(reported.output_schema) };
+    const endpoint = {
+      ...reported,
+      input_schema: components.adopt(reported.input_schema),
+      output_schema: withFileModels(components.adopt(reported.output_schema), mediaKinds) as Json,
+    };
+    const answersWithJob = service.compute === 'serverless' && !endpoint.direct;
     const operations: Json = {};
     for (const method of endpoint.methods) {
-      operations[method.toLowerCase()] = describeOperation(endpoint, operationName(endpoint), method);
+      operations[method.toLowerCase()] = describeOperation(endpoint, operationName(endpoint), method, { answersWithJob, mediaKinds });
     }
     paths[endpoint.path] = operations;
   }
@@ -71,10 +86,29 @@ export function describeService(service: ServiceDescription): Json {
       title: service.title,
       version: service.version,
       description: 'Served by svc. Every endpoint is also reachable under /v1.',
+      apipod: { compute: service.compute, version: service.version },
     },
     paths,
-    components: { schemas: components.schemas },
+    components: {
+      schemas: {
+        ...components.schemas,
+        ...fileModelComponents(mediaKinds),
+        ...(service.compute === 'serverless' ? JOB_RESULT_COMPONENTS : {}),
+      },
+    },
   };
+}
+
+/** A result's media (a returned ImageFile, a list or dict of them) as the toolkit's FileModel references. */
+function withFileModels(schema: Value, mediaKinds: Set<string>): Value {
+  if (Array.isArray(schema)) return schema.map((item) => withFileModels(item, mediaKinds));
+  if (!isJsonObject(schema)) return schema;
+  const media = schema['x-media-type'];
+  if (typeof media === 'string') {
+    mediaKinds.add(media);
+    return fileModelReference(media);
+  }
+  return Object.fromEntries(Object.entries(schema).map(([key, value]) => [key, withFileModels(value, mediaKinds)]));
 }
 
 /**
@@ -102,9 +136,12 @@ function operationNames(endpoints: readonly EndpointReport[]): (endpoint: Endpoi
   return (endpoint) => names.get(endpoint.path) ?? endpoint.function;
 }
 
-const MEDIA_CONTENT_TYPES: { [media: string]: string } = { image: 'image/*', audio: 'audio/*', video: 'video/*' };
-
-function describeOperation(endpoint: EndpointReport, name: string, method: string): Json {
+function describeOperation(
+  endpoint: EndpointReport,
+  name: string,
+  method: string,
+  { answersWithJob, mediaKinds }: { answersWithJob: boolean; mediaKinds: Set<string> },
+): Json {
   const errorResponse = (description: string): Json => ({
     description,
     content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
@@ -113,9 +150,14 @@ function describeOperation(endpoint: EndpointReport, name: string, method: strin
   const operation: Json = { operationId: `${name}_${method.toLowerCase()}`, summary: endpoint.function };
   if (endpoint.doc) operation.description = endpoint.doc;
   if (method === 'GET') operation.parameters = queryParameters(endpoint);
-  else operation.requestBody = requestBody(endpoint, hasMedia);
+  else operation.requestBody = requestBody(endpoint, hasMedia, mediaKinds);
   operation.responses = {
-    '200': endpoint.is_generator
+    '200': answersWithJob
+      ? {
+          description: 'the job: poll its links.status (or refresh_job_url) until it ends; its result is the function\'s',
+          content: { 'application/json': { schema: { $ref: '#/components/schemas/JobResult' } } },
+        }
+      : endpoint.is_generator
       ? {
           description:
             'every chunk the function yielded, as a list; with `Accept: text/event-stream`, server-sent events as it yields: ' +
@@ -147,17 +189,18 @@ function describeChatOperation(endpoint: EndpointReport, name: string, requestSc
   };
 }
 
-function requestBody(endpoint: EndpointReport, hasMedia: boolean): Json {
-  const content: Json = { 'application/json': { schema: endpoint.input_schema } };
-  if (hasMedia) content['multipart/form-data'] = { schema: multipartSchema(endpoint) };
+function requestBody(endpoint: EndpointReport, hasMedia: boolean, mediaKinds: Set<string>): Json {
+  const content: Json = hasMedia
+    ? { 'multipart/form-data': { schema: multipartSchema(endpoint, mediaKinds) } }
+    : { 'application/json': { schema: endpoint.input_schema } };
   return { required: (endpoint.input_schema.required as Value[] | undefined)?.length !== 0, content };
 }
 
 /**
- * Media parameters become binary file parts in a multipart form, with the kinds of file
- * they take (contentMediaType, which /docs gives its file inputs); a list of them, repeated parts.
+ * Media parameters become file parts in a multipart form, described as the toolkit
+ * describes them (an upload, a FileModel or a string); a list of them, repeated parts.
  */
-function multipartSchema(endpoint: EndpointReport): Json {
+function multipartSchema(endpoint: EndpointReport, mediaKinds: Set<string>): Json {
   const properties: Json = {};
   for (const [name, schema] of Object.entries(propertiesOf(endpoint))) {
     const upload = fileUploadOf(schema);
@@ -165,7 +208,8 @@ function multipartSchema(endpoint: EndpointReport): Json {
       properties[name] = schema;
       continue;
     }
-    const file = { type: 'string', format: 'binary', contentMediaType: MEDIA_CONTENT_TYPES[upload.media] ?? 'application/octet-stream' };
+    mediaKinds.add(upload.media);
+    const file = uploadSchema(upload.media);
     properties[name] = upload.repeated ? { type: 'array', items: file } : file;
   }
   return { ...endpoint.input_schema, properties };

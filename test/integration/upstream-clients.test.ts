@@ -40,7 +40,7 @@ describe('clients of an apipod-package service against svc start', () => {
     expect(edit).toEqual({ status: 200, body: { prompt: 'x', mask: false, seed: null, guidance: 7.5 } });
     expect((await postJson(`${server.url}/edit`, { prompt: 'x', seed: 3 })).body.seed).toBe(3);
     const document: any = await (await fetch(`${server.url}/openapi.json`)).json();
-    const schema = document.paths['/edit'].post.requestBody.content['application/json'].schema;
+    const schema = document.paths['/edit'].post.requestBody.content['multipart/form-data'].schema;
     expect([schema.required, schema.properties.seed.default]).toEqual([['prompt'], null]);
   });
 

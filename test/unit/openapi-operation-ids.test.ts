@@ -10,7 +10,7 @@ function endpoint(path: string, name: string): EndpointReport {
 describe('OpenAPI operation ids', () => {
   it('are unique however function names and paths collide', () => {
     const endpoints = [endpoint('/a', 'run'), endpoint('/b', 'run'), endpoint('/c', 'run_a'), endpoint('/d-e', 'go'), endpoint('/d_e', 'go')];
-    const document = describeService({ title: 't', version: '1', endpoints }) as { paths: Record<string, { post: { operationId: string } }> };
+    const document = describeService({ title: 't', version: '1', compute: 'dedicated', endpoints }) as { paths: Record<string, { post: { operationId: string } }> };
     const ids = Object.entries(document.paths).map(([path, operations]) => [path, operations.post.operationId]);
     expect(ids).toEqual([
       ['/a', 'run_a_2_post'],

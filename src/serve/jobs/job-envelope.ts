@@ -8,7 +8,29 @@ export interface ServiceSpecification {
   hardware: string;
 }
 
-/** The job as the hosted inference API shows it; `job_id` repeats `id` for the existing toolkit's clients. */
+/** The apipod toolkit's hypermedia links (`JobLinks`), which its client `fastsdk` follows. */
+export interface JobLinks {
+  status: string;
+  cancel: string;
+  /** Only for a job that streams (a generator endpoint), as the toolkit gives it. */
+  stream?: string;
+}
+
+/** The toolkit's `JobMetrics`. */
+export interface JobMetrics {
+  created_at: string;
+  started_at: string | null;
+  finished_at: string | null;
+  execution_time_s: number | null;
+}
+
+/**
+ * One envelope that every client of either protocol reads: the hosted inference API's
+ * fields (`id`, `refresh_job_url`, `cancel_job_url`, ...), the apipod toolkit's (`job_id`,
+ * `links`, `metrics`), and svc's own (`endpoint`, `stream_url`, timestamps). `error` is a
+ * string, as both protocols have it (fastsdk's model refuses anything else); svc's
+ * structured error, with the exception's type, is `error_detail`.
+ */
 export interface JobEnvelope {
   id: string;
   job_id: string;
@@ -16,11 +38,14 @@ export interface JobEnvelope {
   progress: number | null;
   message: string | null;
   result: Value | null;
-  error: JobError | null;
+  error: string | null;
+  error_detail: JobError | null;
   endpoint: string;
   refresh_job_url: string;
   cancel_job_url: string;
   stream_url: string;
+  links: JobLinks;
+  metrics: JobMetrics;
   service_specification: ServiceSpecification;
   created_at: string;
   started_at: string | null;
@@ -30,6 +55,9 @@ export interface JobEnvelope {
 /** `baseUrl` is the public origin clients reach the server by, without a trailing slash. */
 export function toEnvelope(job: Job, baseUrl: string, specification: ServiceSpecification): JobEnvelope {
   const jobUrl = `${baseUrl}/v1/jobs/${job.id}`;
+  const createdAt = isoTime(job.createdAt);
+  const startedAt = job.startedAt === null ? null : isoTime(job.startedAt);
+  const finishedAt = job.finishedAt === null ? null : isoTime(job.finishedAt);
   return {
     id: job.id,
     job_id: job.id,
@@ -37,14 +65,30 @@ export function toEnvelope(job: Job, baseUrl: string, specification: ServiceSpec
     progress: job.progress,
     message: job.message,
     result: job.result,
-    error: job.error,
+    error: job.error === null ? null : job.error.message,
+    error_detail: job.error,
     endpoint: job.endpoint,
     refresh_job_url: jobUrl,
     cancel_job_url: `${jobUrl}/cancel`,
     stream_url: `${jobUrl}/stream`,
+    links: {
+      status: `${baseUrl}/status/${job.id}`,
+      cancel: `${baseUrl}/cancel/${job.id}`,
+      ...(job.streams ? { stream: `${baseUrl}/stream/${job.id}` } : {}),
+    },
+    metrics: {
+      created_at: createdAt,
+      started_at: startedAt,
+      finished_at: finishedAt,
+      execution_time_s: job.startedAt === null || job.finishedAt === null ? null : (job.finishedAt - job.startedAt) / 1000,
+    },
     service_specification: specification,
-    created_at: new Date(job.createdAt).toISOString(),
-    started_at: job.startedAt === null ? null : new Date(job.startedAt).toISOString(),
-    finished_at: job.finishedAt === null ? null : new Date(job.finishedAt).toISOString(),
+    created_at: createdAt,
+    started_at: startedAt,
+    finished_at: finishedAt,
   };
+}
+
+function isoTime(milliseconds: number): string {
+  return new Date(milliseconds).toISOString();
 }

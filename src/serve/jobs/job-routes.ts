@@ -1,19 +1,10 @@
-import type { OutgoingHttpHeaders } from 'node:http';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { HttpError, methodNotAllowed } from '../http-error.js';
 import { readPreferences } from '../prefer-header.js';
-import { toEnvelope, type ServiceSpecification } from './job-envelope.js';
-import type { JobRunner } from './job-runner.js';
-import { isTerminal } from './job-status.js';
-import type { JobStore } from './job-store.js';
+import { envelopeOf, streamJob, SVC_FRAMING, TOOLKIT_FRAMING, type JobStreamOptions } from './job-stream.js';
 import type { Job } from './job.js';
 
-export interface JobRoutesOptions {
-  store: JobStore;
-  runner: JobRunner;
-  specification: ServiceSpecification;
-  /** The origin clients reach this server by; the request's own Host when null. */
-  publicUrl: string | null;
+export interface JobRoutesOptions extends JobStreamOptions {
   maxWaitSeconds: number;
 }
 
@@ -40,89 +31,61 @@ export async function registerJobRoutes(app: FastifyInstance, options: JobRoutes
     return envelopeOf(request, job, options);
   };
 
-  app.get<{ Params: { id: string } }>('/v1/jobs/:id', async (request, reply) => answer(request, reply, findJob(request, request.params.id)));
-  app.get<{ Querystring: { job_id?: string } }>('/status', async (request, reply) =>
-    answer(request, reply, findJob(request, request.query.job_id)),
-  );
-  app.post<{ Params: { id: string } }>('/v1/jobs/:id/cancel', async (request) => {
-    const job = findJob(request, request.params.id);
+  const cancel = (request: FastifyRequest, id: string | undefined) => {
+    const job = findJob(request, id);
     runner.cancel(job);
     return envelopeOf(request, job, options);
+  };
+  const follow = (request: FastifyRequest, reply: FastifyReply, id: string | undefined, framing: typeof SVC_FRAMING) => {
+    streamJob(request, reply, findJob(request, id), options, { cancelWhenClientLeaves: false, framing });
+  };
+
+  app.get<{ Params: { id: string } }>('/v1/jobs/:id', async (request, reply) => answer(request, reply, findJob(request, request.params.id)));
+  app.post<{ Params: { id: string } }>('/v1/jobs/:id/cancel', async (request) => cancel(request, request.params.id));
+  app.get<{ Params: { id: string } }>('/v1/jobs/:id/stream', async (request, reply) => follow(request, reply, request.params.id, SVC_FRAMING));
+
+  // The apipod toolkit's routes, of each generation: 1.0.5's `POST /status?job_id=`, 1.0.6's
+  // `/status/{id}`, `/cancel/{id}` and `/stream/{id}` (the envelope's `links`), with svc's
+  // cancel behind them. A job id is read as the toolkit reads it: without the quotes and
+  // stray `?` or `#` clients paste around it.
+  type ByQuery = { Querystring: { job_id?: string } };
+  type ByPath = { Params: { id: string } };
+  app.get<ByQuery>('/status', async (request, reply) => answer(request, reply, findJob(request, toolkitJobId(request.query.job_id))));
+  app.post<ByQuery>('/status', async (request, reply) => answer(request, reply, findJob(request, toolkitJobId(request.query.job_id))));
+  app.get<ByPath>('/status/:id', async (request, reply) => answer(request, reply, findJob(request, toolkitJobId(request.params.id))));
+  app.post<ByPath & { Querystring: { action?: string } }>('/cancel/:id', async (request) => {
+    const { action } = request.query;
+    if (action !== undefined && action !== 'cancel' && action !== 'interrupt') {
+      throw new HttpError(422, 'validation_error', 'invalid_input', `action must be cancel or interrupt, not ${JSON.stringify(action)}`, {
+        detail: [{ field: 'action', message: 'must be cancel or interrupt' }],
+      });
+    }
+    return cancel(request, toolkitJobId(request.params.id));
   });
-  app.get<{ Params: { id: string } }>('/v1/jobs/:id/stream', async (request, reply) => {
-    streamJob(request, reply, findJob(request, request.params.id), options, { cancelWhenClientLeaves: false });
-  });
-  // Another method on a job URL is a 405 naming the one it takes, as on an endpoint's path.
-  for (const [url, allowed] of [['/v1/jobs/:id', 'GET'], ['/v1/jobs/:id/cancel', 'POST'], ['/v1/jobs/:id/stream', 'GET']] as const) {
-    const others = (['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const).filter((method) => method !== allowed);
+  app.get<ByPath>('/stream/:id', async (request, reply) => follow(request, reply, toolkitJobId(request.params.id), TOOLKIT_FRAMING));
+
+  // Another method on a job URL is a 405 naming those it takes, as on an endpoint's path.
+  const jobUrls: ReadonlyArray<readonly [string, readonly string[]]> = [
+    ['/v1/jobs/:id', ['GET']],
+    ['/v1/jobs/:id/cancel', ['POST']],
+    ['/v1/jobs/:id/stream', ['GET']],
+    ['/status', ['GET', 'POST']],
+    ['/status/:id', ['GET']],
+    ['/cancel/:id', ['POST']],
+    ['/stream/:id', ['GET']],
+  ];
+  for (const [url, allowed] of jobUrls) {
+    const others = (['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const).filter((method) => !allowed.includes(method));
     app.route({
       method: [...others],
       url,
       handler: async (request) => {
-        throw methodNotAllowed(request.method, request.url.split('?')[0] as string, [allowed]);
+        throw methodNotAllowed(request.method, request.url.split('?')[0] as string, [...allowed]);
       },
     });
   }
 }
 
-export function envelopeOf(request: FastifyRequest, job: Job, options: Pick<JobRoutesOptions, 'publicUrl' | 'specification'>) {
-  const baseUrl = options.publicUrl ?? `${request.protocol}://${request.host}`;
-  return toEnvelope(job, baseUrl, options.specification);
-}
-
-/**
- * Server-sent events (the WHATWG EventSource format): `chunk` for every chunk (those sent
- * before the client connected first), `progress` on progress, and one final `status`
- * event with the whole envelope once the job ends; then the stream closes. A client that
- * submitted the call as a stream (`Accept: text/event-stream`) cancels it by leaving, as a
- * dedicated call's client does; one following a job it submitted otherwise does not.
- */
-export function streamJob(
-  request: FastifyRequest,
-  reply: FastifyReply,
-  job: Job,
-  options: JobRoutesOptions,
-  { cancelWhenClientLeaves }: { cancelWhenClientLeaves: boolean },
-): void {
-  reply.hijack();
-  const response = reply.raw;
-  response.writeHead(200, {
-    // Headers set before the stream took over (CORS) go out with it; hijacked, Fastify would drop them.
-    ...(reply.getHeaders() as OutgoingHttpHeaders),
-    'content-type': 'text/event-stream; charset=utf-8',
-    // Which job this is, from the first byte: the final `status` event says so only at the end.
-    'content-location': `/v1/jobs/${job.id}`,
-    'cache-control': 'no-cache',
-    connection: 'keep-alive',
-    'x-accel-buffering': 'no',
-  });
-  const send = (event: string, data: unknown) => response.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
-  let sentChunks = 0;
-  let lastProgress: string | null = null;
-  const flush = (current: Job): boolean => {
-    for (; sentChunks < current.chunks.length; sentChunks++) send('chunk', current.chunks[sentChunks]);
-    const progress = JSON.stringify([current.progress, current.message]);
-    if (progress !== lastProgress) {
-      lastProgress = progress;
-      send('progress', { progress: current.progress, message: current.message, status: current.status });
-    }
-    if (!isTerminal(current.status)) return false;
-    send('status', envelopeOf(request, current, options));
-    response.end();
-    return true;
-  };
-  if (flush(job)) return;
-  const stop = options.store.watch(job, (changed) => {
-    if (flush(changed)) stop();
-  });
-  response.on('close', () => {
-    stop();
-    if (!cancelWhenClientLeaves || isTerminal(job.status)) return;
-    // Its caller is gone, and nobody else knows the job: watched until it ends, it is not
-    // counted among the ended jobs a stopping server waits to have read.
-    const forget = options.store.watch(job, (changed) => {
-      if (isTerminal(changed.status)) forget();
-    });
-    options.runner.cancel(job);
-  });
+function toolkitJobId(id: string | undefined): string | undefined {
+  return id?.trim().replace(/^["'?#]+|["'?#]+$/g, '');
 }

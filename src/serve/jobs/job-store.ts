@@ -51,12 +51,13 @@ export class JobStore {
     this.events.setMaxListeners(0);
   }
 
-  create(endpoint: string, owner: string | null): Job {
+  create(endpoint: string, owner: string | null, streams = false): Job {
     this.expire();
     const job: Job = {
       // 128 random bits: job URLs are unguessable, so a job id is not a way in.
       id: randomBytes(16).toString('hex'),
       endpoint,
+      streams,
       owner,
       status: 'PENDING',
       progress: 0,

@@ -12,6 +12,8 @@ export interface JobError {
 export interface Job {
   readonly id: string;
   readonly endpoint: string;
+  /** Whether its endpoint is a generator, whose chunks a client may follow as they come. */
+  readonly streams: boolean;
   /** The API key (by its id, never the key) that created the job; null when auth is off. */
   readonly owner: string | null;
   status: JobStatus;

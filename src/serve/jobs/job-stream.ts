@@ -1,0 +1,119 @@
+import type { OutgoingHttpHeaders } from 'node:http';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { Value } from '../../worker/protocol.js';
+import { toEnvelope, type JobEnvelope, type ServiceSpecification } from './job-envelope.js';
+import type { JobRunner } from './job-runner.js';
+import { isTerminal } from './job-status.js';
+import type { JobStore } from './job-store.js';
+import type { Job } from './job.js';
+
+export interface JobStreamOptions {
+  store: JobStore;
+  runner: JobRunner;
+  specification: ServiceSpecification;
+  /** The origin clients reach this server by; the request's own Host when null. */
+  publicUrl: string | null;
+}
+
+/** How one protocol frames a job's chunks and changes as server-sent events. */
+interface EventFraming {
+  chunk(value: Value): string;
+  progress(job: Job, envelope: () => JobEnvelope): string;
+  end(envelope: JobEnvelope): string;
+}
+
+/**
+ * svc's framing (the WHATWG EventSource format): `chunk` for every chunk, `progress` on
+ * progress, and one final `status` event with the whole envelope.
+ */
+export const SVC_FRAMING: EventFraming = {
+  chunk: (value) => namedEvent('chunk', value),
+  progress: (job) => namedEvent('progress', { progress: job.progress, message: job.message, status: job.status }),
+  end: (envelope) => namedEvent('status', envelope),
+};
+
+/**
+ * The apipod toolkit's `GET /stream/{id}` as its client fastsdk reads it: each chunk an
+ * unnamed `data:` record (text as it is, anything else as JSON), and the job's envelope
+ * as an `event: job` record on each change and at the end, which is how fastsdk learns
+ * the job ended (the toolkit's own local server sends chunks only).
+ */
+export const TOOLKIT_FRAMING: EventFraming = {
+  chunk: (value) => `${dataLines(typeof value === 'string' ? value : JSON.stringify(value))}\n`,
+  progress: (_job, envelope) => namedEvent('job', envelope()),
+  end: (envelope) => namedEvent('job', envelope),
+};
+
+/**
+ * Follows a job as server-sent events: the chunks sent before the client connected first,
+ * then each change, until the job ends; then the stream closes. A client that submitted
+ * the call as a stream (`Accept: text/event-stream`) cancels it by leaving, as a dedicated
+ * call's client does; one following a job it submitted otherwise does not.
+ */
+export function streamJob(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  job: Job,
+  options: JobStreamOptions,
+  { cancelWhenClientLeaves, framing }: { cancelWhenClientLeaves: boolean; framing: EventFraming },
+): void {
+  reply.hijack();
+  const response = reply.raw;
+  response.writeHead(200, {
+    // Headers set before the stream took over (CORS) go out with it; hijacked, Fastify would drop them.
+    ...(reply.getHeaders() as OutgoingHttpHeaders),
+    'content-type': 'text/event-stream; charset=utf-8',
+    // Which job this is, from the first byte: the final event says so only at the end.
+    'content-location': `/v1/jobs/${job.id}`,
+    'cache-control': 'no-cache',
+    connection: 'keep-alive',
+    'x-accel-buffering': 'no',
+  });
+  const envelopeNow = (current: Job) => envelopeOf(request, current, options);
+  let sentChunks = 0;
+  let lastProgress: string | null = null;
+  const flush = (current: Job): boolean => {
+    for (; sentChunks < current.chunks.length; sentChunks++) response.write(framing.chunk(current.chunks[sentChunks] as Value));
+    if (isTerminal(current.status)) {
+      response.end(framing.end(envelopeNow(current)));
+      return true;
+    }
+    const progress = JSON.stringify([current.progress, current.message, current.status]);
+    if (progress !== lastProgress) {
+      lastProgress = progress;
+      response.write(framing.progress(current, () => envelopeNow(current)));
+    }
+    return false;
+  };
+  if (flush(job)) return;
+  const stop = options.store.watch(job, (changed) => {
+    if (flush(changed)) stop();
+  });
+  response.on('close', () => {
+    stop();
+    if (!cancelWhenClientLeaves || isTerminal(job.status)) return;
+    // Its caller is gone, and nobody else knows the job: watched until it ends, it is not
+    // counted among the ended jobs a stopping server waits to have read.
+    const forget = options.store.watch(job, (changed) => {
+      if (isTerminal(changed.status)) forget();
+    });
+    options.runner.cancel(job);
+  });
+}
+
+export function envelopeOf(request: FastifyRequest, job: Job, options: Pick<JobStreamOptions, 'publicUrl' | 'specification'>): JobEnvelope {
+  const baseUrl = options.publicUrl ?? `${request.protocol}://${request.host}`;
+  return toEnvelope(job, baseUrl, options.specification);
+}
+
+function namedEvent(event: string, data: unknown): string {
+  return `event: ${event}\ndata: ${JSON.stringify(data)}\n\n`;
+}
+
+/** A text as `data:` lines: a line break in the text would otherwise end the field. */
+function dataLines(text: string): string {
+  return text
+    .split(/\r\n|\r|\n/)
+    .map((line) => `data: ${line}\n`)
+    .join('');
+}
