@@ -20,6 +20,8 @@ type Envelope = {
   refresh_job_url: string;
   cancel_job_url: string;
   stream_url: string;
+  links: { status: string; cancel: string; stream?: string };
+  created_at: string;
 };
 
 async function getJson(url: string, headers: Record<string, string> = {}): Promise<{ status: number; body: any; headers: Headers }> {
@@ -155,6 +157,46 @@ describe('the job API (serverless compute, localhost provider)', () => {
     expect(final.event).toBe('status');
     expect(JSON.parse(final.data)).toMatchObject({ status: 'FINISHED', result: ['alpha', 'beta', 'gamma'] });
     expect(sawStreaming).toBe(true);
+  });
+
+  it("carries the apipod toolkit's links and metrics, and serves its job routes of both generations", async () => {
+    const envelope: Envelope = (await postJson(`${server.url}/steps`, { count: 1, pause: 0 })).body;
+    expect(envelope.links).toEqual({ status: `${server.url}/status/${envelope.id}`, cancel: `${server.url}/cancel/${envelope.id}` });
+    const done = await waitForStatus(envelope.links.status, ['FINISHED']);
+    expect(done).toMatchObject({ job_id: envelope.id, result: { steps: 1 }, metrics: { created_at: envelope.created_at, execution_time_s: expect.any(Number) } });
+    // 1.0.5's POST /status?job_id=, and an id pasted with quotes around it, as the toolkit reads it.
+    for (const [method, url] of [['POST', `/status?job_id=${envelope.id}`], ['GET', `/status/%22${envelope.id}%22`], ['GET', `/status?job_id='${envelope.id}'`]]) {
+      const response = await fetch(`${server.url}${url}`, { method });
+      expect([method, url, response.status, ((await response.json()) as Envelope).result]).toEqual([method, url, 200, { steps: 1 }]);
+    }
+    const unknown = await fetch(`${server.url}/status/0123456789abcdef0123456789abcdef`);
+    expect([unknown.status, ((await unknown.json()) as any).error.code]).toEqual([404, 'unknown_job']);
+    const wrongMethod = await fetch(`${server.url}/cancel/${envelope.id}`);
+    expect([wrongMethod.status, wrongMethod.headers.get('allow')]).toEqual([405, 'POST']);
+  });
+
+  it("cancels a running job at the toolkit's /cancel/{id}, and refuses an action the toolkit does not know", async () => {
+    const envelope: Envelope = (await postJson(`${server.url}/sleep`, { seconds: 30 })).body;
+    await waitForStatus(envelope.refresh_job_url, ['PROCESSING']);
+    const refused = await fetch(`${envelope.links.cancel}?action=explode`, { method: 'POST' });
+    expect([refused.status, ((await refused.json()) as any).error.detail]).toEqual([422, [{ field: 'action', message: 'must be cancel or interrupt' }]]);
+    const cancelled = await fetch(`${envelope.links.cancel}?action=interrupt`, { method: 'POST' });
+    expect(((await cancelled.json()) as Envelope).status).toBe('CANCELLED');
+    expect((await postJson(`${server.url}/steps`, { count: 1, pause: 0 }, { prefer: 'wait=10' })).body.status).toBe('FINISHED');
+  });
+
+  it("streams a generator at the toolkit's /stream/{id}: each chunk a data record, the job as `event: job`", async () => {
+    const envelope: Envelope = (await postJson(`${server.url}/lines`, { text: 'one|two\nthree' })).body;
+    expect(envelope.links.stream).toBe(`${server.url}/stream/${envelope.id}`);
+    const events: EventSourceMessage[] = [];
+    const parser = createParser({ onEvent: (event) => events.push(event) });
+    const response = await fetch(envelope.links.stream!);
+    const decoder = new TextDecoder();
+    for await (const chunk of response.body!) parser.feed(decoder.decode(chunk as Uint8Array, { stream: true }));
+    expect(events.filter((event) => event.event === undefined).map((event) => event.data)).toEqual(['one', 'two\nthree']);
+    const snapshots = events.filter((event) => event.event === 'job').map((event) => JSON.parse(event.data) as Envelope);
+    expect(snapshots.at(-1)).toMatchObject({ job_id: envelope.id, status: 'FINISHED', result: ['one', 'two\nthree'] });
+    expect(events.at(-1)!.event).toBe('job');
   });
 
   it('answers 503 with Retry-After when the queue is full, and creates no job', async () => {
