@@ -15,6 +15,9 @@
 //
 // Usage: node bench/jobs/run.js [--duration 5] [--rounds 3] [--clients 16] [--poll-ms 10]
 //          [--samples 300] [--slow-samples 5] [--workers 1] [--stall-after 10] [--markdown]
+//          [--baseline DIR]
+// --baseline DIR also runs the svc of another checkout (DIR, with its bundle built) in the
+// same rounds, to show what a change costs: say the worktree of the commit before it.
 // A job with no result after --stall-after seconds is abandoned and counted as stalled (the
 // PyPI apipod's queue thread can die under concurrent load, leaving queued jobs unrun until
 // the next submit restarts it); throughput counts finished jobs only.
@@ -44,6 +47,7 @@ const { values } = parseArgs({
     'slow-samples': { type: 'string', default: '5' },
     workers: { type: 'string', default: '1' },
     'stall-after': { type: 'string', default: '10' },
+    baseline: { type: 'string' },
     markdown: { type: 'boolean', default: false },
   },
 });
@@ -63,18 +67,22 @@ process.on('SIGINT', () => stopAll().then(() => process.exit(130)));
 try {
   const venv = ensureVenv();
   if (!existsSync(join(root, 'dist', 'svc.js'))) throw new Error('no CLI bundle: run `node scripts/bundle.js` first');
-  const svc = await startServer('svc', process.execPath, [svcBin, 'start', join(here, 'svc', 'service.py'), '--compute', 'serverless', '--host', '127.0.0.1',
-    '--workers', String(workers), '--queue-size', '100000', '--max-jobs', '100000'], {}, (port) => ({ args: ['--port', String(port)] }));
+  const startSvcOf = (name, bin) =>
+    startServer(name, process.execPath, [bin, 'start', join(here, 'svc', 'service.py'), '--compute', 'serverless', '--host', '127.0.0.1',
+      '--workers', String(workers), '--queue-size', '100000', '--max-jobs', '100000'], {}, (port) => ({ args: ['--port', String(port)] }));
+  const svc = await startSvcOf('svc', svcBin);
+  const baseline = values.baseline === undefined ? null : await startSvcOf(`svc at ${values.baseline}`, join(values.baseline, 'bin', 'svc.js'));
   const apipod = await startServer('apipod (PyPI)', join(venv, 'bin', 'python'), [join(here, 'apipod_pypi', 'service.py')], {}, (port) => ({
     env: { APIPOD_COMPUTE: 'serverless', APIPOD_PROVIDER: 'localhost', APIPOD_HOST: '127.0.0.1', APIPOD_PORT: String(port) },
   }));
-  await Promise.all([waitReady(svc), waitReady(apipod)]);
+  await Promise.all([svc, apipod, ...(baseline ? [baseline] : [])].map(waitReady));
   console.log(describeMachine(venv));
 
   const ways = {
     'svc, Prefer: wait': (signal) => svcJob(svc, { wait: true, signal }),
     [`svc, polled every ${pollMs} ms`]: (signal) => svcJob(svc, { pollEveryMs: pollMs, signal }),
     [`apipod (PyPI), polled every ${pollMs} ms`]: (signal) => apipodJob(apipod, pollMs, signal),
+    ...(baseline ? { [`${baseline.name}, Prefer: wait`]: (signal) => svcJob(baseline, { wait: true, signal }) } : {}),
   };
   // Warm-up: imports, JIT, pydantic's lazy set-up, connection pools.
   for (const job of Object.values(ways)) await closedLoop(job, clients, 1500, () => {});
@@ -232,7 +240,7 @@ async function waitReady(server) {
       const response = await fetch(`http://127.0.0.1:${server.port}/health`);
       const health = await response.json();
       // svc says READY once its workers are up; apipod answers 200 as soon as it listens.
-      if (response.ok && (health.status === undefined || health.status === 'READY' || server.name !== 'svc')) return;
+      if (response.ok && (health.status === undefined || health.status === 'READY' || !server.name.startsWith('svc'))) return;
     } catch {
       // not listening yet
     }
@@ -299,10 +307,11 @@ function report(throughput, latencies, stalls) {
   console.log(`jobs/s, svc with Prefer: wait / apipod: ${ratio(throughput.get(ways[0]), base)} (target at least 10x: ${waitJobs >= 10 * apipodJobs ? 'met' : 'NOT met'})`);
   console.log(`jobs/s, svc polled / apipod polled alike: ${ratio(throughput.get(ways[1]), base)}`);
   console.log(`median submit to result with Prefer: wait: ${ms(waitLatency)} (target under 5 ms: ${waitLatency < 5 ? 'met' : 'NOT met'})`);
+  if (ways[3] !== undefined) console.log(`jobs/s with Prefer: wait, this svc / ${ways[3].replace(/, Prefer: wait$/, '')}: ${ratio(throughput.get(ways[0]), throughput.get(ways[3]), 2)}`);
 }
 
 /** The median of per-round ratios: each round's servers ran under the same load on the machine. */
-function ratio(own, base) {
-  return `${median(own.map((value, round) => value / base[round])).toFixed(1)}x`;
+function ratio(own, base, digits = 1) {
+  return `${median(own.map((value, round) => value / base[round])).toFixed(digits)}x`;
 }
 
