@@ -118,11 +118,11 @@ def outcome_of(envelope: dict) -> Union[Finished, Failed]:
     status = envelope.get("status")
     if status == "FINISHED":
         return Finished(envelope.get("result"))
-    error = envelope.get("error") or {}
     if status == "CANCELLED":
         return Failed("the job was cancelled")
-    if error.get("type") and error.get("message"):
-        return Failed(f"{error['type']}: {error['message']}")
+    detail = envelope.get("error_detail") or {}
+    if detail.get("type") and detail.get("message"):
+        return Failed(f"{detail['type']}: {detail['message']}")
     return Failed(f"the job ended {status}")
 
 

@@ -198,7 +198,8 @@ export function renderDocsPage(title: string): string {
     }).then(function (next) {
       show(next, view);
       if (isRunningJob(next)) return follow(next, headers, view);
-      view.status.textContent = 'Job ' + next.status + (next.error ? ': ' + next.error.type + ': ' + next.error.message : '');
+      var failure = next.error_detail ? next.error_detail.type + ': ' + next.error_detail.message : next.error;
+      view.status.textContent = 'Job ' + next.status + (failure ? ': ' + failure : '');
     }).catch(function (error) { view.status.textContent = 'Lost the job ' + job.job_id + ': ' + error.message; });
   }
   function isMedia(value) {

@@ -18,16 +18,19 @@ export interface JobStreamOptions {
 /** How one protocol frames a job's chunks and changes as server-sent events. */
 interface EventFraming {
   chunk(value: Value): string;
+  /** What of a running job, when it changes, is sent as `progress`. */
+  progressKey(job: Job): string;
   progress(job: Job, envelope: () => JobEnvelope): string;
   end(envelope: JobEnvelope): string;
 }
 
 /**
- * svc's framing (the WHATWG EventSource format): `chunk` for every chunk, `progress` on
- * progress, and one final `status` event with the whole envelope.
+ * svc's framing (the WHATWG EventSource format): `chunk` for every chunk, `progress` when
+ * progress or message change, and one final `status` event with the whole envelope.
  */
 export const SVC_FRAMING: EventFraming = {
   chunk: (value) => namedEvent('chunk', value),
+  progressKey: (job) => JSON.stringify([job.progress, job.message]),
   progress: (job) => namedEvent('progress', { progress: job.progress, message: job.message, status: job.status }),
   end: (envelope) => namedEvent('status', envelope),
 };
@@ -40,6 +43,7 @@ export const SVC_FRAMING: EventFraming = {
  */
 export const TOOLKIT_FRAMING: EventFraming = {
   chunk: (value) => `${dataLines(typeof value === 'string' ? value : JSON.stringify(value))}\n`,
+  progressKey: (job) => JSON.stringify([job.progress, job.message, job.status]),
   progress: (_job, envelope) => namedEvent('job', envelope()),
   end: (envelope) => namedEvent('job', envelope),
 };
@@ -78,7 +82,7 @@ export function streamJob(
       response.end(framing.end(envelopeNow(current)));
       return true;
     }
-    const progress = JSON.stringify([current.progress, current.message, current.status]);
+    const progress = framing.progressKey(current);
     if (progress !== lastProgress) {
       lastProgress = progress;
       response.write(framing.progress(current, () => envelopeNow(current)));
