@@ -1,5 +1,5 @@
 import type { RequestCancel } from './client-disconnect.js';
-import type { JobSettings } from './gateway.js';
+import type { JobSettings } from './gateway-options.js';
 import { HttpError } from './http-error.js';
 
 type TimeoutSettings = Pick<JobSettings, 'timeoutsMs' | 'defaultTimeoutMs'>;

@@ -1,11 +1,10 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest, HTTPMethods } from 'fastify';
 import { HTTP_METHODS } from '../http-methods.js';
 import type { CancelSignal } from '../worker/cancel-signal.js';
-import type { EndpointReport, ErrorInfo } from '../worker/protocol.js';
+import type { EndpointReport } from '../worker/protocol.js';
 import { SvcError } from '../svc-error.js';
-import { PoolClosedError, QueueFullError } from '../worker/worker-pool.js';
 import type { CallOutcome } from '../worker/worker-process.js';
-import type { GatewayOptions } from './gateway.js';
+import type { GatewayOptions } from './gateway-options.js';
 import { cancelledWhenClientLeaves } from './client-disconnect.js';
 import { HttpError, methodNotAllowed } from './http-error.js';
 import { compileValidators, type Arguments } from './input-validation.js';
@@ -16,7 +15,7 @@ import { mediaUrlParameters } from './media-urls.js';
 import { readPreferences } from './prefer-header.js';
 import { readArguments, removeStagedFiles } from './request-arguments.js';
 import { planRouteAliases, withoutTrailingSlash } from './route-aliases.js';
-import { crashFailure } from './worker-crash.js';
+import { sendOutcome, submitFailure } from './call-outcome-http.js';
 import { CallDeadline, callTimedOut, timeoutMsFor } from './call-timeout.js';
 
 type EndpointRoutesOptions = GatewayOptions & { jobRoutes: JobRoutesOptions };
@@ -186,49 +185,4 @@ async function submitCall(
   } catch (error) {
     throw submitFailure(error, endpoint, options);
   }
-}
-
-/** The pool's refusals as the 503s clients know how to retry; anything else is svc's own fault. */
-export function submitFailure(error: unknown, endpoint: EndpointReport, options: Pick<GatewayOptions, 'retryAfterSeconds'>): unknown {
-  if (error instanceof QueueFullError) {
-    return new HttpError(503, 'queue_full', 'queue_full', `the queue of ${endpoint.path} is full; retry later`, {
-      headers: { 'retry-after': String(options.retryAfterSeconds) },
-    });
-  }
-  if (error instanceof PoolClosedError) {
-    return new HttpError(503, 'unavailable', 'not_accepting_calls', `the service is not taking calls: ${error.message}`, {
-      headers: { 'retry-after': String(options.retryAfterSeconds) },
-    });
-  }
-  return error;
-}
-
-function sendOutcome(reply: FastifyReply, outcome: CallOutcome, debug: boolean): FastifyReply {
-  switch (outcome.kind) {
-    case 'result':
-      // Serialised here: Fastify would send a bare string as text/plain.
-      return reply.type('application/json; charset=utf-8').send(JSON.stringify(outcome.value));
-    case 'error':
-      throw endpointFailure(outcome.error, debug);
-    case 'crashed':
-      throw crashFailure(outcome, debug);
-    case 'cancelled':
-      throw new HttpError(503, 'unavailable', 'cancelled', 'the call was cancelled before it finished');
-  }
-}
-
-/**
- * The function raised: a 500 with the exception. An argument the worker could not convert
- * (bad base64, a pydantic model's validation) is the caller's input, so a 422 naming it.
- */
-export function endpointFailure(error: ErrorInfo, debug: boolean): HttpError {
-  if (error.argument !== null) {
-    const problem = error.message.replace(`argument '${error.argument}': `, '');
-    return new HttpError(422, 'validation_error', 'invalid_input', `invalid input: ${error.argument}: ${problem}`, {
-      detail: [{ field: error.argument, message: problem }],
-    });
-  }
-  return new HttpError(500, 'endpoint_error', 'exception', `${error.type}: ${error.message}`, {
-    exception: { type: error.type, message: error.message, ...(debug ? { traceback: error.traceback } : {}) },
-  });
 }

@@ -2,64 +2,16 @@ import type { ServerResponse } from 'node:http';
 import cors from '@fastify/cors';
 import multipart from '@fastify/multipart';
 import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply } from 'fastify';
-import type { Compute } from '../deployment-target.js';
-import type { ApiKeys } from './api-keys.js';
 import { registerAuth } from './auth.js';
-import type { CallRunner } from './call-runner.js';
 import { registerChatRoutes } from './chat/chat-routes.js';
 import { registerDocsRoutes } from './docs-routes.js';
 import { registerEndpointRoutes } from './endpoint-routes.js';
 import { registerHealthRoute } from './health-route.js';
-import type { MediaUrlSettings } from './media-urls.js';
 import { HttpError } from './http-error.js';
 import { JobRunner } from './jobs/job-runner.js';
 import { registerJobRoutes } from './jobs/job-routes.js';
-import type { JobStore } from './jobs/job-store.js';
 import { registerBodyParsers, unsupportedMediaType } from './request-bodies.js';
-import type { ServeLog } from './serve-log.js';
-
-export interface GatewayOptions {
-  runner: CallRunner;
-  /** The service's title: APIPod(title=...), else the project directory's name. */
-  title: string;
-  /** svc's version, shown in the OpenAPI document. */
-  version: string;
-  /** Largest accepted request body, bytes. */
-  maxBodyBytes: number;
-  /** Seconds a client is told to wait (Retry-After) when a queue is full. */
-  retryAfterSeconds: number;
-  /** Include Python tracebacks in 500 bodies and job errors. */
-  debug: boolean;
-  /** The server's own directory for files in transit (the workers' APIPOD_FILE_DIR), where uploads are staged. */
-  fileDir: string;
-  /** How the URLs clients give for media parameters are fetched; null: they are refused (--no-media-urls). */
-  mediaUrls: MediaUrlSettings | null;
-  /** dedicated: the result in the response; serverless: a job envelope to poll. */
-  compute: Compute;
-  keys: ApiKeys;
-  jobs: JobSettings;
-  /** Where jobs live; the server that owns the gateway reads it when stopping. */
-  jobStore: JobStore;
-  onRequestLog?: (line: string) => void;
-  /** Where the gateway tells what it notices as it starts (an endpoint's alias, one left out). */
-  log?: Pick<ServeLog, 'info' | 'warn'>;
-  /** Web origins whose pages may call the service (CORS), `*` for any; none when empty. */
-  corsOrigins?: readonly string[];
-}
-
-export interface JobSettings {
-  /** How long an ended job stays readable (the job store's retention). */
-  ttlMs: number;
-  maxRetained: number;
-  maxRetainedBytes: number;
-  defaultTimeoutMs: number;
-  /** Per endpoint path, overriding the default. */
-  timeoutsMs: ReadonlyMap<string, number>;
-  /** The longest `Prefer: wait=N` honoured. */
-  maxWaitSeconds: number;
-  /** The origin in job URLs; the request's Host when null. */
-  publicUrl: string | null;
-}
+import type { GatewayOptions } from './gateway-options.js';
 
 /**
  * The HTTP side of `svc start`: routing, body parsing, validation, docs, health, and the

@@ -12,7 +12,8 @@ import { findPythonInterpreter, type PythonInterpreter } from '../worker/python-
 import { WorkerPool } from '../worker/worker-pool.js';
 import { COMPUTE_VALUES, DEFAULT_TARGET, SERVED_PROVIDERS, type Compute, type Provider, type ServedProvider } from '../deployment-target.js';
 import { API_KEYS_ENV, ApiKeys } from './api-keys.js';
-import { createGateway, type JobSettings } from './gateway.js';
+import { createGateway } from './gateway.js';
+import type { JobSettings } from './gateway-options.js';
 import { JobStore } from './jobs/job-store.js';
 import { urlHost } from './listen-url.js';
 import { listenOn } from './listen.js';
