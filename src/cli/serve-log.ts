@@ -1,5 +1,5 @@
 import { Chalk } from 'chalk';
-import type { ServeLog } from '../serve/serve-log.js';
+import type { ServeLog } from '../serve-log.js';
 import { printable, type OutputMode } from './output.js';
 
 /**

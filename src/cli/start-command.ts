@@ -125,7 +125,7 @@ export function registerStartCommand(program: Command): void {
         }
         if (options.image !== undefined) throw new SvcError('usage', '--image chooses the image --orchestrator docker runs: add --orchestrator docker');
         // Loaded on use: the server's dependencies would slow every other command's start.
-        const { serveLocally } = await import('../serve/local-server.js');
+        const { serveLocally } = await import('../orchestrators/local-run.js');
         await serveLocally({
           target,
           entrypoint: options.entrypoint,

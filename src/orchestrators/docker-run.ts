@@ -14,8 +14,9 @@ import { locateProject } from '../project-location.js';
 import type { Manifest } from '../scan/manifest.js';
 import { DEPLOY_DIRECTORY, MANIFEST_FILE } from '../scan/manifest-file.js';
 import { SERVING_HEALTH_STATES, type HealthState } from '../serve/call-runner.js';
-import type { ServeLog } from '../serve/serve-log.js';
+import type { ServeLog } from '../serve-log.js';
 import { SvcError } from '../svc-error.js';
+import { waitForStopSignal } from '../stop-signal.js';
 
 export interface DockerRunOptions {
   /** Project directory or service file, as for `svc start`: names the image when `image` is not given. */
@@ -88,15 +89,8 @@ export async function runInDocker(options: DockerRunOptions): Promise<void> {
     });
 
   const removeContainer = () => container.remove({ force: true }).catch(() => undefined);
-  const stopWhen = options.stopWhen ?? waitForStopSignal();
-  if (!options.stopWhen) {
-    // A second Ctrl-C or SIGTERM does not wait for the drain: the container goes at once.
-    void stopWhen.then(() => {
-      const now = () => void removeContainer().finally(() => process.exit(130));
-      process.once('SIGINT', now);
-      process.once('SIGTERM', now);
-    });
-  }
+  // A second Ctrl-C or SIGTERM does not wait for the drain: the container goes at once.
+  const stopWhen = options.stopWhen ?? waitForStopSignal(() => void removeContainer().finally(() => process.exit(130)));
   try {
     const output = options.containerOutput ?? process.stderr;
     const logs = (await container.attach({ stream: true, stdout: true, stderr: true, logs: true })) as NodeJS.ReadableStream;
@@ -240,17 +234,4 @@ function containerName(image: string): string {
 
 function displayHost(host: string): string {
   return host === '0.0.0.0' || host === '' ? '127.0.0.1' : host.includes(':') ? `[${host}]` : host;
-}
-
-/** The first SIGTERM or SIGINT. */
-function waitForStopSignal(): Promise<NodeJS.Signals> {
-  return new Promise((resolve) => {
-    const stop = (signal: NodeJS.Signals) => {
-      process.removeListener('SIGTERM', stop);
-      process.removeListener('SIGINT', stop);
-      resolve(signal);
-    };
-    process.once('SIGTERM', stop);
-    process.once('SIGINT', stop);
-  });
 }

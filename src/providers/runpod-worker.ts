@@ -1,8 +1,8 @@
 import { connect } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import { pollUntil } from '../poll-until.js';
-import { urlHost } from '../serve/listen-url.js';
-import type { ServeLog } from '../serve/serve-log.js';
+import { urlHost } from '../listen-url.js';
+import type { ServeLog } from '../serve-log.js';
 import { SvcError } from '../svc-error.js';
 import { isJsonObject, type EndpointReport } from '../worker/protocol.js';
 import { bridgeRoutes, startRunpodBridge, type BridgeExit, type BridgeMode, type RunpodBridge } from './runpod-bridge.js';

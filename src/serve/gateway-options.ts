@@ -3,7 +3,7 @@ import type { ApiKeys } from './api-keys.js';
 import type { CallRunner } from './call-runner.js';
 import type { JobStore } from './jobs/job-store.js';
 import type { MediaUrlSettings } from './media-urls.js';
-import type { ServeLog } from './serve-log.js';
+import type { ServeLog } from '../serve-log.js';
 
 /**
  * What the gateway is made with. Its own module, below every plugin: each plugin takes the

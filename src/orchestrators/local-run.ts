@@ -8,17 +8,18 @@ import { checkRunpodLibrary } from '../providers/runpod-library.js';
 import { chooseRunpodMode, type RunpodMode } from '../providers/runpod-mode.js';
 import { runAsRunpodWorker } from '../providers/runpod-worker.js';
 import { SvcError } from '../svc-error.js';
+import { waitForStopSignal } from '../stop-signal.js';
 import { findPythonInterpreter, type PythonInterpreter } from '../worker/python-interpreter.js';
 import { WorkerPool } from '../worker/worker-pool.js';
 import { COMPUTE_VALUES, DEFAULT_TARGET, SERVED_PROVIDERS, type Compute, type Provider, type ServedProvider } from '../deployment-target.js';
-import { API_KEYS_ENV, ApiKeys } from './api-keys.js';
-import { createGateway } from './gateway.js';
-import type { JobSettings } from './gateway-options.js';
-import { JobStore } from './jobs/job-store.js';
-import { urlHost } from './listen-url.js';
-import { listenOn } from './listen.js';
-import type { ServeLog } from './serve-log.js';
-import { listenWhileStarting } from './startup-server.js';
+import { API_KEYS_ENV, ApiKeys } from '../serve/api-keys.js';
+import { createGateway } from '../serve/gateway.js';
+import type { JobSettings } from '../serve/gateway-options.js';
+import { JobStore } from '../serve/jobs/job-store.js';
+import { urlHost } from '../listen-url.js';
+import { listenOn } from '../serve/listen.js';
+import type { ServeLog } from '../serve-log.js';
+import { listenWhileStarting } from '../serve/startup-server.js';
 
 export interface LocalServeOptions {
   target: string;
@@ -238,21 +239,6 @@ function serviceProvider(declared: Provider, log: ServeLog): ServedProvider {
 
 function serviceCompute(declared: string): Compute {
   return (COMPUTE_VALUES as readonly string[]).includes(declared) ? (declared as Compute) : DEFAULT_TARGET.compute;
-}
-
-/** The first SIGTERM or SIGINT; a second one of either ends the process at once. */
-function waitForStopSignal(): Promise<NodeJS.Signals> {
-  return new Promise((resolve) => {
-    const stop = (signal: NodeJS.Signals) => {
-      process.removeListener('SIGTERM', stop);
-      process.removeListener('SIGINT', stop);
-      process.once('SIGTERM', () => process.exit(130));
-      process.once('SIGINT', () => process.exit(130));
-      resolve(signal);
-    };
-    process.once('SIGTERM', stop);
-    process.once('SIGINT', stop);
-  });
 }
 
 /**
