@@ -6,7 +6,7 @@
 #
 # A stand-in names an image, it does not reproduce it: its Python is Debian's (3.11), so it
 # is tagged only as the python:3.11 image, and its Node is whatever `node` is here.
-# The names must match src/build/runtime-images.ts (NODE_IMAGE) and the Python image the
+# The names must match src/image/runtime-images.ts (NODE_IMAGE) and the Python image the
 # e2e project gets from the catalog; test/e2e/docker-build.test.ts checks that they do.
 #
 # Cached: does nothing when every tag already exists. STANDINS_REBUILD=1 forces a rebuild.

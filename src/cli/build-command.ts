@@ -1,9 +1,9 @@
 import { join, relative } from 'node:path';
 import { Option, type Command } from 'commander';
 import packageJson from '../../package.json' with { type: 'json' };
-import { writeBuildRecord } from '../build/build-record.js';
-import type { BuildPlan } from '../build/build-plan.js';
-import type { PreparedBuild } from '../build/prepare-build.js';
+import { writeBuildRecord } from '../image/build-record.js';
+import type { BuildPlan } from '../image/build-plan.js';
+import type { PreparedBuild } from '../image/prepare-build.js';
 import { runCommand, type CommonOptions } from './run-command.js';
 import { fileName } from './option-parsers.js';
 import { createBuildProgressView, type BuildProgressView } from './build-progress.js';
@@ -56,12 +56,12 @@ export function registerBuildCommand(program: Command): void {
 
 async function buildWithEngine(dir: string, options: BuildOptions, output: Output): Promise<void> {
   const [{ connectEngine }, { gatherPreflightFacts, judgePreflight }, context, { buildImage }, args, tags] = await Promise.all([
-    import('../build/docker-engine.js'),
-    import('../build/build-preflight.js'),
-    import('../build/build-context.js'),
-    import('../build/image-build.js'),
-    import('../build/build-args.js'),
-    import('../build/image-reference.js'),
+    import('../image/docker-engine.js'),
+    import('../image/build-preflight.js'),
+    import('../image/build-context.js'),
+    import('../image/image-build.js'),
+    import('../image/build-args.js'),
+    import('../image/image-reference.js'),
   ]);
   // Usage errors first, then the engine must answer before any work.
   if (typeof options.image === 'string') tags.checkImageReference(options.image, '--image');
@@ -124,7 +124,7 @@ async function buildWithEngine(dir: string, options: BuildOptions, output: Outpu
 }
 
 async function prepare(dir: string, options: BuildOptions): Promise<PreparedBuild> {
-  const { prepareBuild } = await import('../build/prepare-build.js');
+  const { prepareBuild } = await import('../image/prepare-build.js');
   return prepareBuild(dir, { entrypoint: options.entrypoint, baseImage: options.baseImage, svcVersion: packageJson.version });
 }
 

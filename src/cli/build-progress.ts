@@ -1,5 +1,5 @@
 import { Chalk } from 'chalk';
-import type { BuildEvent } from '../build/build-events.js';
+import type { BuildEvent } from '../image/build-events.js';
 import type { OutputMode } from './output.js';
 
 /** Lines of a failed step's output shown with the failure. */

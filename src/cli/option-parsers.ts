@@ -1,5 +1,5 @@
 import { InvalidArgumentError } from 'commander';
-import { parseImageReference } from '../build/image-reference.js';
+import { parseImageReference } from '../image/image-reference.js';
 
 /** A commander option parser for whole numbers within bounds; bad values are usage errors (exit 2). */
 export function integerBetween(minimum: number, maximum: number): (text: string) => number {

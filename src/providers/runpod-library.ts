@@ -1,6 +1,6 @@
 import { execFile } from 'node:child_process';
 import { satisfies } from '@renovatebot/pep440';
-import { RUNPOD_MINIMUM_VERSION, RUNPOD_REQUIREMENT } from '../build/runtime-images.js';
+import { RUNPOD_MINIMUM_VERSION, RUNPOD_REQUIREMENT } from '../image/runtime-images.js';
 import type { PythonInterpreter } from '../worker/python-interpreter.js';
 import { SvcError } from '../svc-error.js';
 

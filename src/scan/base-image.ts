@@ -1,27 +1,8 @@
 import { compare, satisfies, valid } from '@renovatebot/pep440';
+import type { BaseImageCatalog, CatalogImage, CudaImage, FrameworkImage, ImageVariant as Variant } from '../image/base-image-catalog.js';
 import type { FrameworkReport, FrameworkUse } from './frameworks.js';
 import { meetsConstraints, newestPypiTorch, pypiTorchCuda, type TorchConstraint } from './torch-requirements.js';
 
-/** The shape of src/build/base-images.json. */
-export interface BaseImageCatalog {
-  pytorch: { images: FrameworkImage[]; cudaByRelease: Record<string, string[] | string> };
-  tensorflow: { images: FrameworkImage[]; cudaByRelease: Record<string, { cuda: string; cudnn: string } | string> };
-  /** defaultMajor: the CUDA major taken when nothing asks for one (a newer one needs a newer driver). */
-  cuda: { images: CudaImage[]; defaultMajor: string };
-  onnxruntime: { cudaByVersion: Array<{ versions: string; cuda: string; cudnn: string }> };
-  python: { images: Array<{ image: string; python: string }> };
-}
-
-interface CatalogImage {
-  image: string;
-  cuda: string;
-  cudnn: string;
-  variant: Variant;
-  python: string | null;
-}
-type FrameworkImage = CatalogImage & { torch?: string; tensorflow?: string };
-type CudaImage = CatalogImage & { os: string };
-type Variant = 'runtime' | 'devel';
 
 export interface BaseImageChoice {
   image: string;

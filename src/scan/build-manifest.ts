@@ -5,7 +5,8 @@ import {
   type Compute,
   type Provider,
 } from '../deployment-target.js';
-import { baseImageWarnings, chooseBaseImage, type BaseImageCatalog } from './base-image.js';
+import type { BaseImageCatalog } from '../image/base-image-catalog.js';
+import { baseImageWarnings, chooseBaseImage } from './base-image.js';
 import { formatDiagnostic, sortDiagnostics, type Diagnostic } from './diagnostic.js';
 import { droppedCudaWheels } from './dropped-cuda-wheels.js';
 import { detectFrameworks, FRAMEWORK_NAMES } from './frameworks.js';

@@ -1,8 +1,7 @@
 import { existsSync, lstatSync, readFileSync, statSync } from 'node:fs';
 import { basename, resolve, sep } from 'node:path';
 import { locateProject } from '../project-location.js';
-import catalog from '../build/base-images.json' with { type: 'json' };
-import type { BaseImageCatalog } from './base-image.js';
+import { BASE_IMAGE_CATALOG } from '../image/base-image-catalog.js';
 import { buildManifest, type ProjectSnapshot } from './build-manifest.js';
 import type { Manifest } from './manifest.js';
 import { listProjectFiles } from './project-files.js';
@@ -30,7 +29,7 @@ export async function scanProject(target: string, request: ScanRequest = {}): Pr
   // work, compiling web-tree-sitter and running its WebAssembly, and the synchronous walk
   // would hold back its every step anyway. A walk that yielded to it measured no faster.
   const parser = await loadPythonParser();
-  return { root, manifest: buildManifest(snapshot, parser, catalog as BaseImageCatalog) };
+  return { root, manifest: buildManifest(snapshot, parser, BASE_IMAGE_CATALOG) };
 }
 
 function readSnapshot(root: string, entrypoint: string): ProjectSnapshot {

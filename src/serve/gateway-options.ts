@@ -1,6 +1,6 @@
 import type { Compute } from '../deployment-target.js';
 import type { ApiKeys } from './api-keys.js';
-import type { CallRunner } from './call-runner.js';
+import type { CallBackend } from './call-backend.js';
 import type { JobStore } from './jobs/job-store.js';
 import type { MediaUrlSettings } from './media-urls.js';
 import type { ServeLog } from '../serve-log.js';
@@ -10,7 +10,7 @@ import type { ServeLog } from '../serve-log.js';
  * part it needs without importing the gateway that registers it.
  */
 export interface GatewayOptions {
-  runner: CallRunner;
+  runner: CallBackend;
   /** The service's title: APIPod(title=...), else the project directory's name. */
   title: string;
   /** svc's version, shown in the OpenAPI document. */

@@ -1,19 +1,13 @@
 import { CrashHistory, DEFAULT_RESTART_POLICY } from './crash-history.js';
+import type { HealthState } from './health-state.js';
 import type { RestartPolicy } from './crash-history.js';
 import type { AppReport, EndpointReport, ReadyEvent, Value } from './protocol.js';
 import { WorkerProcess } from './worker-process.js';
 import type { CallOptions, CallOutcome, LogLine, WorkerExit, WorkerProcessOptions } from './worker-process.js';
 
-/**
- * STARTING until every worker first reports ready (and again while none is, between
- * restarts); READY with a worker idle; BUSY with all of them running calls; SETUP_FAILED
- * when start() failed; DEFUNCT with no live worker and none to come; STOPPING once
- * shutdown began, when new calls are refused (so a load balancer stops sending them).
- */
-export type PoolHealthState = 'STARTING' | 'READY' | 'BUSY' | 'SETUP_FAILED' | 'DEFUNCT' | 'STOPPING';
 
 export interface PoolHealth {
-  state: PoolHealthState;
+  state: HealthState;
   /** Live worker processes, starting or serving. */
   workers: number;
   busy: number;
@@ -299,7 +293,7 @@ export class WorkerPool {
     return this.slots.find((slot) => slot.worker?.state === 'ready');
   }
 
-  private healthState(serving: number, busy: number): PoolHealthState {
+  private healthState(serving: number, busy: number): HealthState {
     if (this.phase === 'setup_failed') return 'SETUP_FAILED';
     if (this.phase === 'stopping' || this.phase === 'stopped') return 'STOPPING';
     if (this.phase !== 'created' && this.phase !== 'starting' && this.hasNoWorkerLeft()) return 'DEFUNCT';

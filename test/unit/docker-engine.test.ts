@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { unreachable } from '../../src/build/docker-engine.js';
+import { unreachable } from '../../src/image/docker-engine.js';
 
 /** An error as Node's net module gives it for a socket it could not connect to. */
 function connectError(code: string, path: string): NodeJS.ErrnoException {

@@ -4,10 +4,9 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import catalog from '../../src/build/base-images.json' with { type: 'json' };
-import { planBuild } from '../../src/build/build-plan.js';
-import { renderDockerfile } from '../../src/build/dockerfile.js';
-import type { BaseImageCatalog } from '../../src/scan/base-image.js';
+import { planBuild } from '../../src/image/build-plan.js';
+import { renderDockerfile } from '../../src/image/dockerfile.js';
+import { BASE_IMAGE_CATALOG } from '../../src/image/base-image-catalog.js';
 import type { Manifest } from '../../src/scan/manifest.js';
 import { expectGolden } from '../support/golden.js';
 import { REPO_ROOT } from '../support/svc.js';
@@ -18,7 +17,7 @@ import { REPO_ROOT } from '../support/svc.js';
  */
 const SCAN_GOLDEN = join(REPO_ROOT, 'test/golden/scan');
 const DOCKERFILE_GOLDEN = join(REPO_ROOT, 'test/golden/dockerfile');
-const options = { svcVersion: '0.0.0-test', catalog: catalog as BaseImageCatalog };
+const options = { svcVersion: '0.0.0-test', catalog: BASE_IMAGE_CATALOG };
 
 function manifestOf(name: string): Manifest {
   return JSON.parse(readFileSync(join(SCAN_GOLDEN, `${name}.json`), 'utf8')) as Manifest;

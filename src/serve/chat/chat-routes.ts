@@ -4,7 +4,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { CancelSignal } from '../../worker/cancel-signal.js';
 import { isJsonObject, type EndpointReport, type Value } from '../../worker/protocol.js';
 import type { CallOutcome } from '../../worker/worker-process.js';
-import type { CallRunner } from '../call-runner.js';
+import type { CallBackend } from '../call-backend.js';
 import { CallDeadline, callTimedOut, timeoutMsFor } from '../call-timeout.js';
 import { cancelledWhenClientLeaves } from '../client-disconnect.js';
 import type { JobSettings } from '../gateway-options.js';
@@ -16,7 +16,7 @@ import { ChunkFeed, completionEvents } from './chat-stream.js';
 import { countPromptTokens } from './token-count.js';
 
 export interface ChatRoutesOptions {
-  runner: CallRunner;
+  runner: CallBackend;
   /** The service's title, which is its model name. */
   title: string;
   debug: boolean;

@@ -1,6 +1,6 @@
 import type { Value } from '../../worker/protocol.js';
 import type { CallOutcome } from '../../worker/worker-process.js';
-import type { CallRunner } from '../call-runner.js';
+import type { CallBackend } from '../call-backend.js';
 import { isTerminal } from './job-status.js';
 import type { JobStore } from './job-store.js';
 import type { Job } from './job.js';
@@ -29,7 +29,7 @@ export class JobRunner {
 
   constructor(
     private readonly store: JobStore,
-    private readonly runner: CallRunner,
+    private readonly runner: CallBackend,
     private readonly options: JobRunnerOptions,
   ) {}
 

@@ -1,8 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import catalog from './base-images.json' with { type: 'json' };
 import { locateProject } from '../project-location.js';
-import type { BaseImageCatalog } from '../scan/base-image.js';
+import { BASE_IMAGE_CATALOG } from './base-image-catalog.js';
 import { MANIFEST_SCHEMA_VERSION, type Manifest } from '../scan/manifest.js';
 import { DEPLOY_DIRECTORY, MANIFEST_FILE, writeManifest } from '../scan/manifest-file.js';
 import { findSvcPackageRoot } from '../worker/svc-package.js';
@@ -55,7 +54,7 @@ export async function prepareBuild(target: string, options: PrepareOptions): Pro
     manifest = scan.manifest;
   }
 
-  const plan = planBuild(manifest, { svcVersion: options.svcVersion, catalog: catalog as BaseImageCatalog, baseImage: options.baseImage });
+  const plan = planBuild(manifest, { svcVersion: options.svcVersion, catalog: BASE_IMAGE_CATALOG, baseImage: options.baseImage });
   const stagedFiles = stageBuildFiles({
     root,
     dockerfile: renderDockerfile(plan),

@@ -1,16 +1,13 @@
 import type { CallOptions, CallOutcome } from '../worker/worker-process.js';
+import type { HealthState } from '../worker/health-state.js';
 import type { AppReport, EndpointReport, Value } from '../worker/protocol.js';
 
-export type HealthState = 'STARTING' | 'READY' | 'BUSY' | 'SETUP_FAILED' | 'DEFUNCT' | 'STOPPING';
-
-/** The states in which the service takes calls: what "healthy" and "ready" mean to orchestrators. */
-export const SERVING_HEALTH_STATES: readonly HealthState[] = ['READY', 'BUSY'];
-
 /**
- * What the gateway needs from whatever runs calls: the worker pool locally, and any
- * stand-in a test or a provider puts in its place. Keeps HTTP free of process handling.
+ * What the gateway needs from whatever runs calls behind it: the worker pool locally, and
+ * any stand-in a test or a provider puts in its place. Keeps HTTP free of process handling.
+ * (The worker's python/apipod/call_runner.py is the other end: it runs one call in Python.)
  */
-export interface CallRunner {
+export interface CallBackend {
   readonly app: AppReport;
   readonly endpoints: readonly EndpointReport[];
   /** Throws QueueFullError when the endpoint's queue is at its bound. */

@@ -1,4 +1,4 @@
-import type { BaseImageCatalog } from '../scan/base-image.js';
+import type { BaseImageCatalog } from './base-image-catalog.js';
 import { parseImageReference } from './image-reference.js';
 
 /**

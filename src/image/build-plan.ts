@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { COMPUTE_VALUES, PROVIDER_VALUES, type Compute, type Provider } from '../deployment-target.js';
-import type { BaseImageCatalog } from '../scan/base-image.js';
+import type { BaseImageCatalog } from './base-image-catalog.js';
 import { renderManifest, type Manifest } from '../scan/manifest.js';
 import { singleLine } from './dockerfile-quoting.js';
 import { checkImageReference } from './image-reference.js';

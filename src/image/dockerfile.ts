@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import ejs from 'ejs';
-import { SERVING_HEALTH_STATES } from '../serve/call-runner.js';
+import { SERVING_HEALTH_STATES } from '../worker/health-state.js';
 import { findSvcPackageRoot } from '../worker/svc-package.js';
 import type { BuildPlan } from './build-plan.js';
 import { comment, execForm, quoteWord, shellQuote } from './dockerfile-quoting.js';
