@@ -1,6 +1,6 @@
 import { existsSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { VIRTUALENV_MARKER } from '../scan/ignore-rules.js';
+import { TOOL_DIRECTORIES, VIRTUALENV_MARKER } from '../scan/ignore-rules.js';
 import { SvcError } from '../svc-error.js';
 import { BUILD_RECORD_FILE } from './build-record.js';
 
@@ -25,23 +25,13 @@ export function renderDockerignore(virtualenvs: readonly string[] = []): string 
     '**/.env',
     '**/.env.*',
     ...SHARED_ENV_TEMPLATES.map((name) => `!**/${name}`),
-    '.git',
-    '.hg',
-    '.svn',
+    // The scan's list (src/scan/ignore-rules.ts), at any depth as the scan reads it.
+    ...TOOL_DIRECTORIES.map((name) => `**/${name}`),
     '.venv',
     'venv',
     ...virtualenvs.filter((name) => name !== '.venv' && name !== 'venv'),
-    'node_modules',
-    '**/__pycache__',
     '**/*.py[cod]',
-    '.cache',
-    '.mypy_cache',
-    '.pytest_cache',
-    '.ruff_cache',
-    '.tox',
-    '.nox',
-    '.ipynb_checkpoints',
-    '.DS_Store',
+    '**/.DS_Store',
   ];
   return `${lines.join('\n')}\n`;
 }

@@ -1,11 +1,10 @@
 import ignore, { type Ignore } from 'ignore';
 
 /**
- * What a scan never looks into, whatever the ignore files say: version control, package
- * managers' trees, caches, and svc's own output. Virtualenvs are found by their
- * `pyvenv.cfg` (PEP 405), whatever their name.
+ * Directories of tools, never of the service, at any depth: version control, package
+ * managers' trees, caches. The one list both a scan and the default .dockerignore leave out.
  */
-export const ALWAYS_IGNORED_DIRECTORIES: ReadonlySet<string> = new Set([
+export const TOOL_DIRECTORIES: readonly string[] = [
   '.git',
   '.hg',
   '.svn',
@@ -18,8 +17,13 @@ export const ALWAYS_IGNORED_DIRECTORIES: ReadonlySet<string> = new Set([
   '.nox',
   '.ipynb_checkpoints',
   '.cache',
-  'apipod-deploy',
-]);
+];
+
+/**
+ * What a scan never looks into, whatever the ignore files say: tools' directories and svc's
+ * own output. Virtualenvs are found by their `pyvenv.cfg` (PEP 405), whatever their name.
+ */
+export const ALWAYS_IGNORED_DIRECTORIES: ReadonlySet<string> = new Set([...TOOL_DIRECTORIES, 'apipod-deploy']);
 
 export const VIRTUALENV_MARKER = 'pyvenv.cfg';
 

@@ -22,7 +22,7 @@ describe('svc build (files only, no engine)', () => {
     expect(readdirSync(join(project, 'apipod-deploy/svc/dist/chunks')).sort()).toEqual(readdirSync(join(REPO_ROOT, 'dist/chunks')).sort());
     expect(existsSync(join(project, 'apipod-deploy/svc/python/apipod/worker.py'))).toBe(true);
     const dockerignore = readFileSync(join(project, '.dockerignore'), 'utf8');
-    for (const entry of ['**/.env', '**/.env.*', '.git', '.venv', 'node_modules', '**/__pycache__']) expect(dockerignore.split('\n')).toContain(entry);
+    for (const entry of ['**/.env', '**/.env.*', '**/.git', '.venv', '**/node_modules', '**/__pycache__', '**/.pytest_cache']) expect(dockerignore.split('\n')).toContain(entry);
   });
 
   it('leaves an existing .dockerignore alone and re-scans only when the project changed', async () => {
