@@ -23,7 +23,7 @@ export function createServeLog(mode: OutputMode, stderr: NodeJS.WritableStream =
   };
   return {
     // svc's own lines carry the service's title and paths: escaped, as every project text is
-    // (printable); the worker's lines are the user's own output, passed as they are.
+    // (printable); so are the lines of the service's own output, but for their colours.
     info: (message) => write(`${paint.bold('svc')} ${printable(message)}`),
     request: (line) => {
       if (pendingRequests === '') setImmediate(flushRequests);
@@ -31,13 +31,36 @@ export function createServeLog(mode: OutputMode, stderr: NodeJS.WritableStream =
     },
     worker: (worker, call, stream, line) => {
       const tag = call ? `worker ${worker} ${call}` : `worker ${worker}`;
-      write(`${paint.cyan(`[${tag}]`)} ${stream === 'stderr' ? paint.yellow(line) : line}`);
+      const text = relayedLine(line, mode.stderrColor);
+      write(`${paint.cyan(`[${tag}]`)} ${stream === 'stderr' ? paint.yellow(text) : text}`);
     },
-    provider: (name, stream, line) => write(`${paint.magenta(`[${name}]`)} ${stream === 'stderr' ? paint.yellow(line) : line}`),
+    provider: (name, stream, line) => {
+      const text = relayedLine(line, mode.stderrColor);
+      write(`${paint.magenta(`[${name}]`)} ${stream === 'stderr' ? paint.yellow(text) : text}`);
+    },
     warn: (message) => write(`${paint.yellow('warning:')} ${printable(message)}`),
     event: (name, fields) => {
       if (mode.json) process.stdout.write(`${JSON.stringify({ event: name, ...fields })}\n`);
     },
     result: (value) => process.stdout.write(`${JSON.stringify(mode.json ? { event: 'result', ...value } : value)}\n`),
   };
+}
+
+/** ECMA-48's Select Graphic Rendition: colours and weights, which change nothing but the look. */
+const COLOUR_SEQUENCE = /\x1b\[[0-9;]*m/g;
+
+/**
+ * A line of the service's output as svc's log shows it: its colours kept on a colour
+ * terminal and dropped elsewhere, every other control character escaped, so that no print
+ * of the user's code or its libraries can retitle the terminal, move its cursor or write
+ * to its clipboard (OSC sequences) from svc's log.
+ */
+export function relayedLine(line: string, keepColours: boolean): string {
+  let shown = '';
+  let from = 0;
+  for (const colour of line.matchAll(COLOUR_SEQUENCE)) {
+    shown += printable(line.slice(from, colour.index)) + (keepColours ? colour[0] : '');
+    from = colour.index + colour[0].length;
+  }
+  return shown + printable(line.slice(from));
 }
