@@ -1,4 +1,4 @@
-import { existsSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, realpathSync, statSync } from 'node:fs';
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { SvcError } from './svc-error.js';
 
@@ -37,6 +37,12 @@ export function locateProject(target: string, entrypointOption: string | undefin
   }
   if (!entrypoint.endsWith('.py')) {
     throw new SvcError('usage', 'the entrypoint must be a Python file (.py)', { file: entrypoint });
+  }
+  // A link to a file elsewhere reads here, but no image has it: Docker's build context keeps
+  // the link, not the file it points to.
+  const linkedFile = realpathSync(entrypointPath);
+  if (relative(realpathSync(root), linkedFile).split(sep).includes('..')) {
+    throw new SvcError('usage', `the entrypoint ${entrypoint} is a link to ${linkedFile}, outside the project directory ${root}; the image would not have that file: copy it into the project`, { file: entrypoint });
   }
   return { root, entrypoint };
 }

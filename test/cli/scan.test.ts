@@ -1,5 +1,6 @@
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, readFileSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, readdirSync, realpathSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { expectGolden } from '../support/golden.js';
@@ -134,6 +135,19 @@ describe('svc scan', () => {
     const outside = await runSvc(['scan', project, '--entrypoint', '../elsewhere.py']);
     expect(outside.exitCode).toBe(2);
     expect(outside.stderr).toContain('the entrypoint must be inside the project directory');
+  });
+
+  it('refuses a service file that is a link to a file outside the project, which no image would have', async () => {
+    const project = copyProject(join(EXAMPLES, 'hello'));
+    const elsewhere = join(mkdtempSync(join(tmpdir(), 'svc-elsewhere-')), 'real.py');
+    writeFileSync(elsewhere, readFileSync(join(project, 'service.py')));
+    symlinkSync(elsewhere, join(project, 'linked.py'));
+    const linked = await runSvc(['scan', project, '--entrypoint', 'linked.py']);
+    expect(linked.exitCode).toBe(2);
+    expect(linked.stderr).toContain(`the entrypoint linked.py is a link to ${realpathSync(elsewhere)}, outside the project directory`);
+    // A link to a file inside the project is that file.
+    symlinkSync('service.py', join(project, 'alias.py'));
+    expect((await runSvc(['scan', project, '--entrypoint', 'alias.py'])).exitCode).toBe(0);
   });
 
   it('warns about each unreadable requirement with file and line, and still writes the manifest', async () => {
