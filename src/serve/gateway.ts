@@ -3,6 +3,7 @@ import cors from '@fastify/cors';
 import multipart from '@fastify/multipart';
 import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply } from 'fastify';
 import { registerAuth } from './auth.js';
+import { registerOriginCheck } from './origin-check.js';
 import { registerChatRoutes } from './chat/chat-routes.js';
 import { registerDocsRoutes } from './docs-routes.js';
 import { registerEndpointRoutes } from './endpoint-routes.js';
@@ -75,6 +76,7 @@ export async function createGateway(options: GatewayOptions): Promise<FastifyIns
       maxAge: 600,
     });
   }
+  await app.register(registerOriginCheck, { corsOrigins, publicUrl: options.jobs.publicUrl });
   await app.register(registerAuth, { keys: options.keys });
   await app.register(registerHealthRoute, { runner: options.runner });
   await app.register(registerDocsRoutes, { runner: options.runner, version: options.version, title: options.title, compute: options.compute });

@@ -112,6 +112,25 @@ describe('the /docs page in a real browser', () => {
     }
   });
 
+  it('keeps a page of another origin from running an endpoint with a plain form POST, which no preflight precedes', async () => {
+    const target = await startSvc([join(REPO_ROOT, 'examples/hello')]);
+    const action = `${target.url.replace('localhost', '127.0.0.1')}/hello`;
+    const pages = createServer((_request, response) =>
+      response.end(`<!doctype html><form method="post" action="${action}"><input name="name" value="Mallory"></form><script>document.forms[0].submit()</script>`),
+    );
+    await new Promise<void>((resolve) => pages.listen(0, '127.0.0.1', resolve));
+    try {
+      const page = await browser.newPage();
+      await page.goto(`http://127.0.0.1:${(pages.address() as AddressInfo).port}`);
+      await page.waitForURL(action);
+      expect(JSON.parse((await page.locator('body').textContent()) as string).error.code).toBe('origin_not_allowed');
+      expect(target.logs()).toMatch(/^POST \/hello 403 \d+ms$/m);
+    } finally {
+      await target.stop();
+      pages.close();
+    }
+  });
+
   it('uploads files from its file inputs: one file, an optional one left empty, and several for a list', async () => {
     const uploads = await startSvc([join(REPO_ROOT, 'test/fixtures/gateway/uploads.py')]);
     try {

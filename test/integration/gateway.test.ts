@@ -112,6 +112,17 @@ describe('svc start serving examples/hello', () => {
     expect(wrongMethod.headers.get('allow')).toBe('POST');
   });
 
+  it("refuses a call from another site's web page (a form POST, which no preflight precedes), and takes its own page's", async () => {
+    const form = { 'content-type': 'application/x-www-form-urlencoded' };
+    const foreign = await postJson(`${server.url}/hello`, 'name=Mallory', { ...form, origin: 'https://evil.example' });
+    expect([foreign.status, foreign.body.error.code]).toEqual([403, 'origin_not_allowed']);
+    expect(foreign.body.error.message).toBe('a web page from https://evil.example may not call this service; start it with --cors-origin https://evil.example to let it');
+    const sandboxed = await postJson(`${server.url}/hello`, 'name=Mallory', { ...form, origin: 'null' });
+    expect(sandboxed.status).toBe(403);
+    expect((await postJson(`${server.url}/hello`, 'name=Ada', { ...form, origin: server.url })).body).toEqual({ greeting: 'Hello, Ada.' });
+    expect((await postJson(`${server.url}/hello`, 'name=Ada', form)).status).toBe(200); // curl, SDKs: no Origin
+  });
+
   it('publishes an OpenAPI 3.1 document with one operation per endpoint', async () => {
     const document: any = await (await fetch(`${server.url}/openapi.json`)).json();
     expect(document.openapi).toBe('3.1.0');

@@ -1,0 +1,35 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import fastifyPlugin from 'fastify-plugin';
+import { HttpError } from './http-error.js';
+
+/** Methods a browser sends from another site's page without asking first, and that run an endpoint. */
+const SAFE_METHODS: ReadonlySet<string> = new Set(['GET', 'HEAD', 'OPTIONS']);
+
+/**
+ * Refuses a call a web page of another origin makes (a form POST, which no CORS preflight
+ * precedes): without it, any page a user visits could run this service's endpoints from the
+ * user's browser, key or no key. A browser names the page's origin in `Origin`; clients that
+ * are no browser (curl, SDKs) send none and pass. Allowed: the service's own origin (its
+ * /docs page), the one of --public-url, and those of --cors-origin.
+ */
+export const registerOriginCheck = fastifyPlugin(
+  async (app: FastifyInstance, { corsOrigins, publicUrl }: { corsOrigins: readonly string[]; publicUrl: string | null }) => {
+    if (corsOrigins.includes('*')) return;
+    const allowed = new Set(corsOrigins);
+    if (publicUrl !== null) allowed.add(new URL(publicUrl).origin);
+    app.addHook('onRequest', async (request) => {
+      const origin = request.headers.origin;
+      if (origin === undefined || SAFE_METHODS.has(request.method) || allowed.has(origin) || origin === ownOrigin(request)) return;
+      throw new HttpError(
+        403,
+        'permission_error',
+        'origin_not_allowed',
+        `a web page from ${origin} may not call this service; start it with --cors-origin ${origin} to let it`,
+      );
+    });
+  },
+);
+
+function ownOrigin(request: FastifyRequest): string {
+  return `${request.protocol}://${request.host}`;
+}
