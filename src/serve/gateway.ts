@@ -14,6 +14,9 @@ import { registerJobRoutes } from './jobs/job-routes.js';
 import { registerBodyParsers, unsupportedMediaType } from './request-bodies.js';
 import type { GatewayOptions } from './gateway-options.js';
 
+/** Fields and files of one multipart form, as Starlette (and so the apipod toolkit) reads at most. */
+const MAX_FORM_PARTS = 1000;
+
 /**
  * The HTTP side of `svc start`: routing, body parsing, validation, docs, health, and the
  * single place where errors become the one error body shape. Features are plugins that
@@ -37,7 +40,7 @@ export async function createGateway(options: GatewayOptions): Promise<FastifyIns
     frameworkErrors: (error, _request, reply) => sendError(error, reply),
   });
   registerBodyParsers(app);
-  await app.register(multipart, { limits: { fileSize: options.maxBodyBytes, fieldSize: options.maxBodyBytes } });
+  await app.register(multipart, { limits: { fileSize: options.maxBodyBytes, fieldSize: options.maxBodyBytes, parts: MAX_FORM_PARTS } });
 
   app.setErrorHandler((error: FastifyError | HttpError, _request, reply) => sendError(error, reply));
 
@@ -94,10 +97,12 @@ function requestLogLine(method: string, url: string, response: ServerResponse, e
 
 function fromFastifyError(error: FastifyError, maxBodyBytes: number): HttpError {
   switch (error.code) {
-    case 'FST_ERR_CTP_BODY_TOO_LARGE':
-    case 'FST_REQ_FILE_TOO_LARGE':
     case 'FST_FILES_LIMIT':
     case 'FST_PARTS_LIMIT':
+    case 'FST_FIELDS_LIMIT':
+      return new HttpError(413, 'payload_too_large', 'too_many_parts', `the form has more than ${MAX_FORM_PARTS} fields and files together, the most this server reads`);
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+    case 'FST_REQ_FILE_TOO_LARGE':
       return new HttpError(
         413,
         'payload_too_large',

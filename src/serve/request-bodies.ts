@@ -1,4 +1,3 @@
-import { parse as parseQueryString } from 'node:querystring';
 import type { FastifyInstance } from 'fastify';
 import { HttpError } from './http-error.js';
 
@@ -27,8 +26,9 @@ const FORM_MEDIA_TYPE = /^application\/x-www-form-urlencoded\s*(;|$)/i;
  */
 export function registerBodyParsers(app: FastifyInstance): void {
   app.removeAllContentTypeParsers();
-  app.addContentTypeParser(JSON_MEDIA_TYPE, { parseAs: 'string' }, (_request, body, done) => {
-    const text = String(body);
+  app.addContentTypeParser(JSON_MEDIA_TYPE, { parseAs: 'buffer' }, (_request, body, done) => {
+    const text = utf8Text(body as Buffer);
+    if (text instanceof HttpError) return done(text, undefined);
     if (text.trim() === '') return done(null, undefined);
     let value: unknown;
     try {
@@ -36,14 +36,16 @@ export function registerBodyParsers(app: FastifyInstance): void {
     } catch (error) {
       return done(new HttpError(400, 'invalid_request', 'invalid_json', `the body is not valid JSON: ${(error as Error).message}`), undefined);
     }
-    if (nestedDeeperThan(value, MAX_JSON_DEPTH)) {
-      return done(new HttpError(400, 'invalid_request', 'too_deep', `the body nests arrays or objects more than ${MAX_JSON_DEPTH} levels deep`), undefined);
-    }
+    const problem = jsonProblem(value);
+    if (problem !== null) return done(problem, undefined);
     done(null, value);
   });
-  app.addContentTypeParser(FORM_MEDIA_TYPE, { parseAs: 'string' }, (_request, body, done) => {
-    const text = String(body);
-    done(null, text.trim() === '' ? undefined : new FormFields({ ...parseQueryString(text) } as Record<string, string | string[]>));
+  app.addContentTypeParser(FORM_MEDIA_TYPE, { parseAs: 'buffer' }, (_request, body, done) => {
+    const text = utf8Text(body as Buffer);
+    if (text instanceof HttpError) return done(text, undefined);
+    if (text.trim() === '') return done(null, undefined);
+    const fields = formFields(text);
+    done(fields instanceof HttpError ? fields : null, fields instanceof HttpError ? undefined : new FormFields(fields));
   });
   app.addContentTypeParser('*', { parseAs: 'buffer' }, (request, body, done) => {
     if ((body as Buffer).length === 0) return done(null, undefined);
@@ -52,16 +54,81 @@ export function registerBodyParsers(app: FastifyInstance): void {
   });
 }
 
-/** Walks with its own stack, so no depth of input can overflow the call stack here. */
-function nestedDeeperThan(root: unknown, limit: number): boolean {
-  const pending: Array<[unknown, number]> = [[root, 0]];
-  for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
-    const [value, depth] = next;
-    if (value === null || typeof value !== 'object') continue;
-    if (depth >= limit) return true;
-    for (const child of Array.isArray(value) ? value : Object.values(value)) pending.push([child, depth + 1]);
+const STRICT_UTF8 = new TextDecoder('utf-8', { fatal: true });
+
+/**
+ * A body's text. Bytes that are not UTF-8 are refused rather than read as U+FFFD, which
+ * would change the value on its way to the function (JSON is UTF-8 by RFC 8259, and so are
+ * the forms browsers send from a UTF-8 page). A lone surrogate written as a JSON escape
+ * (`"\ud800"`) is what the client sent, and reaches Python as such.
+ */
+function utf8Text(body: Buffer): string | HttpError {
+  try {
+    return STRICT_UTF8.decode(body);
+  } catch {
+    return new HttpError(400, 'invalid_request', 'invalid_encoding', 'the body is not valid UTF-8: send its text encoded as UTF-8');
   }
-  return false;
+}
+
+/**
+ * What JSON.parse accepts but cannot pass on unchanged: nesting deeper than the limit, and
+ * a number beyond a double's range (`1e999`), which JavaScript reads as infinity and JSON
+ * would send on as null. Walks with its own stack, so no depth of input can overflow the
+ * call stack here.
+ */
+function jsonProblem(root: unknown): HttpError | null {
+  type Entry = { value: unknown; depth: number; parent: Entry | null; key: string | number };
+  const pending: Entry[] = [{ value: root, depth: 0, parent: null, key: '' }];
+  for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
+    const { value, depth } = next;
+    if (typeof value === 'number' && !Number.isFinite(value)) {
+      const field = fieldPath(next);
+      return new HttpError(422, 'validation_error', 'invalid_input', `invalid input: ${field}: is a number beyond the range of a double, which would read as infinity`, {
+        detail: [{ field, message: 'is a number beyond the range of a double, which would read as infinity' }],
+      });
+    }
+    if (value === null || typeof value !== 'object') continue;
+    if (depth >= MAX_JSON_DEPTH) {
+      return new HttpError(400, 'invalid_request', 'too_deep', `the body nests arrays or objects more than ${MAX_JSON_DEPTH} levels deep`);
+    }
+    const entries: Array<[string | number, unknown]> = Array.isArray(value) ? value.map((item, index) => [index, item]) : Object.entries(value);
+    for (const [key, child] of entries) pending.push({ value: child, depth: depth + 1, parent: next, key });
+  }
+  return null;
+
+  function fieldPath(entry: Entry): string {
+    const keys: Array<string | number> = [];
+    for (let at: Entry | null = entry; at !== null && at.parent !== null; at = at.parent) keys.unshift(at.key);
+    return keys.map((key, index) => (typeof key === 'number' ? `[${key}]` : index === 0 ? key : `.${key}`)).join('') || '(the body)';
+  }
+}
+
+/**
+ * `a=1&b=2&b=3` as {a: '1', b: ['2', '3']}, as Node's querystring reads it, but strictly: a
+ * percent-escape that is no UTF-8 is refused rather than read as U+FFFD, and every field is
+ * kept (querystring drops those past its 1,000th).
+ */
+function formFields(text: string): Record<string, string | string[]> | HttpError {
+  // No prototype: a field named __proto__ is a field like any other.
+  const fields: Record<string, string | string[]> = Object.create(null);
+  for (const pair of text.split('&')) {
+    if (pair === '') continue;
+    const equals = pair.indexOf('=');
+    const [rawName, rawValue] = equals < 0 ? [pair, ''] : [pair.slice(0, equals), pair.slice(equals + 1)];
+    let name: string;
+    let value: string;
+    try {
+      name = decodeURIComponent(rawName.replace(/\+/g, ' '));
+      value = decodeURIComponent(rawValue.replace(/\+/g, ' '));
+    } catch {
+      return new HttpError(400, 'invalid_request', 'invalid_encoding', `the form field ${JSON.stringify(rawName)} is not valid percent-encoded UTF-8`);
+    }
+    const known = fields[name];
+    if (known === undefined) fields[name] = value;
+    else if (Array.isArray(known)) known.push(value);
+    else fields[name] = [known, value];
+  }
+  return fields;
 }
 
 export function unsupportedMediaType(what: string): HttpError {

@@ -67,6 +67,28 @@ describe('svc start serving examples/hello', () => {
     expect((await postJson(`${server.url}/hello`, nested(500))).status).toBe(422); // deep, but within the limit: the signature decides
   });
 
+  it('never changes a value on its way: a number beyond a double, bytes that are not UTF-8 and a bad percent-escape are refused', async () => {
+    const huge = await postJson(`${server.url}/add`, '{"a": 1e999, "b": 1}');
+    expect([huge.status, huge.body.error.detail]).toEqual([422, [{ field: 'a', message: 'is a number beyond the range of a double, which would read as infinity' }]]);
+    expect((await postJson(`${server.url}/add`, '{"a": -1e400, "b": 1}')).status).toBe(422);
+    const latin1 = await fetch(`${server.url}/hello`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: Buffer.from('{"name": "Ren\xe9"}', 'latin1') });
+    expect([latin1.status, ((await latin1.json()) as any).error.code]).toEqual([400, 'invalid_encoding']);
+    const form = { 'content-type': 'application/x-www-form-urlencoded' };
+    const badEscape = await postJson(`${server.url}/hello`, 'name=Ren%E9', form);
+    expect([badEscape.status, badEscape.body.error.message]).toEqual([400, 'the form field "name" is not valid percent-encoded UTF-8']);
+    expect((await postJson(`${server.url}/hello`, 'name=Ren%C3%A9+D', form)).body).toEqual({ greeting: 'Hello, René D.' });
+    // A lone surrogate sent as a JSON escape is what the client sent: it reaches the function as such.
+    const surrogate = await fetch(`${server.url}/hello`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"name": "\\ud800"}' });
+    expect(await surrogate.text()).toBe('{"greeting":"Hello, \\ud800."}');
+  });
+
+  it('says a form has too many parts when it has, not that it is too large', async () => {
+    const form = new FormData();
+    for (let index = 0; index < 1200; index++) form.append(`field${index}`, 'x');
+    const answer = await fetch(`${server.url}/hello`, { method: 'POST', body: form });
+    expect([answer.status, ((await answer.json()) as any).error.message]).toEqual([413, 'the form has more than 1000 fields and files together, the most this server reads']);
+  });
+
   it('reads JSON whatever its parameters, and URL-encoded forms coerced to the parameter types', async () => {
     const charset = await postJson(`${server.url}/hello`, { name: 'Ada' }, { 'content-type': 'application/json; charset=utf-8' });
     expect(charset).toMatchObject({ status: 200, body: { greeting: 'Hello, Ada.' } });
@@ -290,6 +312,8 @@ describe('svc start publishing the schemas of pydantic models', () => {
       const { apipod: _marker, ...standardInfo } = document.info;
       const validator = 'import json, sys; from openapi_spec_validator import validate; validate(json.load(sys.stdin))';
       execFileSync('python3', ['-c', validator], { input: JSON.stringify({ ...document, info: standardInfo }) }); // throws with the validator's complaint
+      const infinite = await postJson(`${server.url}/scene`, '{"scene": {"boxes": [{"width": 3}, {"width": 1e999}]}}');
+      expect([infinite.status, infinite.body.error.detail[0].field]).toEqual([422, 'scene.boxes[1].width']);
       const answer = await postJson(`${server.url}/scene`, { scene: { boxes: [{ width: 3 }] } });
       expect(answer.body).toEqual({ boxes: [{ width: 3, colour: 'red' }], background: 'green' });
     } finally {
