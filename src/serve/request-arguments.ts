@@ -13,6 +13,7 @@ import { fetchMediaUrls, type MediaUrlSettings } from './media-urls.js';
 import { acceptedTypes, listItemSchema } from './parameter-schemas.js';
 import { PartContentTypes } from './multipart-part-types.js';
 import { FormFields } from './request-bodies.js';
+import { gatherFormModels } from './form-models.js';
 
 export interface ReadArguments {
   arguments: Arguments;
@@ -69,7 +70,7 @@ async function readRequest(
   const body = request.body;
   if (body instanceof FormFields) {
     refuseJsonSentAsForm(body.fields);
-    return { arguments: validators.text({ ...body.fields }), stagedFiles: [] };
+    return { arguments: validators.text(gatherFormModels({ ...body.fields }, endpoint.input_schema)), stagedFiles: [] };
   }
   if (body === undefined || body === null) {
     // An empty body is the call with no arguments: fine for an endpoint without required
@@ -158,7 +159,7 @@ async function readMultipart(request: FastifyRequest, endpoint: EndpointReport, 
     rejectFileReferences(fields, '');
     // Validate with each file standing in as a string, then hand the worker the file references.
     const placeholders = Object.entries(files).map(([name, value]) => [name, Array.isArray(value) ? value.map(() => '') : '']);
-    const validated = validate({ ...fields, ...Object.fromEntries(placeholders) });
+    const validated = validate({ ...gatherFormModels(fields, endpoint.input_schema), ...Object.fromEntries(placeholders) });
     return { arguments: { ...validated, ...files }, stagedFiles };
   } catch (error) {
     await removeStagedFiles(stagedFiles);
