@@ -44,6 +44,18 @@ describe('clients of an apipod-package service against svc start', () => {
     expect([schema.required, schema.properties.seed.default]).toEqual([['prompt'], null]);
   });
 
+  it('reads a pydantic model parameter from its fields in a form, as the apipod package (FastAPI form models) does', async () => {
+    const fields = await callWithRequests({ url: `${server.url}/order`, data: { size: 'large', portions: 3, note: 'hot' } });
+    expect(fields).toEqual({ status: 200, body: { size: 'large', portions: 3, note: 'hot' } });
+    const defaults = await postJson(`${server.url}/order`, 'note=x', { 'content-type': 'application/x-www-form-urlencoded' });
+    expect(defaults.body).toEqual({ size: 'medium', portions: 1, note: 'x' });
+    const multipart = new FormData();
+    multipart.append('portions', 'two');
+    const bad = await fetch(`${server.url}/order`, { method: 'POST', body: multipart });
+    expect([bad.status, ((await bad.json()) as any).error.detail]).toEqual([422, [{ field: 'order.portions', message: 'must be an integer' }]]);
+    expect((await postJson(`${server.url}/order`, { order: { portions: 2 } })).body).toEqual({ size: 'medium', portions: 2, note: '' });
+  });
+
   it('takes a list sent as repeated multipart fields, as requests sends a list beside files', async () => {
     const maybe = await callWithRequests({
       url: `${server.url}/maybe`,
