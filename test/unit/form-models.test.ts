@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { gatherFormModels } from '../../src/serve/form-models.js';
+import type { Value } from '../../src/worker/protocol.js';
 
-const schema = {
+const schema: Value = {
   type: 'object',
   properties: {
     order: { $ref: '#/$defs/MoreParams' },
