@@ -44,6 +44,17 @@ describe('clients of an apipod-package service against svc start', () => {
     expect([schema.required, schema.properties.seed.default]).toEqual([['prompt'], null]);
   });
 
+  it('takes a form field sent empty as not sent, as FastAPI reads forms: the default, or a 422 naming it', async () => {
+    const form = (body: string) => postJson(`${server.url}/scalars`, body, { 'content-type': 'application/x-www-form-urlencoded' });
+    expect((await form('text=a&count=1&ratio=&flag=')).body).toEqual({ text: 'a', count: 1, ratio: 1, flag: false });
+    const missing = await form('text=&count=1');
+    expect([missing.status, missing.body.error.detail]).toEqual([422, [{ field: 'text', message: 'is required' }]]);
+    const multipart = new FormData();
+    for (const [name, value] of [['text', 'a'], ['count', '2'], ['ratio', '']] as const) multipart.append(name, value);
+    expect(await (await fetch(`${server.url}/scalars`, { method: 'POST', body: multipart })).json()).toEqual({ text: 'a', count: 2, ratio: 1, flag: false });
+    expect((await postJson(`${server.url}/scalars`, { text: '', count: 1 })).body.text).toBe('');
+  });
+
   it('reads a pydantic model parameter from its fields in a form, as the apipod package (FastAPI form models) does', async () => {
     const fields = await callWithRequests({ url: `${server.url}/order`, data: { size: 'large', portions: 3, note: 'hot' } });
     expect(fields).toEqual({ status: 200, body: { size: 'large', portions: 3, note: 'hot' } });
