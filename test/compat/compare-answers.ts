@@ -77,3 +77,17 @@ export function differenceOf(upstream: Outcome, svc: Outcome, request: CompatReq
   if (JSON.stringify(expected) === JSON.stringify(actual)) return undefined;
   return `body: apipod ${JSON.stringify(expected).slice(0, 600)}, svc ${JSON.stringify(actual).slice(0, 600)}`;
 }
+
+/**
+ * The fields of the apipod package's job envelope (with those of its `links` and `metrics`)
+ * that svc's envelope lacks: a client written for the package reads them (fastsdk follows
+ * `links.status`).
+ */
+export function missingEnvelopeFields(upstream: unknown, svc: unknown, prefix = ''): string[] {
+  if (typeof upstream !== 'object' || upstream === null || Array.isArray(upstream)) return [];
+  const theirs = typeof svc === 'object' && svc !== null ? (svc as Record<string, unknown>) : {};
+  return Object.entries(upstream).flatMap(([key, value]) => {
+    if (!(key in theirs)) return [`${prefix}${key}`];
+    return typeof value === 'object' && value !== null && !Array.isArray(value) ? missingEnvelopeFields(value, theirs[key], `${prefix}${key}.`) : [];
+  });
+}

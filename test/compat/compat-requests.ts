@@ -2,6 +2,11 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 /** A file a request uploads, read from test/compat/files. */
+/** A file's base64, as a text field: what a client sends for a media parameter in a form or JSON. */
+export interface Base64Of {
+  base64Of: string;
+}
+
 export interface FilePart {
   file: string;
   /** The part's Content-Type; without one the part is sent as `requests` sends it, with none. */
@@ -19,7 +24,7 @@ export interface CompatRequest {
   /** The path as the apipod package serves it (it turns `_` into `-`); svc serves that spelling too. */
   path: string;
   query?: Record<string, string>;
-  form?: Record<string, string | string[]>;
+  form?: Record<string, string | string[] | Base64Of>;
   multipart?: Record<string, string | string[] | FilePart | FilePart[]>;
   json?: unknown;
   /**

@@ -10,6 +10,8 @@ import { ENDED_JOB_STATUSES, type Outcome } from './compare-answers.js';
 export interface CompatServer {
   url: string;
   outcome: (request: CompatRequest) => Promise<Outcome>;
+  /** The first answer to the request, as sent: a job's submit envelope in serverless compute. */
+  submit: (request: CompatRequest) => Promise<{ status: number; body: unknown }>;
   stop: () => Promise<void>;
 }
 
@@ -32,7 +34,12 @@ export async function startUpstream(service: CompatService, compute: Compute, py
   });
   const url = `http://127.0.0.1:${port}`;
   await waitUntilServing(url, child, 'apipod');
-  return { url, outcome: (request) => (compute === 'serverless' ? upstreamJobOutcome(url, request) : responseOutcome(url, request)), stop: () => stopChild(child) };
+  return {
+    url,
+    outcome: (request) => (compute === 'serverless' ? upstreamJobOutcome(url, request) : responseOutcome(url, request)),
+    submit: (request) => send(url, request),
+    stop: () => stopChild(child),
+  };
 }
 
 /** Starts the service with `svc start`, with the same interpreter, so both see the same packages. */
@@ -47,6 +54,7 @@ export async function startSvcServer(service: CompatService, compute: Compute, p
   return {
     url: server.url,
     outcome: (request) => (compute === 'serverless' ? svcJobOutcome(server.url, request) : responseOutcome(server.url, request)),
+    submit: (request) => send(server.url, request),
     stop: async () => {
       await server.stop();
     },
@@ -107,7 +115,9 @@ export function requestInit(url: string, request: CompatRequest, headers: Record
   const init: RequestInit = { method: request.method ?? 'POST', headers: { ...headers } };
   if (request.form) {
     const form = new URLSearchParams();
-    for (const [name, value] of Object.entries(request.form)) for (const item of [value].flat()) form.append(name, item);
+    for (const [name, value] of Object.entries(request.form)) {
+      for (const item of [value].flat()) form.append(name, typeof item === 'string' ? item : readFileSync(join(FILES_DIR, item.base64Of)).toString('base64'));
+    }
     init.body = form;
   } else if (request.multipart) {
     const form = new FormData();

@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readCompatServices, type CompatService, type Compute } from './compat-requests.js';
-import { differenceOf } from './compare-answers.js';
+import { differenceOf, missingEnvelopeFields } from './compare-answers.js';
 import { startSvcServer, startUpstream, type CompatServer } from './compat-servers.js';
 import { KNOWN_FAILURES, type KnownFailure } from './known-failures.js';
 
@@ -46,6 +46,23 @@ function describeService(service: CompatService, compute: Compute): void {
     });
     if (knownStart) return;
 
+    if (compute === 'serverless') {
+      const knownEnvelope = knownFor(known.envelope, compute);
+      it("answers a job's submit with an envelope that has every field the apipod package's has", async () => {
+        if (!svc || !upstream) throw new Error(`svc did not start the service: ${svcFailure}`);
+        for (const request of service.requests) {
+          const [expected, actual] = await Promise.all([upstream.submit(request), svc.submit(request)]);
+          if (!isJob(expected.body) || !isJob(actual.body)) continue;
+          const missing = missingEnvelopeFields(expected.body, actual.body);
+          const difference = missing.length === 0 ? undefined : `svc's envelope lacks ${missing.join(', ')}`;
+          if (knownEnvelope) expectKnown(knownEnvelope, `${service.name}'s job envelope`, difference);
+          else expect(difference).toBeUndefined();
+          return;
+        }
+        throw new Error('no request of the table made a job on both servers');
+      }, 70_000);
+    }
+
     for (const request of service.requests) {
       const knownRequest = knownFor(known.requests?.[request.name], compute);
       it(`answers ${request.name} (${request.method ?? 'POST'} ${request.path}) as apipod 1.0.33 does`, async () => {
@@ -57,6 +74,10 @@ function describeService(service: CompatService, compute: Compute): void {
       }, 70_000);
     }
   });
+}
+
+function isJob(body: unknown): boolean {
+  return typeof body === 'object' && body !== null && 'job_id' in body;
 }
 
 describe.skipIf(!existsSync(PYTHON) && !mustRun)('real apipod services answer alike under apipod 1.0.33 and svc start', () => {
