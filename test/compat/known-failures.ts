@@ -29,13 +29,6 @@ const EMBEDDING_REQUEST: KnownFailure = {
   says: /NotProvidedBySvc: apipod\.common\.schemas\.EmbeddingRequest/,
 };
 
-const NEEDS_PILLOW: KnownFailure = {
-  owner: 'svc',
-  reason:
-    "ImageFile.to_np_array (and numpy.array(image), from_np_array) needs Pillow in svc's toolkit; the apipod package decodes with OpenCV, which media-toolkit brings, so a service's environment has cv2 and no Pillow (python/apipod/image_arrays.py)",
-  says: /needs Pillow/,
-};
-
 const TOOLKIT_ENVELOPE: KnownFailure = {
   owner: 'job-envelope/openapi (issue 21)',
   reason: "svc's job envelope lacks the toolkit's `links` (status, cancel), which fastsdk follows to poll, and its `metrics`",
@@ -100,15 +93,12 @@ export const KNOWN_FAILURES: Record<string, { start?: KnownFailure; envelope?: K
       says: /No module named 'apipod\.common\.chat_parsing'/,
     },
   },
-  'demo-1.0.0': { envelope: TOOLKIT_ENVELOPE, requests: { 'img2img-numpy-array': NEEDS_PILLOW, 'prompt-helper-get-with-progress': GET_READS_BODY } },
-  'demo-no-queue-1.0.0': { envelope: TOOLKIT_ENVELOPE, requests: { 'img2img-numpy-array': NEEDS_PILLOW, 'prompt-helper-get-with-progress': GET_READS_BODY } },
-  'readme-1.0.0': { envelope: TOOLKIT_ENVELOPE, requests: { 'process-image-upload': NEEDS_PILLOW, 'process-image-base64-field': NEEDS_PILLOW } },
+  'demo-1.0.0': { envelope: TOOLKIT_ENVELOPE, requests: { 'prompt-helper-get-with-progress': GET_READS_BODY } },
+  'demo-no-queue-1.0.0': { envelope: TOOLKIT_ENVELOPE, requests: { 'prompt-helper-get-with-progress': GET_READS_BODY } },
+  'readme-1.0.0': { envelope: TOOLKIT_ENVELOPE },
   'readme-1.0.33': {
     envelope: TOOLKIT_ENVELOPE,
     requests: {
-      'process-image-upload': NEEDS_PILLOW,
-      'process-image-base64-field': NEEDS_PILLOW,
-      'process-image-data-url': NEEDS_PILLOW,
       'hello-unknown-field': UNKNOWN_FIELD,
       'hello-name-twice': GIVEN_TWICE,
       'transcribe-text-that-is-no-file': TEXT_AS_FILE,
