@@ -44,6 +44,16 @@ describe('clients of an apipod-package service against svc start', () => {
     expect([schema.required, schema.properties.seed.default]).toEqual([['prompt'], null]);
   });
 
+  it('takes the parts of a parameter that is one file or a list of them (ImageFile | list[ImageFile]) as a list, one part too', async () => {
+    const two = await callWithRequests({
+      url: `${server.url}/faces`,
+      files: [['face_image', 'a.png', PNG_BASE64, 'image/png'], ['face_image', 'b.png', PNG_BASE64, 'image/png']],
+    });
+    expect(two).toEqual({ status: 200, body: ['list', 'a.png', 'b.png'] });
+    const one = await callWithRequests({ url: `${server.url}/faces`, files: [['face_image', 'a.png', PNG_BASE64, 'image/png']] });
+    expect(one).toEqual({ status: 200, body: ['list', 'a.png'] });
+  });
+
   it('takes a form field sent empty as not sent, as FastAPI reads forms: the default, or a 422 naming it', async () => {
     const form = (body: string) => postJson(`${server.url}/scalars`, body, { 'content-type': 'application/x-www-form-urlencoded' });
     expect((await form('text=a&count=1&ratio=&flag=')).body).toEqual({ text: 'a', count: 1, ratio: 1, flag: false });
