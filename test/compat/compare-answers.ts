@@ -88,6 +88,7 @@ export function missingEnvelopeFields(upstream: unknown, svc: unknown, prefix = 
   const theirs = typeof svc === 'object' && svc !== null ? (svc as Record<string, unknown>) : {};
   return Object.entries(upstream).flatMap(([key, value]) => {
     if (!(key in theirs)) return [`${prefix}${key}`];
-    return typeof value === 'object' && value !== null && !Array.isArray(value) ? missingEnvelopeFields(value, theirs[key], `${prefix}${key}.`) : [];
+    const nested = typeof value === 'object' && value !== null && !Array.isArray(value) && key !== 'result'; // a result is the function's
+    return nested ? missingEnvelopeFields(value, theirs[key], `${prefix}${key}.`) : [];
   });
 }
