@@ -9,7 +9,7 @@ float32 = np.float32
 
 class Tensor:
     def __init__(self, array):
-        self.array = np.asarray(array)
+        self.array = array.array if isinstance(array, Tensor) else np.asarray(array)
 
     @property
     def shape(self):
