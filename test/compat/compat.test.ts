@@ -26,6 +26,7 @@ function describeService(service: CompatService, compute: Compute): void {
     let svc: CompatServer | undefined;
     let svcFailure: string | undefined;
     beforeAll(async () => {
+      if (!existsSync(PYTHON)) throw new Error(`${PYTHON} is missing: run .ci/setup, or set SVC_COMPAT_PYTHON to a Python with apipod==1.0.33`);
       const [upstreamStart, svcStart] = await Promise.allSettled([
         startUpstream(service, compute, PYTHON),
         startSvcServer(service, compute, PYTHON),
