@@ -5,9 +5,12 @@ The apipod toolkit's `ImageFile.to_np_array()` is `cv2.imdecode(..., IMREAD_UNCH
 so services written for it, and the models they feed, expect OpenCV's arrays: channels in BGR
 or BGRA order, palette images expanded, 16-bit greyscale kept. svc's toolkit needs no OpenCV;
 the rules below reproduce what OpenCV 5.0 gives for each kind of file, checked image by image.
+Where the service's environment has OpenCV and no Pillow (what installing the apipod toolkit
+gives: media-toolkit brings OpenCV), OpenCV itself does the work, as media-toolkit calls it.
 """
 from __future__ import annotations
 
+import importlib.util
 import io
 import struct
 from dataclasses import dataclass
@@ -42,6 +45,12 @@ def decode_image(content: bytes) -> Any:
     """The image as OpenCV's `imdecode(IMREAD_UNCHANGED)` gives it: height x width for one
     channel, height x width x 3 (BGR) or x 4 (BGRA), a new writable array."""
     numpy = require("numpy", "ImageFile.to_np_array")
+    cv2 = _opencv_without_pillow()
+    if cv2 is not None:
+        array = cv2.imdecode(numpy.frombuffer(content, numpy.uint8), cv2.IMREAD_UNCHANGED)
+        if array is None:
+            raise ValueError(f"ImageFile.to_np_array: the file is not an image OpenCV can read ({len(content)} bytes)")
+        return array
     image = _open(content, "ImageFile.to_np_array")
     if _has_16_bit_colour(content, image):
         raise ValueError("ImageFile.to_np_array: this is a 16-bit colour image, of which Pillow, which svc's toolkit "
@@ -66,22 +75,35 @@ def decode_image(content: bytes) -> Any:
 
 def image_channels(content: bytes) -> int:
     """How many channels `decode_image` gives, read from the header without decoding the pixels."""
+    if _opencv_without_pillow() is not None:
+        array = decode_image(content)
+        return 1 if array.ndim == 2 else array.shape[2]
     return _CHANNELS[_decoded_mode(_open(content, "ImageFile.channels"))]
 
 
 def image_size(content: bytes) -> tuple[int, int]:
     """(width, height), read from the header."""
+    if _opencv_without_pillow() is not None:
+        height, width = decode_image(content).shape[:2]
+        return width, height
     return _open(content, "ImageFile.dimensions").size
 
 
 def encode_image(array: Any, img_type: str) -> bytes:
     """The bytes OpenCV's `imencode("." + img_type, array)` writes, for a BGR / BGRA / greyscale array."""
     numpy = require("numpy", "ImageFile.from_np_array")
-    image_module = require("PIL.Image", "ImageFile.from_np_array")
     image_format = IMAGE_FORMATS.get(str(img_type).lower().lstrip("."))
     if image_format is None:
         raise ValueError(f"Could not convert numpy array to {img_type} image: img_type is an image format, one of "
                          f"{', '.join(IMAGE_FORMATS)} (to name the file, set file_name on the result)")
+    cv2 = _opencv_without_pillow()
+    if cv2 is not None:
+        written, encoded = cv2.imencode("." + str(img_type).lower().lstrip("."), numpy.asarray(array))
+        if not written:
+            raise ValueError(f"Could not convert numpy array to {img_type} image: OpenCV cannot write an array of "
+                             f"shape {numpy.asarray(array).shape}")
+        return encoded.tobytes()
+    image_module = require("PIL.Image", "ImageFile.from_np_array")
     pixels = numpy.asarray(array)
     if pixels.ndim == 3 and pixels.shape[2] == 1:
         pixels = pixels[:, :, 0]
@@ -211,6 +233,22 @@ def _swap_red_and_blue(pixels, numpy):
     if pixels.ndim == 3 and pixels.shape[2] == 4:
         return numpy.ascontiguousarray(pixels[:, :, [2, 1, 0, 3]])
     return pixels
+
+
+def _opencv_without_pillow():
+    """OpenCV, when the environment has it (and numpy, which it needs) and not Pillow; else None:
+    Pillow does the work, or says it is missing."""
+    if _findable("PIL") or not (_findable("cv2") and _findable("numpy")):
+        return None
+    import cv2
+    return cv2
+
+
+def _findable(module_name: str) -> bool:
+    try:
+        return importlib.util.find_spec(module_name) is not None
+    except (ImportError, ValueError):  # a finder that refuses it; a module set to None in sys.modules
+        return False
 
 
 def _open(content: bytes, purpose: str):

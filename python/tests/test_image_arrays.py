@@ -2,8 +2,10 @@
 import base64
 import io
 import struct
+import sys
 import unittest
 import zlib
+from unittest import mock
 
 from apipod import ImageFile
 from tests.test_media import importable
@@ -44,6 +46,31 @@ def with_tiff_extra_samples(tiff: bytes, value: int) -> bytes:
             struct.pack_into("<H", data, offset + 8, value)
             return bytes(data)
     raise AssertionError("no ExtraSamples tag")
+
+
+@unittest.skipUnless(importable("numpy") and importable("cv2"), "numpy and OpenCV are not installed")
+class WithoutPillowTest(unittest.TestCase):
+    """What installing the apipod toolkit gives a service: OpenCV (through media-toolkit) and no Pillow."""
+
+    def setUp(self):
+        hidden = mock.patch.dict(sys.modules, {"PIL": None, "PIL.Image": None})
+        hidden.start()
+        self.addCleanup(hidden.stop)
+
+    def test_opencv_decodes_and_encodes_as_media_toolkit_calls_it(self):
+        import cv2
+        import numpy
+        png = base64.b64decode("iVBORw0KGgoAAAANSUhEUgAAAAIAAAACCAIAAAD91JpzAAAAEElEQVR4nGP4z8AARAwQCgAf7gP9i18U1AAAAABJRU5ErkJggg==")
+        image = ImageFile.from_bytes(png)
+        array = image.to_np_array()
+        self.assertEqual((array.shape, array[0, 0].tolist(), image.channels, image.dimensions), ((2, 2, 3), [0, 0, 255], 3, (2, 2)))
+        written = ImageFile().from_np_array(array, "jpg")
+        self.assertEqual((written.content_type, written.to_bytes()), ("image/jpeg", cv2.imencode(".jpg", array)[1].tobytes()))
+        self.assertTrue(numpy.array_equal(numpy.array(ImageFile().from_np_array(array)), array))
+
+    def test_bytes_that_are_no_image_say_so(self):
+        with self.assertRaisesRegex(ValueError, "ImageFile.to_np_array: the file is not an image OpenCV can read"):
+            ImageFile.from_bytes(b"no image").to_np_array()
 
 
 @needs_numpy_and_pillow

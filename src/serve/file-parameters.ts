@@ -11,15 +11,17 @@ export interface FileUpload {
 /**
  * Whether a parameter takes uploads: a media type (ImageFile, bytes, ...), a list of them,
  * or a union holding one (Optional[ImageFile], `ImageFile | str`), whose upload goes to its
- * media member (the worker prefers that member for a file). The worker's schemas mark media
+ * media member (the worker prefers that member for a file), or its list member when it has one. The worker's schemas mark media
  * with `x-media-type`; Optional[X] and unions are `anyOf`.
  */
 export function fileUploadOf(schema: Value | undefined): FileUpload | null {
   const members = isMediaSchema(schema) || !isJsonObject(schema) || !Array.isArray(schema.anyOf) ? [schema] : schema.anyOf;
   const single = members.filter(isMediaSchema);
-  if (single.length > 0) return { repeated: false, media: mediaOf(single) };
   const items = members.flatMap((member) => (isJsonObject(member) && member.type === 'array' ? [withoutNull(member.items)] : [])).filter(isMediaSchema);
-  return items.length > 0 ? { repeated: true, media: mediaOf(items) } : null;
+  // One file or a list of them (`ImageFile | list[ImageFile]`) takes its parts as a list, one
+  // part too, as FastAPI reads a form field whose union holds a list.
+  if (items.length > 0) return { repeated: true, media: mediaOf([...single, ...items]) };
+  return single.length > 0 ? { repeated: false, media: mediaOf(single) } : null;
 }
 
 /** The kind of file a form input asks for: the members' own when they agree, else any file. */

@@ -13,6 +13,7 @@ import { fetchMediaUrls, type MediaUrlSettings } from './media-urls.js';
 import { acceptedTypes, listItemSchema } from './parameter-schemas.js';
 import { PartContentTypes } from './multipart-part-types.js';
 import { FormFields } from './request-bodies.js';
+import { gatherFormModels } from './form-models.js';
 
 export interface ReadArguments {
   arguments: Arguments;
@@ -69,7 +70,7 @@ async function readRequest(
   const body = request.body;
   if (body instanceof FormFields) {
     refuseJsonSentAsForm(body.fields);
-    return { arguments: validators.text({ ...body.fields }), stagedFiles: [] };
+    return { arguments: validators.text(gatherFormModels(withoutEmptyFields(body.fields), endpoint.input_schema)), stagedFiles: [] };
   }
   if (body === undefined || body === null) {
     // An empty body is the call with no arguments: fine for an endpoint without required
@@ -154,16 +155,25 @@ async function readMultipart(request: FastifyRequest, endpoint: EndpointReport, 
       const reference = { $file: { path, file_name: part.filename || null, content_type: (gaveContentType && part.mimetype) || null } };
       files[part.fieldname] = upload?.repeated ? [...((files[part.fieldname] as Value[] | undefined) ?? []), reference] : reference;
     }
-    const fields = Object.fromEntries(Object.entries(texts).map(([name, values]) => [name, fieldsValue(values, properties[name])]));
+    const fields = Object.fromEntries(Object.entries(withoutEmptyFields(texts)).map(([name, values]) => [name, fieldsValue([values].flat(), properties[name])]));
     rejectFileReferences(fields, '');
     // Validate with each file standing in as a string, then hand the worker the file references.
     const placeholders = Object.entries(files).map(([name, value]) => [name, Array.isArray(value) ? value.map(() => '') : '']);
-    const validated = validate({ ...fields, ...Object.fromEntries(placeholders) });
+    const validated = validate({ ...gatherFormModels(fields, endpoint.input_schema), ...Object.fromEntries(placeholders) });
     return { arguments: { ...validated, ...files }, stagedFiles };
   } catch (error) {
     await removeStagedFiles(stagedFiles);
     throw malformedBody(error);
   }
+}
+
+/**
+ * A form's fields less those sent empty (`name=`, a text input left blank), which are not
+ * sent, as FastAPI reads forms and so the apipod package: the parameter gets its default, or
+ * is missing. A repeated field keeps its empty items: they are a list's values.
+ */
+function withoutEmptyFields<T extends string | string[]>(fields: Record<string, T>): Record<string, T> {
+  return Object.fromEntries(Object.entries(fields).filter(([, value]) => !(value === '' || (Array.isArray(value) && value.length === 1 && value[0] === ''))));
 }
 
 /** A parameter's text parts: one is the value, several are a list's items. */

@@ -44,6 +44,39 @@ describe('clients of an apipod-package service against svc start', () => {
     expect([schema.required, schema.properties.seed.default]).toEqual([['prompt'], null]);
   });
 
+  it('takes the parts of a parameter that is one file or a list of them (ImageFile | list[ImageFile]) as a list, one part too', async () => {
+    const two = await callWithRequests({
+      url: `${server.url}/faces`,
+      files: [['face_image', 'a.png', PNG_BASE64, 'image/png'], ['face_image', 'b.png', PNG_BASE64, 'image/png']],
+    });
+    expect(two).toEqual({ status: 200, body: ['list', 'a.png', 'b.png'] });
+    const one = await callWithRequests({ url: `${server.url}/faces`, files: [['face_image', 'a.png', PNG_BASE64, 'image/png']] });
+    expect(one).toEqual({ status: 200, body: ['list', 'a.png'] });
+  });
+
+  it('takes a form field sent empty as not sent, as FastAPI reads forms: the default, or a 422 naming it', async () => {
+    const form = (body: string) => postJson(`${server.url}/scalars`, body, { 'content-type': 'application/x-www-form-urlencoded' });
+    expect((await form('text=a&count=1&ratio=&flag=')).body).toEqual({ text: 'a', count: 1, ratio: 1, flag: false });
+    const missing = await form('text=&count=1');
+    expect([missing.status, missing.body.error.detail]).toEqual([422, [{ field: 'text', message: 'is required' }]]);
+    const multipart = new FormData();
+    for (const [name, value] of [['text', 'a'], ['count', '2'], ['ratio', '']] as const) multipart.append(name, value);
+    expect(await (await fetch(`${server.url}/scalars`, { method: 'POST', body: multipart })).json()).toEqual({ text: 'a', count: 2, ratio: 1, flag: false });
+    expect((await postJson(`${server.url}/scalars`, { text: '', count: 1 })).body.text).toBe('');
+  });
+
+  it('reads a pydantic model parameter from its fields in a form, as the apipod package (FastAPI form models) does', async () => {
+    const fields = await callWithRequests({ url: `${server.url}/order`, data: { size: 'large', portions: 3, note: 'hot' } });
+    expect(fields).toEqual({ status: 200, body: { size: 'large', portions: 3, note: 'hot' } });
+    const defaults = await postJson(`${server.url}/order`, 'note=x', { 'content-type': 'application/x-www-form-urlencoded' });
+    expect(defaults.body).toEqual({ size: 'medium', portions: 1, note: 'x' });
+    const multipart = new FormData();
+    multipart.append('portions', 'two');
+    const bad = await fetch(`${server.url}/order`, { method: 'POST', body: multipart });
+    expect([bad.status, ((await bad.json()) as any).error.detail]).toEqual([422, [{ field: 'order.portions', message: 'must be an integer' }]]);
+    expect((await postJson(`${server.url}/order`, { order: { portions: 2 } })).body).toEqual({ size: 'medium', portions: 2, note: '' });
+  });
+
   it('takes a list sent as repeated multipart fields, as requests sends a list beside files', async () => {
     const maybe = await callWithRequests({
       url: `${server.url}/maybe`,

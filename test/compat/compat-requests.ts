@@ -1,0 +1,67 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+/** A file a request uploads, read from test/compat/files. */
+/** A file's base64, as a text field: what a client sends for a media parameter in a form or JSON. */
+export interface Base64Of {
+  base64Of: string;
+}
+
+export interface FilePart {
+  file: string;
+  /** The part's Content-Type; without one the part is sent as `requests` sends it, with none. */
+  type?: string;
+}
+
+/**
+ * One request sent alike to the apipod package and to svc. Each body kind is sent as the
+ * toolkit's users send it: `form` URL-encoded, `multipart` as multipart/form-data (a list
+ * value is repeated fields, a FilePart an upload), `json` as JSON, `query` in the URL.
+ */
+export interface CompatRequest {
+  name: string;
+  method?: string;
+  /** The path as the apipod package serves it (it turns `_` into `-`); svc serves that spelling too. */
+  path: string;
+  query?: Record<string, string>;
+  form?: Record<string, string | string[] | Base64Of>;
+  multipart?: Record<string, string | string[] | FilePart | FilePart[]>;
+  json?: unknown;
+  /**
+   * How the answers are compared: `body` (the default) their status and JSON; `status` the
+   * status only (an answer that changes per call); `shape` the status and the JSON's keys
+   * and value types.
+   */
+  compare?: 'body' | 'status' | 'shape';
+  /** Keys whose values differ per call (ids, timestamps), left out at any depth before comparing. */
+  ignore?: string[];
+}
+
+export type Compute = 'dedicated' | 'serverless';
+
+/** A service of the suite: its file and the requests each compute gets, from requests.json beside it. */
+export interface CompatService {
+  name: string;
+  dir: string;
+  /** The file both servers start, relative to dir. */
+  file: string;
+  computes: Compute[];
+  requests: CompatRequest[];
+}
+
+export const COMPAT_DIR = import.meta.dirname;
+export const SERVICES_DIR = join(COMPAT_DIR, 'services');
+export const FILES_DIR = join(COMPAT_DIR, 'files');
+
+/** Every service directory under test/compat/services, in name order. */
+export function readCompatServices(): CompatService[] {
+  return readdirSync(SERVICES_DIR, { withFileTypes: true })
+    .filter((entry) => entry.isDirectory())
+    .map((entry) => entry.name)
+    .sort()
+    .map((name) => {
+      const dir = join(SERVICES_DIR, name);
+      const table = JSON.parse(readFileSync(join(dir, 'requests.json'), 'utf8')) as Omit<CompatService, 'name' | 'dir' | 'computes'> & { computes?: Compute[] };
+      return { name, dir, ...table, computes: table.computes ?? ['dedicated', 'serverless'] };
+    });
+}
