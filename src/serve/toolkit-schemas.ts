@@ -114,6 +114,7 @@ export const JOB_RESULT_COMPONENTS: Json = {
     type: 'object',
     properties: {
       created_at: { type: 'string', format: 'date-time' },
+      queued_at: { type: 'string', format: 'date-time' },
       started_at: nullable({ type: 'string', format: 'date-time' }),
       finished_at: nullable({ type: 'string', format: 'date-time' }),
       execution_time_s: nullable({ type: 'number' }),

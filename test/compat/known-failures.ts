@@ -29,13 +29,6 @@ const EMBEDDING_REQUEST: KnownFailure = {
   says: /NotProvidedBySvc: apipod\.common\.schemas\.EmbeddingRequest/,
 };
 
-const TOOLKIT_ENVELOPE: KnownFailure = {
-  owner: 'job-envelope/openapi (issue 21)',
-  reason: "svc's job envelope lacks the toolkit's `links` (status, cancel), which fastsdk follows to poll, and its `metrics`",
-  says: /lacks metrics, links/,
-  computes: ['serverless'],
-};
-
 const UNKNOWN_FIELD: KnownFailure = {
   owner: 'svc',
   reason:
@@ -93,16 +86,13 @@ export const KNOWN_FAILURES: Record<string, { start?: KnownFailure; envelope?: K
       says: /No module named 'apipod\.common\.chat_parsing'/,
     },
   },
-  'demo-1.0.0': { envelope: TOOLKIT_ENVELOPE, requests: { 'prompt-helper-get-with-progress': GET_READS_BODY } },
-  'demo-no-queue-1.0.0': { envelope: TOOLKIT_ENVELOPE, requests: { 'prompt-helper-get-with-progress': GET_READS_BODY } },
-  'readme-1.0.0': { envelope: TOOLKIT_ENVELOPE },
+  'demo-1.0.0': { requests: { 'prompt-helper-get-with-progress': GET_READS_BODY } },
+  'demo-no-queue-1.0.0': { requests: { 'prompt-helper-get-with-progress': GET_READS_BODY } },
   'readme-1.0.33': {
-    envelope: TOOLKIT_ENVELOPE,
     requests: {
       'hello-unknown-field': UNKNOWN_FIELD,
       'hello-name-twice': GIVEN_TWICE,
       'transcribe-text-that-is-no-file': TEXT_AS_FILE,
     },
   },
-  'e2e-core-service-1.0.4': { envelope: TOOLKIT_ENVELOPE },
 };

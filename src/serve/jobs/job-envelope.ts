@@ -19,6 +19,8 @@ export interface JobLinks {
 /** The toolkit's `JobMetrics`. */
 export interface JobMetrics {
   created_at: string;
+  /** svc queues a job as it accepts it. */
+  queued_at: string;
   started_at: string | null;
   finished_at: string | null;
   execution_time_s: number | null;
@@ -78,6 +80,7 @@ export function toEnvelope(job: Job, baseUrl: string, specification: ServiceSpec
     },
     metrics: {
       created_at: createdAt,
+      queued_at: createdAt,
       started_at: startedAt,
       finished_at: finishedAt,
       execution_time_s: job.startedAt === null || job.finishedAt === null ? null : (job.finishedAt - job.startedAt) / 1000,
