@@ -179,6 +179,34 @@ class WorkerSocaitySchemasTest(WorkerTestCase):
         self.assertIs(self.call(self.worker, "c-2", "/is-job-exception")[0]["value"], True)
 
 
+@unittest.skipUnless(importable("fastapi") and importable("socaity_schemas"), "FastAPI or socaity-schemas is not installed")
+class WorkerUploadFileTest(WorkerTestCase):
+    def setUp(self):
+        self.worker, self.ready = self.start_ready_worker(service_path("upload_file_annotations.py"))
+
+    def test_fastapis_upload_file_is_a_file_parameter(self):
+        schemas = {endpoint["path"]: endpoint["input_schema"] for endpoint in self.ready["endpoints"]}
+        self.assertEqual(schemas["/upload"]["properties"]["anyfile3"]["x-media-type"], "file")
+        self.assertEqual(schemas["/upload"]["required"], ["anyfile3"])
+        self.assertNotIn("document", schemas["/maybe"]["required"])
+        self.assertEqual(schemas["/mixed"]["properties"]["picture"]["x-media-type"], "image")
+
+    def test_the_function_gets_a_media_file_that_reads_as_an_upload_file_too(self):
+        text = {"file_name": "notes.txt", "content_type": "text/plain", "content": base64.b64encode(b"hello").decode()}
+        [event] = self.call(self.worker, "c-1", "/upload", {"anyfile3": text})
+        self.assertEqual(event["value"], {"type": "UploadedFile", "file_name": "notes.txt", "filename": "notes.txt",
+                                          "content_type": "text/plain", "read": "hello", "file": "hello", "size": 5})
+        [event] = self.call(self.worker, "c-2", "/maybe", {"note": "none"})
+        self.assertIsNone(event["value"])
+        [event] = self.call(self.worker, "c-3", "/maybe", {"document": "data:text/plain;base64,aGk="})
+        self.assertEqual((event["value"]["read"], event["value"]["content_type"]), ("hi", "text/plain"))
+
+    def test_socaity_schemas_file_models_give_the_media_class_of_their_kind(self):
+        image = {"file_name": "a.png", "content": PNG_BASE64}
+        [event] = self.call(self.worker, "c-1", "/mixed", {"anyfile2": image, "img": image, "picture": image})
+        self.assertEqual(event["value"], ["MediaFile", "ImageFile", "ImageFile", "image/png"])
+
+
 class SchemaRefusalTest(WorkerTestCase):
     def test_a_media_dict_parameter_is_refused_naming_media_list(self):
         failed = self.start_worker(self.service_from_source(
