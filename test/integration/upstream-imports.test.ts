@@ -1,0 +1,63 @@
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { callWithRequests } from '../support/python-requests.js';
+import { postJson, startSvc, type RunningSvc } from '../support/server.js';
+import { REPO_ROOT } from '../support/svc.js';
+import { PNG_BASE64 } from '../support/images.js';
+
+/**
+ * A service written for the apipod toolkit as its own test services are (test/fixtures/projects/
+ * upstream-registered): endpoints registered inside a function the module calls, FastAPI's
+ * UploadFile, socaity-schemas' request models. The workers' Python needs fastapi and
+ * socaity-schemas, which the service imports (.ci/requirements-test.txt).
+ */
+describe('svc start with a service that registers its endpoints at import and takes FastAPI uploads', () => {
+  let server: RunningSvc;
+  let listed: string[];
+  beforeAll(async () => {
+    server = await startSvc([join(REPO_ROOT, 'test/fixtures/projects/upstream-registered')]);
+    listed = Object.keys(((await (await fetch(`${server.url}/openapi.json`)).json()) as any).paths);
+  });
+  afterAll(async () => {
+    await server.stop();
+  });
+
+  it('serves the endpoints registered inside register(app), by app.endpoint(path)(function) and by add_api_route', async () => {
+    for (const path of ['/describe_upload', '/mixed_media', '/embed', '/ping']) expect(listed).toContain(path);
+    expect(await (await fetch(`${server.url}/ping`)).json()).toBe('pong');
+  });
+
+  it('takes a multipart upload for an UploadFile parameter, and gives the function a file with its name, type and content', async () => {
+    const notes = Buffer.from('first line\nsecond line\n').toString('base64');
+    const upload = await callWithRequests({
+      url: `${server.url}/describe_upload`,
+      data: { note: 'from requests' },
+      files: [['document', 'notes.txt', notes, 'text/plain']],
+    });
+    expect(upload).toEqual({
+      status: 200,
+      body: { filename: 'notes.txt', file_name: 'notes.txt', content_type: 'text/plain', size: 23, first_line: 'first line', note: 'from requests' },
+    });
+    // The same parameter takes what svc's media parameters take in JSON: a media object, a data URL, base64.
+    const asObject = await postJson(`${server.url}/describe-upload`, { document: { file_name: 'a.txt', content: Buffer.from('hi').toString('base64') } });
+    expect([asObject.status, asObject.body.filename, asObject.body.size]).toEqual([200, 'a.txt', 2]);
+    const asDataUrl = await postJson(`${server.url}/describe_upload`, { document: `data:text/plain;base64,${Buffer.from('hey').toString('base64')}` });
+    expect([asDataUrl.status, asDataUrl.body.content_type, asDataUrl.body.size]).toEqual([200, 'text/plain', 3]);
+  });
+
+  it("fails a call whose function raises the toolkit's FileUploadException with its message", async () => {
+    const empty = await postJson(`${server.url}/describe_upload`, { document: { file_name: 'empty.txt', content: '' } });
+    expect(empty.body.error.message).toContain('FileUploadException: empty.txt - the file is empty');
+  });
+
+  it('reads FileModel, unions of media and lists of files as the toolkit does', async () => {
+    const image = { file_name: 'red.png', content: PNG_BASE64 };
+    const mixed = await postJson(`${server.url}/mixed_media`, { wire: image, img: image, anyfiles: [image, image] });
+    expect(mixed.body).toEqual({ anyfile: null, wire: 'MediaFile', img: 'ImageFile', anyfiles: ['red.png', 'red.png'], text: 'master' });
+  });
+
+  it("takes socaity-schemas' EmbeddingRequest, imported from apipod.common.schemas", async () => {
+    const embedded = await postJson(`${server.url}/embed`, { request: { input: ['a', 'abc'], model: 'm' } });
+    expect(embedded).toMatchObject({ status: 200, body: { model: 'm', lengths: [1, 3] } });
+  });
+});
