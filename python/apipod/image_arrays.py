@@ -229,14 +229,15 @@ def _swap_red_and_blue(pixels, numpy):
 
 
 def _image_library(purpose: str) -> str:
-    """"PIL" when the environment has Pillow, else "cv2" when it has OpenCV; an ImportError
-    naming both when it has neither."""
-    for module_name in ("PIL.Image", "cv2"):
+    """"PIL" when the environment has Pillow, else "cv2" when it has OpenCV (and the numpy OpenCV
+    needs); an ImportError naming both when it has neither."""
+    for module_names in (("PIL.Image",), ("numpy", "cv2")):
         try:
-            importlib.import_module(module_name)
+            for module_name in module_names:
+                importlib.import_module(module_name)
         except ImportError:
             continue
-        return module_name.split(".")[0]
+        return module_names[-1].split(".")[0]
     raise ImportError(f"{purpose} needs Pillow or OpenCV: pip install Pillow (or opencv-python-headless)")
 
 
