@@ -48,9 +48,9 @@ def socaity_schema(module: str, name: str) -> Any:
         if name not in UPSTREAM_SCHEMA_NAMES:
             raise AttributeError(f"module {module!r} has no attribute {name!r}") from None
         raise SchemaNotAvailable(
-            f"{module}.{name} is a model of the socaity-schemas package, which the apipod toolkit re-exports "
-            f"there and the service's environment does not have: install it (pip install socaity-schemas, and "
-            f"list it in requirements.txt)", name=name) from None
+            f"{module}.{name} is socaity-schemas' {name}, as in the apipod toolkit, and the service's environment "
+            f"does not have socaity-schemas: install it (pip install socaity-schemas, and list it in "
+            f"requirements.txt)", name=name) from None
     for candidate in _MODULES:
         try:
             found = getattr(importlib.import_module(candidate), name, None)

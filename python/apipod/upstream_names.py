@@ -20,6 +20,8 @@ _STREAMING = ("part of upstream's own streaming: an endpoint that yields streams
 _SERVER = ("part of upstream's FastAPI and runpod server: svc's gateway and worker read the endpoints' "
            "signatures, convert uploads and serve the routes; register endpoints with @app.endpoint")
 _DEPLOY = "part of upstream's deploy tooling: svc scan and svc build do this"
+_RUNPOD_PROGRESS = ("upstream's progress reporter for its runpod worker: svc's provider runpod (svc start "
+                    "--provider runpod) reports a JobProgress's status itself")
 _OLD_SETTINGS = "apipod 1.0.1 to 1.0.4's settings: apipod.common.settings has the same values"
 
 # Module -> name -> what it is upstream and what to do instead.
@@ -31,6 +33,10 @@ NOT_PROVIDED: dict[str, dict[str, str]] = {
         **{name: _JOB_QUEUE for name in ("BaseJob", "LocalJob")},
         **{name: _STREAMING for name in ("StreamStore", "LocalStreamStore", "StreamProducer")},
     },
+    **{module: {"JobResultFactory": _JOB_QUEUE}
+       for module in ("apipod.engine.jobs.job_result", "apipod.core.job.job_result")},
+    **{module: {"JobProgressRunpod": _RUNPOD_PROGRESS}
+       for module in ("apipod.engine.jobs.job_progress", "apipod.core.job.job_progress")},
 }
 
 # Upstream module (and the modules under it) -> what it is upstream and what to do instead.

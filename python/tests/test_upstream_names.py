@@ -58,6 +58,8 @@ class NamesTest(unittest.TestCase):
         self.assertEqual(str(InsufficientBalanceException()), "Insufficient balance")
         self.assertTrue(issubclass(FileUploadException, JobException))
         self.assertIsInstance(APIPOD_PORT, int)
+        with self.assertRaisesRegex(ImportError, "JobResultFactory is part of upstream's own job queue"):
+            from apipod.engine.jobs.job_result import JobResultFactory  # noqa: F401
 
     def test_upstream_server_modules_fail_saying_what_svc_does_instead(self):
         with self.assertRaisesRegex(ImportError, r"apipod.engine.streaming is part of upstream's own streaming.*"
@@ -88,8 +90,8 @@ class NamesTest(unittest.TestCase):
             [sys.executable, "-c", "import sys; sys.modules['socaity_schemas'] = None\n"
                                    "from apipod.common.schemas import EmbeddingRequest"],
             capture_output=True, text=True, env={**os.environ, "PYTHONPATH": PYTHON_DIRECTORY})
-        self.assertIn("SchemaNotAvailable: apipod.common.schemas.EmbeddingRequest is a model of the socaity-schemas package, "
-                      "which the apipod toolkit re-exports there and the service's environment does not have: install "
+        self.assertIn("SchemaNotAvailable: apipod.common.schemas.EmbeddingRequest is socaity-schemas' EmbeddingRequest, "
+                      "as in the apipod toolkit, and the service's environment does not have socaity-schemas: install "
                       "it (pip install socaity-schemas", imported.stderr)
 
     def test_names_upstream_never_had_are_ordinary_attribute_errors(self):
