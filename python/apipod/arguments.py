@@ -51,6 +51,8 @@ def bind_arguments(parameters: list[EndpointParameter], arguments: dict,
         elif parameter.name not in remaining:
             if parameter.is_none_when_left_out:
                 values[parameter.name] = None
+            elif parameter.passes_default and parameter.has_default:
+                values[parameter.name] = parameter.default  # what the FastAPI marker stands for
         elif parameter.kind is inspect.Parameter.VAR_POSITIONAL:
             items = remaining.pop(parameter.name)
             if not isinstance(items, list):

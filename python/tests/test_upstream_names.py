@@ -203,6 +203,15 @@ class WorkerUploadFileTest(WorkerTestCase):
         [event] = self.call(self.worker, "c-3", "/maybe", {"document": "data:text/plain;base64,aGk="})
         self.assertEqual((event["value"]["read"], event["value"]["content_type"]), ("hi", "text/plain"))
 
+    def test_fastapis_parameter_markers_stand_for_their_defaults(self):
+        schema = next(endpoint["input_schema"] for endpoint in self.ready["endpoints"] if endpoint["path"] == "/form")
+        self.assertEqual((schema["required"], schema["properties"]["note"]["default"], schema["properties"]["tags"]["default"]),
+                         (["document"], "none", []))
+        [event] = self.call(self.worker, "c-1", "/form", {"document": {"file_name": "a.txt", "content": "aGk="}})
+        self.assertEqual(event["value"], {"document": "a.txt", "note": "none", "tags": []})
+        [event] = self.call(self.worker, "c-2", "/form", {"document": "aGk=", "note": "n", "tags": ["t"]})
+        self.assertEqual((event["value"]["note"], event["value"]["tags"]), ("n", ["t"]))
+
     def test_socaity_schemas_file_models_give_the_media_class_of_their_kind(self):
         image = {"file_name": "a.png", "content": PNG_BASE64}
         [event] = self.call(self.worker, "c-1", "/mixed", {"anyfile2": image, "img": image, "picture": image})

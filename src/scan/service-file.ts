@@ -938,6 +938,17 @@ function readRouteMethods(route: RouteDecorator, args: CallArguments | null, rep
 // ---------------------------------------------------------------------------------------------
 // Function signatures
 
+/** FastAPI's parameter markers, which the toolkit reads as defaults (python/apipod/signature.py, `_default_of`). */
+const FASTAPI_MARKERS: ReadonlySet<string> = new Set(['File', 'Form', 'Body', 'Query', 'Header', 'Cookie', 'Path']);
+
+/** `File(...)`, `fastapi.Form(...)`: a marker whose default is `...`, which a client must send. */
+function isRequiredFastApiMarker(node: Node): boolean {
+  if (node.type !== 'call') return false;
+  const callee = node.childForFieldName('function')?.text ?? '';
+  const first = namedChildrenOf(node.childForFieldName('arguments') ?? node)[0];
+  return FASTAPI_MARKERS.has(callee.split('.').at(-1) ?? '') && first?.type === 'ellipsis';
+}
+
 function readParameters(parameters: Node, jobProgressNames: ReadonlySet<string>): ParameterDeclaration[] {
   const declarations: ParameterDeclaration[] = [];
   let isKeywordOnly = false;
@@ -953,7 +964,7 @@ function readParameters(parameters: Node, jobProgressNames: ReadonlySet<string>)
       name: shape.name,
       annotation,
       default: shape.default === null ? null : sourceText(shape.default),
-      required: shape.default === null && shape.splat === null,
+      required: (shape.default === null || isRequiredFastApiMarker(shape.default)) && shape.splat === null,
       kind,
       injected: shape.name === 'job_progress' || (annotation !== null && mentionsAny(annotation, jobProgressNames)),
     });

@@ -1,8 +1,9 @@
 """Parameters annotated with FastAPI's UploadFile, as the apipod toolkit's own test service
-(test/services/core_service.py) writes them, and with socaity-schemas' file models."""
+(test/services/core_service.py) writes them, with FastAPI's parameter markers as FastAPI
+services write them, and with socaity-schemas' file models."""
 from typing import Optional
 
-from fastapi import UploadFile
+from fastapi import Body, File, Form, UploadFile
 from fastapi import UploadFile as FastAPIUploadFile
 from socaity_schemas.public.inference.media import ImageFileModel
 
@@ -30,3 +31,8 @@ async def maybe(document: Optional[UploadFile] = None, note: str = ""):
 @app.endpoint("/mixed")
 def mixed(anyfile2: FileModel, img: ImageFile | str | bytes | FileModel, picture: ImageFileModel):
     return [type(anyfile2).__name__, type(img).__name__, type(picture).__name__, picture.content_type]
+
+
+@app.endpoint("/form")
+def form(document: UploadFile = File(...), note: str = Form("none"), tags: list[str] = Body(default_factory=list)):
+    return {"document": document.filename, "note": note, "tags": tags}
