@@ -420,7 +420,7 @@ function readDeclarations(root: Node, statements: readonly PlacedStatement[], so
   const argumentsOf = new Map(trace.instances.map((instance) => [instance, readAppArguments(instance, imports, source, report)]));
   const { app, chosen } = describeServedApp(trace, argumentsOf, report);
   const servedInstances = new Set(chosen);
-  reportUnservedInstances(trace, app, report);
+  reportUnservedInstances(trace, app, includedApps(statements, trace.servedNames), report);
 
   const endpoints: EndpointDeclaration[] = [];
   const routes: PlacedRoute[] = [];
@@ -529,12 +529,31 @@ function pythonRepr(value: StaticValue): string {
   return JSON.stringify(value);
 }
 
-/** Instances svc start will not serve: a second app, or one whose name is bound again later. */
-function reportUnservedInstances(trace: AppTrace, app: AppDeclaration | null, report: Report): void {
+/** The names handed to the served app's `include_router(...)` at the module's top level: apps whose endpoints it serves. */
+function includedApps(statements: readonly PlacedStatement[], servedNames: ReadonlySet<string>): Set<string> {
+  const included = new Set<string>();
+  for (const { node } of statements) {
+    const call = node.type === 'expression_statement' ? namedChildrenOf(node)[0] : null;
+    const callee = call?.type === 'call' ? call.childForFieldName('function') : null;
+    if (callee?.type !== 'attribute' || callee.childForFieldName('attribute')?.text !== 'include_router') continue;
+    if (!servedNames.has(callee.childForFieldName('object')?.text ?? '')) continue;
+    const first = namedChildrenOf(call?.childForFieldName('arguments') ?? node)[0];
+    if (first?.type === 'identifier') included.add(first.text);
+  }
+  return included;
+}
+
+/**
+ * Instances svc start will not serve: a second app, or one whose name is bound again later.
+ * One the served app includes (`app.include_router(core)`) is served through it, which the
+ * include_router warning says.
+ */
+function reportUnservedInstances(trace: AppTrace, app: AppDeclaration | null, included: ReadonlySet<string>, report: Report): void {
   if (trace.served.kind !== 'instances' || app === null) return;
   const served = new Set(trace.served.instances);
   for (const instance of trace.instances.filter((candidate) => !served.has(candidate))) {
     const stillNamed = instance.names.filter((name) => instancesIn(trace.valuesAt(name, Infinity, TOP_LEVEL)).includes(instance));
+    if (stillNamed.some((name) => included.has(name))) continue;
     report(
       instance.line,
       stillNamed.length > 0
