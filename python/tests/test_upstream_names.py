@@ -174,10 +174,10 @@ class WorkerSocaitySchemasTest(WorkerTestCase):
         [event] = self.call(self.worker, "c-2", "/speak", {"request": {"input": "hi"}})
         self.assertEqual(event["value"], {"type": "socaity_schemas", "input": "hi"})
 
-    def test_the_toolkits_exceptions_fail_the_call_with_their_message(self):
+    def test_the_toolkits_exceptions_fail_the_call_as_input_the_function_refused(self):
         [event] = self.call(self.worker, "c-1", "/refuse", {"file_name": "a.txt"})
-        self.assertEqual(event["type"], "error")
-        self.assertIn("FileUploadException: a.txt - not an image", json.dumps(event["error"]))
+        self.assertEqual((event["type"], event["error"]["message"], event["error"]["rejects_input"]),
+                         ("error", "FileUploadException: a.txt - not an image", True))
         self.assertIs(self.call(self.worker, "c-2", "/is-job-exception")[0]["value"], True)
 
 

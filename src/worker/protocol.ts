@@ -41,6 +41,11 @@ export interface ErrorInfo {
   traceback: string;
   /** The argument the worker could not convert to its parameter's type (the caller's fault), else null. */
   argument: string | null;
+  /**
+   * The function refused its input by raising the apipod toolkit's JobException
+   * (FileUploadException, ...): the caller's fault too, which the toolkit answers with a 422.
+   */
+  rejects_input: boolean;
 }
 
 export interface EndpointReport {
@@ -245,6 +250,7 @@ function readError(fields: Fields): ErrorInfo {
     message: fields.string('message'),
     traceback: fields.string('traceback'),
     argument: fields.nullableString('argument'),
+    rejects_input: fields.boolean('rejects_input'),
   };
 }
 

@@ -51,9 +51,13 @@ describe.skipIf(!hasImports && !mustRun)('svc start with a service that register
     expect([asDataUrl.status, asDataUrl.body.content_type, asDataUrl.body.size]).toEqual([200, 'text/plain', 3]);
   });
 
-  it("fails a call whose function raises the toolkit's FileUploadException with its message", async () => {
+  it("answers a call whose function raises the toolkit's FileUploadException with a 422 and its message, as the toolkit does", async () => {
     const empty = await postJson(`${server.url}/describe_upload`, { document: { file_name: 'empty.txt', content: '' } });
-    expect(empty.body.error.message).toContain('FileUploadException: empty.txt - the file is empty');
+    expect([empty.status, empty.body.error.code, empty.body.error.message]).toEqual([
+      422,
+      'rejected_input',
+      'FileUploadException: empty.txt - the file is empty',
+    ]);
   });
 
   it('reads FileModel, unions of media and lists of files as the toolkit does', async () => {
