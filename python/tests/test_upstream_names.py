@@ -154,6 +154,13 @@ class WorkerNamesTest(WorkerTestCase):
         self.assertEqual(self.value("/wire"), {"file_name": "hi.txt", "content_type": "text/plain", "content": "aGk="})
         self.assertEqual(self.value("/job")["status"], "finished")
 
+    def test_a_chat_request_extended_with_a_field_reads_it_from_the_request(self):
+        messages = [{"role": "user", "content": "hi"}]
+        [event] = self.call(self.worker, "c-1", "/chat-extended", {"request": {"messages": messages, "persona": "cat"}})
+        self.assertEqual(event["value"], "[cat] hi")
+        [event] = self.call(self.worker, "c-2", "/chat-extended", {"request": {"messages": messages}})
+        self.assertEqual(event["value"], "[pirate] hi")
+
     def test_the_readme_chat_endpoint_answers(self):
         chat = next(endpoint for endpoint in self.ready["endpoints"] if endpoint["path"] == "/chat")
         self.assertTrue(chat["is_chat"])
