@@ -244,6 +244,7 @@ _ENDPOINT = _object_with({
     "is_generator": _boolean,
     "is_chat": _boolean,
     "direct": _boolean,
+    "body_parameter": _nullable(_string),
     "input_schema": _object_schema,
     "output_schema": _schema,
     "injected": _list_of(_string),

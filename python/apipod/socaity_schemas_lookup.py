@@ -71,3 +71,21 @@ def _version() -> str:
         return version("socaity-schemas")
     except PackageNotFoundError:
         return "version unknown"
+
+
+# The request models the apipod toolkit serves as "schema endpoints", whose body is the model
+# itself (apipod 1.0.33, engine/backend/schema_resolve.py, SCHEMA_REGISTRY): an endpoint taking
+# one of them, or a subclass, as its only parameter.
+SCHEMA_ENDPOINT_REQUESTS = frozenset((
+    "SpaineChatCompletionRequest", "AgentChatCompletionRequest", "ChatCompletionRequest", "CompletionRequest",
+    "EmbeddingRequest", "ImageGenerationRequest", "VideoGenerationRequest", "TranscriptionRequest", "SpeechRequest",
+    "CreateVoiceRequest", "VoiceConversionRequest", "Generation3DRequest", "VisionRequest",
+    "MultimodalEmbeddingRequest",
+))
+
+
+def is_schema_endpoint_request(cls: Any) -> bool:
+    """`cls` is one of socaity-schemas' SCHEMA_ENDPOINT_REQUESTS or a subclass of one."""
+    return isinstance(cls, type) and any(
+        base.__name__ in SCHEMA_ENDPOINT_REQUESTS and base.__module__.split(".")[0] == "socaity_schemas"
+        for base in cls.__mro__)

@@ -176,6 +176,10 @@ class WorkerSocaitySchemasTest(WorkerTestCase):
     def test_an_endpoint_taking_socaity_schemas_request_answers_with_its_response(self):
         schemas = {endpoint["path"]: endpoint["input_schema"] for endpoint in self.ready["endpoints"]}
         self.assertEqual(schemas["/embed"]["properties"]["request"]["title"], "EmbeddingRequest")
+        # The toolkit reads such a "schema endpoint"'s whole body as the model; the gateway does too.
+        body_parameters = {endpoint["path"]: endpoint["body_parameter"] for endpoint in self.ready["endpoints"]}
+        self.assertEqual((body_parameters["/embed"], body_parameters["/speak"], body_parameters["/refuse"]),
+                         ("request", "request", None))
         [event] = self.call(self.worker, "c-1", "/embed", {"request": {"input": ["a", "abc"]}})
         self.assertEqual([item["embedding"] for item in event["value"]["data"]], [[1.0], [3.0]])
         [event] = self.call(self.worker, "c-2", "/speak", {"request": {"input": "hi"}})

@@ -58,6 +58,12 @@ export interface EndpointReport {
   is_chat: boolean;
   /** `use_queue=False`: answered with its result under serverless compute too, never as a job unless asked. */
   direct: boolean;
+  /**
+   * The one parameter whose value is the whole JSON body, as the apipod toolkit takes a
+   * socaity-schemas request model (`request: EmbeddingRequest` takes `{"input": ...}`); null
+   * for every other endpoint, whose body holds its parameters by name.
+   */
+  body_parameter: string | null;
   input_schema: { [key: string]: Value };
   output_schema: { [key: string]: Value };
   injected: string[];
@@ -233,6 +239,7 @@ function readEndpoint(fields: Fields): EndpointReport {
     is_generator: fields.boolean('is_generator'),
     is_chat: fields.boolean('is_chat'),
     direct: fields.boolean('direct'),
+    body_parameter: fields.nullableString('body_parameter'),
     input_schema: readInputSchema(fields.object('input_schema')),
     output_schema: fields.object('output_schema').raw,
     injected: fields.strings('injected'),

@@ -66,8 +66,12 @@ describe.skipIf(!hasImports && !mustRun)('svc start with a service that register
     expect(mixed.body).toEqual({ anyfile: null, wire: 'MediaFile', img: 'ImageFile', anyfiles: ['red.png', 'red.png'], text: 'master' });
   });
 
-  it("takes socaity-schemas' EmbeddingRequest, imported from apipod.common.schemas", async () => {
-    const embedded = await postJson(`${server.url}/embed`, { request: { input: ['a', 'abc'], model: 'm' } });
-    expect(embedded).toMatchObject({ status: 200, body: { model: 'm', lengths: [1, 3] } });
+  it("takes socaity-schemas' EmbeddingRequest, imported from apipod.common.schemas, as the whole body as the toolkit does, or by name", async () => {
+    const asTheToolkit = await postJson(`${server.url}/embed`, { input: ['a', 'abc'], model: 'm' });
+    expect(asTheToolkit).toMatchObject({ status: 200, body: { model: 'm', lengths: [1, 3] } });
+    const byName = await postJson(`${server.url}/embed`, { request: { input: 'abcd' } });
+    expect(byName).toMatchObject({ status: 200, body: { model: null, lengths: [4] } });
+    const wrong = await postJson(`${server.url}/embed`, { inputs: 'a' });
+    expect(wrong.status).toBe(422);
   });
 });
