@@ -2,8 +2,9 @@
 
     from apipod import APIPod, ImageFile, JobProgress
 
-It stands in for the upstream apipod toolkit: names of upstream's that svc does not provide
-raise an ImportError saying so (upstream_names.py).
+It stands in for the upstream apipod toolkit, under its module paths too (apipod.api,
+apipod.common.*, apipod.engine.jobs.*, ...): names and modules of upstream's that svc does not
+provide raise an ImportError saying so (upstream_names.py).
 """
 from .app import APIPod
 from .chat import ChatCompletionRequest, ChatCompletionResponse, ChatMessage
@@ -13,10 +14,11 @@ from .job_result import JobLinks, JobMetrics, JobResult
 from .media import AudioFile, ImageFile, MediaFile, VideoFile
 from .media_containers import MediaDict, MediaList
 from .progress import JobProgress
-from .upstream_names import missing_name
+from .upstream_names import install_module_finder, missing_name
 from .version import toolkit_version
 
 __version__ = toolkit_version()
+install_module_finder()
 
 __all__ = [
     "APIPod",

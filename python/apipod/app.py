@@ -62,6 +62,37 @@ class APIPod:
     def get(self, path: Optional[str] = None, **options):
         return self.endpoint(path, methods=["GET"], **options)
 
+    # The upstream toolkit's APIPod is a FastAPI APIRouter, so a service may register routes with
+    # the router's own methods too; svc serves them as endpoints. Their FastAPI-only options
+    # (response_model, status_code, tags, ...) are accepted and not read.
+    def put(self, path: Optional[str] = None, **options):
+        return self.endpoint(path, methods=["PUT"], **options)
+
+    def patch(self, path: Optional[str] = None, **options):
+        return self.endpoint(path, methods=["PATCH"], **options)
+
+    def delete(self, path: Optional[str] = None, **options):
+        return self.endpoint(path, methods=["DELETE"], **options)
+
+    def api_route(self, path: str, methods: Union[str, Iterable[str], None] = None, **options):
+        """FastAPI's `@router.api_route(path, methods=[...])`; GET when methods is None, as FastAPI's."""
+        return self.endpoint(path, methods=["GET"] if methods is None else methods, **options)
+
+    def add_api_route(self, path: str, endpoint: Callable, methods: Union[str, Iterable[str], None] = None, **options):
+        """FastAPI's `router.add_api_route(path, function, methods=[...])`; GET when methods is None."""
+        self.api_route(path, methods, **options)(endpoint)
+
+    def include_router(self, router: "APIPod", prefix: str = "", **options) -> None:
+        """Serves another APIPod's endpoints (those it has now) under `prefix`, as the upstream
+        toolkit's include_router mounts a child APIPod (1.0.33); its FastAPI options are not read."""
+        if not isinstance(router, APIPod):
+            raise TypeError(f"include_router: svc serves the endpoints of another APIPod, and {type(router).__name__} is not "
+                            "one; register its functions with @app.endpoint(\"/path\")")
+        mount = "/" + prefix.strip("/") if prefix.strip("/") else ""
+        for endpoint in router.endpoints:
+            self._add(Endpoint(_normalise_path(mount + endpoint.path), list(endpoint.methods), endpoint.function,
+                               dict(endpoint.options)))
+
     # *args and **kwargs take the rest of the upstream toolkit's start(), which its server ignores too.
     def start(self, port: Optional[int] = None, host: Optional[str] = None, *args, **kwargs) -> None:
         """Serves the calling file, like `svc start <file>`, on `port` and `host` when given

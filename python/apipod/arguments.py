@@ -15,11 +15,12 @@ from .chat import ChatCompletionRequest
 from .content_type import GENERIC_CONTENT_TYPE
 from .file_reference import is_file_reference, read_file_reference
 from .file_model import FileModel
-from .media import MediaFile, base_file_name
+from .media import AudioFile, ImageFile, MediaFile, VideoFile, base_file_name
 from .media_containers import MediaList
-from .optional_types import is_pydantic_model_class, media_toolkit_kind
+from .optional_types import is_pydantic_model_class, is_upload_file_class, media_toolkit_kind, upload_annotation_kind
 from .progress import JobProgress
 from .signature import EndpointParameter, strip_annotated, union_members
+from .upload_file import UploadedFile
 
 class ArgumentError(ValueError):
     """An argument that cannot become its parameter's type (bad base64, a value outside an
@@ -50,6 +51,8 @@ def bind_arguments(parameters: list[EndpointParameter], arguments: dict,
         elif parameter.name not in remaining:
             if parameter.is_none_when_left_out:
                 values[parameter.name] = None
+            elif parameter.passes_default and parameter.has_default:
+                values[parameter.name] = parameter.default  # what the FastAPI marker stands for
         elif parameter.kind is inspect.Parameter.VAR_POSITIONAL:
             items = remaining.pop(parameter.name)
             if not isinstance(items, list):
@@ -105,6 +108,10 @@ def convert(value: Any, annotation: Any) -> Any:
         return _read_media(value, MediaFile)  # the function gets a MediaFile, as upstream's does
     if media_toolkit_kind(base) is not None:
         return _as_media_toolkit_file(_read_media(value, MediaFile), base)
+    if upload_annotation_kind(base) is not None:
+        # As the apipod toolkit does: a media file, never the upload class itself.
+        media_class = UploadedFile if is_upload_file_class(base) else _MEDIA_CLASS_OF_KIND[upload_annotation_kind(base)]
+        return _read_media(value, media_class)
     if issubclass(base, MediaList) and isinstance(value, list):
         return MediaList([_read_media(item, MediaFile) for item in value])
     if base in (bytes, bytearray):
@@ -126,6 +133,8 @@ def convert(value: Any, annotation: Any) -> Any:
         return {key: convert(item, hints.get(key, Any)) for key, item in value.items()}
     return value
 
+
+_MEDIA_CLASS_OF_KIND = {"file": MediaFile, "image": ImageFile, "audio": AudioFile, "video": VideoFile}
 
 _FRACTION = re.compile(r"(\d{2}:\d{2}:\d{2})[.,](\d+)")
 
@@ -215,7 +224,8 @@ def _convert_union(value: Any, members: tuple) -> Any:
 def _fits_as_is(value: Any, member: Any) -> bool:
     base, _ = strip_annotated(member)
     is_media_type = isinstance(base, type) and (
-        issubclass(base, (MediaFile, FileModel)) or base in (bytes, bytearray) or media_toolkit_kind(base) is not None)
+        issubclass(base, (MediaFile, FileModel)) or base in (bytes, bytearray) or media_toolkit_kind(base) is not None
+        or upload_annotation_kind(base) is not None)
     if _looks_like_media(value):
         return is_media_type
     if is_media_type or not isinstance(base, type):

@@ -58,6 +58,13 @@ class ChatCompletionRequest:
     user: Optional[str] = None
     extra: dict = field(default_factory=dict)
 
+    def __init_subclass__(cls, **options):
+        """A subclass's own fields (`class PirateRequest(ChatCompletionRequest): persona: str =
+        "pirate"`, as upstream's pydantic request is extended) become fields too, read from the
+        request by from_dict; keyword-only, so one without a default may follow ours."""
+        super().__init_subclass__(**options)
+        dataclass(cls, kw_only=True)
+
     @classmethod
     def from_dict(cls, data: dict) -> "ChatCompletionRequest":
         if not isinstance(data, dict):

@@ -8,6 +8,7 @@ from .app import Endpoint
 from .chat import ChatCompletionRequest
 from .schema import SchemaBuilder, UnsupportedType, add_default, allows_null
 from .signature import RETURN, EndpointSchemaError, EndpointSignature, strip_annotated, union_members
+from .socaity_schemas_lookup import is_schema_endpoint_request
 
 
 def describe_endpoint(endpoint: Endpoint, signature: EndpointSignature) -> dict:
@@ -24,6 +25,7 @@ def describe_endpoint(endpoint: Endpoint, signature: EndpointSignature) -> dict:
                        if not parameter.is_injected),
         # The apipod package's use_queue=False: answered directly under serverless compute too.
         "direct": endpoint.options.get("use_queue") is False,
+        "body_parameter": _body_parameter(signature),
         "input_schema": input_schema(endpoint.path, endpoint.function, signature),
         "output_schema": output_schema(endpoint.path, endpoint.function, signature),
         "injected": [parameter.name for parameter in signature.parameters if parameter.is_injected],
@@ -78,3 +80,14 @@ def _is_chat_request(annotation) -> bool:
     candidates = union_members(base) or (base,)
     return any(isinstance(candidate, type) and issubclass(candidate, ChatCompletionRequest)
                for candidate in candidates)
+
+
+def _body_parameter(signature: EndpointSignature):
+    """The parameter the whole body is, as the apipod toolkit reads a schema endpoint: the only
+    one a client sends, annotated with a socaity-schemas request model (Optional too)."""
+    sent = [parameter for parameter in signature.parameters if not parameter.is_injected]
+    if len(sent) != 1 or sent[0].kind not in (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY):
+        return None
+    base, _ = strip_annotated(sent[0].annotation)
+    candidates = union_members(base) or (base,)
+    return sent[0].name if any(is_schema_endpoint_request(candidate) for candidate in candidates) else None

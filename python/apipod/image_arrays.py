@@ -5,12 +5,12 @@ The apipod toolkit's `ImageFile.to_np_array()` is `cv2.imdecode(..., IMREAD_UNCH
 so services written for it, and the models they feed, expect OpenCV's arrays: channels in BGR
 or BGRA order, palette images expanded, 16-bit greyscale kept. svc's toolkit needs no OpenCV;
 the rules below reproduce what OpenCV 5.0 gives for each kind of file, checked image by image.
-Where the service's environment has OpenCV and no Pillow (what installing the apipod toolkit
-gives: media-toolkit brings OpenCV), OpenCV itself does the work, as media-toolkit calls it.
+Where the service's environment has OpenCV and no Pillow (media-toolkit brings OpenCV, not
+Pillow), OpenCV itself does the work, as in the toolkit.
 """
 from __future__ import annotations
 
-import importlib.util
+import importlib
 import io
 import struct
 from dataclasses import dataclass
@@ -45,12 +45,8 @@ def decode_image(content: bytes) -> Any:
     """The image as OpenCV's `imdecode(IMREAD_UNCHANGED)` gives it: height x width for one
     channel, height x width x 3 (BGR) or x 4 (BGRA), a new writable array."""
     numpy = require("numpy", "ImageFile.to_np_array")
-    cv2 = _opencv_without_pillow()
-    if cv2 is not None:
-        array = cv2.imdecode(numpy.frombuffer(content, numpy.uint8), cv2.IMREAD_UNCHANGED)
-        if array is None:
-            raise ValueError(f"ImageFile.to_np_array: the file is not an image OpenCV can read ({len(content)} bytes)")
-        return array
+    if _image_library("ImageFile.to_np_array") == "cv2":
+        return _opencv_decode(content, "ImageFile.to_np_array", numpy)
     image = _open(content, "ImageFile.to_np_array")
     if _has_16_bit_colour(content, image):
         raise ValueError("ImageFile.to_np_array: this is a 16-bit colour image, of which Pillow, which svc's toolkit "
@@ -74,35 +70,32 @@ def decode_image(content: bytes) -> Any:
 
 
 def image_channels(content: bytes) -> int:
-    """How many channels `decode_image` gives, read from the header without decoding the pixels."""
-    if _opencv_without_pillow() is not None:
-        array = decode_image(content)
-        return 1 if array.ndim == 2 else array.shape[2]
+    """How many channels `decode_image` gives, read from the header without decoding the pixels
+    (OpenCV, which reads no header alone, decodes them)."""
+    if _image_library("ImageFile.channels") == "cv2":
+        pixels = _opencv_decode(content, "ImageFile.channels", require("numpy", "ImageFile.channels"))
+        return 1 if pixels.ndim == 2 else pixels.shape[2]
     return _CHANNELS[_decoded_mode(_open(content, "ImageFile.channels"))]
 
 
 def image_size(content: bytes) -> tuple[int, int]:
     """(width, height), read from the header."""
-    if _opencv_without_pillow() is not None:
-        height, width = decode_image(content).shape[:2]
-        return width, height
+    if _image_library("ImageFile.dimensions") == "cv2":
+        pixels = _opencv_decode(content, "ImageFile.dimensions", require("numpy", "ImageFile.dimensions"))
+        return pixels.shape[1], pixels.shape[0]
     return _open(content, "ImageFile.dimensions").size
 
 
 def encode_image(array: Any, img_type: str) -> bytes:
     """The bytes OpenCV's `imencode("." + img_type, array)` writes, for a BGR / BGRA / greyscale array."""
     numpy = require("numpy", "ImageFile.from_np_array")
+    library = _image_library("ImageFile.from_np_array")
     image_format = IMAGE_FORMATS.get(str(img_type).lower().lstrip("."))
     if image_format is None:
         raise ValueError(f"Could not convert numpy array to {img_type} image: img_type is an image format, one of "
                          f"{', '.join(IMAGE_FORMATS)} (to name the file, set file_name on the result)")
-    cv2 = _opencv_without_pillow()
-    if cv2 is not None:
-        written, encoded = cv2.imencode("." + str(img_type).lower().lstrip("."), numpy.asarray(array))
-        if not written:
-            raise ValueError(f"Could not convert numpy array to {img_type} image: OpenCV cannot write an array of "
-                             f"shape {numpy.asarray(array).shape}")
-        return encoded.tobytes()
+    if library == "cv2":
+        return _opencv_encode(numpy.asarray(array), str(img_type).lower().lstrip("."))
     image_module = require("PIL.Image", "ImageFile.from_np_array")
     pixels = numpy.asarray(array)
     if pixels.ndim == 3 and pixels.shape[2] == 1:
@@ -235,20 +228,38 @@ def _swap_red_and_blue(pixels, numpy):
     return pixels
 
 
-def _opencv_without_pillow():
-    """OpenCV, when the environment has it (and numpy, which it needs) and not Pillow; else None:
-    Pillow does the work, or says it is missing."""
-    if _findable("PIL") or not (_findable("cv2") and _findable("numpy")):
-        return None
-    import cv2
-    return cv2
+def _image_library(purpose: str) -> str:
+    """"PIL" when the environment has Pillow, else "cv2" when it has OpenCV (and the numpy OpenCV
+    needs); an ImportError naming both when it has neither."""
+    for module_names in (("PIL.Image",), ("numpy", "cv2")):
+        try:
+            for module_name in module_names:
+                importlib.import_module(module_name)
+        except ImportError:
+            continue
+        return module_names[-1].split(".")[0]
+    raise ImportError(f"{purpose} needs Pillow or OpenCV: pip install Pillow (or opencv-python-headless)")
 
 
-def _findable(module_name: str) -> bool:
+def _opencv_decode(content: bytes, purpose: str, numpy):
+    """What the apipod toolkit's media-toolkit does: `cv2.imdecode(..., IMREAD_UNCHANGED)`."""
+    cv2 = importlib.import_module("cv2")
+    pixels = cv2.imdecode(numpy.frombuffer(content, numpy.uint8), cv2.IMREAD_UNCHANGED)
+    if pixels is None:
+        raise ValueError(f"{purpose}: the file is not an image OpenCV can read ({len(content)} bytes)")
+    return pixels
+
+
+def _opencv_encode(pixels, img_type: str) -> bytes:
+    """What the apipod toolkit's media-toolkit does: `cv2.imencode("." + img_type, array)`."""
+    cv2 = importlib.import_module("cv2")
     try:
-        return importlib.util.find_spec(module_name) is not None
-    except (ImportError, ValueError):  # a finder that refuses it; a module set to None in sys.modules
-        return False
+        written, buffer = cv2.imencode("." + img_type, pixels)
+    except cv2.error as error:
+        raise ValueError(f"Could not convert numpy array of shape {pixels.shape} to {img_type} image: {error}") from None
+    if not written:
+        raise ValueError(f"Could not convert numpy array to {img_type} image: OpenCV could not write it")
+    return buffer.tobytes()
 
 
 def _open(content: bytes, purpose: str):

@@ -1,4 +1,4 @@
-"""pydantic, numpy, Pillow and media-toolkit: their types recognised without importing those
+"""pydantic, numpy, Pillow, media-toolkit, socaity-schemas and Starlette (FastAPI): their types recognised without importing those
 libraries (a service that uses one has imported it already, and one that does not should not
 pay for it), and the library imported, with a message saying how to install it, when a feature
 needs one."""
@@ -52,6 +52,32 @@ def media_toolkit_kind(cls: Any) -> Optional[str]:
         if _is_subclass(cls, _loaded_class("media_toolkit", class_name)):
             return kind
     return None
+
+
+# socaity-schemas' file models (apipod 1.0.33 re-exports them, and parses a parameter annotated
+# with one into the media-toolkit class of the same kind), most specific first.
+_SOCAITY_FILE_MODELS = (("ImageFileModel", "image"), ("AudioFileModel", "audio"), ("VideoFileModel", "video"),
+                        ("FileModel", "file"))
+# Where socaity-schemas keeps them: 0.1.12 under public.inference.media, older releases at the top.
+_SOCAITY_MEDIA_MODULES = ("socaity_schemas.public.inference.media", "socaity_schemas")
+
+
+def upload_annotation_kind(cls: Any) -> Optional[str]:
+    """For the other classes the apipod toolkit reads an upload into (checked against 1.0.33):
+    Starlette's UploadFile, which FastAPI's UploadFile is, "file"; socaity-schemas' FileModel
+    and its ImageFileModel, AudioFileModel and VideoFileModel, their kind. None for anything else."""
+    if _is_subclass(cls, _loaded_class("starlette.datastructures", "UploadFile")):
+        return "file"
+    for module_name in _SOCAITY_MEDIA_MODULES:
+        for class_name, kind in _SOCAITY_FILE_MODELS:
+            if _is_subclass(cls, _loaded_class(module_name, class_name)):
+                return kind
+    return None
+
+
+def is_upload_file_class(cls: Any) -> bool:
+    """Starlette's (so FastAPI's) UploadFile or a subclass."""
+    return _is_subclass(cls, _loaded_class("starlette.datastructures", "UploadFile"))
 
 
 def is_media_toolkit_file(value: Any) -> bool:

@@ -12,6 +12,7 @@ import traceback
 from typing import Any, Callable, Optional
 
 from .app import COMPUTE_CHOICES, PROVIDER_CHOICES
+from .common.exceptions import JobException
 
 PROTOCOL_VERSION = 4  # 2: cancels have a pipe of their own; 3: a generator ends with `streamed`; 4: `direct`
 SETUP_STAGES = ("import", "lifespan", "schema")
@@ -76,7 +77,9 @@ def cancelled(call_id: str) -> dict:
 
 def error_info(exception: BaseException, argument: Optional[str] = None) -> dict:
     """The ERROR object for an exception; the traceback starts at the user's code. `argument`
-    names the argument that could not be converted, when that is what failed."""
+    names the argument that could not be converted, when that is what failed. `rejects_input`
+    says the function refused its input with the toolkit's JobException, which the apipod
+    toolkit answers with a 422 (apipod 1.0.33, engine/backend/fastapi/exception_handling.py)."""
     frames = exception.__traceback__
     while frames is not None and _is_toolkit_frame(frames.tb_frame.f_code.co_filename):
         frames = frames.tb_next
@@ -89,6 +92,7 @@ def error_info(exception: BaseException, argument: Optional[str] = None) -> dict
         "message": str(exception),
         "traceback": text,
         "argument": argument,
+        "rejects_input": isinstance(exception, JobException),
     }
 
 
@@ -228,7 +232,8 @@ def _json_type(value: Any) -> str:
 _CALL_ID = _matching(r".+", "a non-empty string")
 _PATH = _matching(r"/.*", 'a path starting with "/"')
 
-_ERROR = _object_with({"type": _string, "message": _string, "traceback": _string, "argument": _nullable(_string)})
+_ERROR = _object_with({"type": _string, "message": _string, "traceback": _string, "argument": _nullable(_string),
+                       "rejects_input": _boolean})
 
 _ENDPOINT = _object_with({
     "path": _PATH,
@@ -239,6 +244,7 @@ _ENDPOINT = _object_with({
     "is_generator": _boolean,
     "is_chat": _boolean,
     "direct": _boolean,
+    "body_parameter": _nullable(_string),
     "input_schema": _object_schema,
     "output_schema": _schema,
     "injected": _list_of(_string),

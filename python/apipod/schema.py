@@ -21,7 +21,8 @@ from .file_model import FileModel
 from .media import ImageFile, MediaFile
 from .media_containers import MediaDict, MediaList
 from .service_module import SERVICE_MODULE_NAME
-from .optional_types import is_numpy_array_class, is_pil_image_class, is_pydantic_model_class, media_toolkit_kind
+from .optional_types import (is_numpy_array_class, is_pil_image_class, is_pydantic_model_class, media_toolkit_kind,
+                             upload_annotation_kind)
 from .signature import strip_annotated, union_members
 
 MEDIA_OBJECT_SCHEMA = {
@@ -144,6 +145,9 @@ class SchemaBuilder:
             return media_schema(cls.media_kind, self.for_output)
         if media_toolkit_kind(cls) is not None:
             return media_schema(media_toolkit_kind(cls), self.for_output)
+        if upload_annotation_kind(cls) is not None and not self.for_output:
+            # FastAPI's UploadFile and socaity-schemas' file models: a file, as the apipod toolkit takes one
+            return media_schema(upload_annotation_kind(cls), self.for_output)
         if issubclass(cls, FileModel):  # the upstream toolkit's upload model: a file as MediaFile takes one
             return media_schema(MediaFile.media_kind, self.for_output)
         if issubclass(cls, MediaList):

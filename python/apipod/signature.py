@@ -33,6 +33,9 @@ class EndpointParameter:
     kind: inspect._ParameterKind
     default: Any  # inspect.Parameter.empty when the client must send it
     is_injected: bool
+    # The function's own default is a FastAPI marker (`File(...)`, `Form("x")`), which upstream's
+    # FastAPI reads: the worker passes the value it stands for, never the marker itself.
+    passes_default: bool = False
 
     @property
     def has_default(self) -> bool:
@@ -60,8 +63,9 @@ def read_signature(path: str, function: Callable) -> EndpointSignature:
             name=parameter.name,
             annotation=hints.get(parameter.name, Any),
             kind=parameter.kind,
-            default=parameter.default,
+            default=_default_of(parameter.default),
             is_injected=_is_injected(parameter.name, hints.get(parameter.name, Any)),
+            passes_default=_is_fastapi_marker(parameter.default),
         )
         for parameter in inspect.signature(function).parameters.values()
     ]
@@ -80,6 +84,22 @@ def union_members(annotation: Any) -> tuple:
     if typing.get_origin(annotation) in (typing.Union, types.UnionType):
         return typing.get_args(annotation)
     return ()
+
+
+def _is_fastapi_marker(default: Any) -> bool:
+    """`File(...)`, `Form(None)`, `Query(3)`, `Body(...)`, ...: FastAPI's parameter markers (a
+    pydantic FieldInfo each); `Depends(...)` is not one, and stays the function's default."""
+    return type(default).__module__ == "fastapi.params" and callable(getattr(default, "is_required", None))
+
+
+def _default_of(default: Any) -> Any:
+    """The default a client may leave out: a FastAPI marker's own (empty when it is required, as
+    `File(...)` is), else the function's."""
+    if not _is_fastapi_marker(default):
+        return default
+    if default.is_required():
+        return inspect.Parameter.empty
+    return default.get_default(call_default_factory=True)
 
 
 def _is_injected(name: str, annotation: Any) -> bool:

@@ -107,6 +107,29 @@ class APIPodTest(unittest.TestCase):
         self.assertEqual(app.endpoints[3].options, {"queue_size": 5})
         self.assertEqual(a(), None)  # the decorator returns the function itself
 
+    def test_fastapis_router_registrations_are_endpoints_as_on_upstreams_app(self):
+        # Upstream's APIPod is a FastAPI APIRouter: services may register with its methods too.
+        app = APIPod()
+
+        def predict(text: str) -> str:
+            return text
+
+        app.add_api_route("/route", predict)
+        app.api_route("/both", methods=["post", "PUT"])(predict)
+        app.put("/put", response_model=str, status_code=201)(predict)
+        app.patch("/patch")(predict)
+        app.delete("/delete")(predict)
+        app.endpoint("/direct")(predict)
+        child = APIPod()
+        child.endpoint("/run")(predict)
+        child.get("run-status")(predict)
+        app.include_router(child, prefix="/models/")
+        self.assertEqual([(endpoint.path, endpoint.methods) for endpoint in app.endpoints], [
+            ("/route", ["GET"]), ("/both", ["POST", "PUT"]), ("/put", ["PUT"]), ("/patch", ["PATCH"]),
+            ("/delete", ["DELETE"]), ("/direct", ["POST"]), ("/models/run", ["POST"]), ("/models/run-status", ["GET"])])
+        with self.assertRaisesRegex(TypeError, "include_router: svc serves the endpoints of another APIPod, and list is not one"):
+            app.include_router([])
+
     def test_one_path_serves_one_function(self):
         app = APIPod()
         app.endpoint("/same")(lambda: 1)

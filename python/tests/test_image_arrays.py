@@ -166,6 +166,42 @@ class DecodeTest(unittest.TestCase):
             ImageFile.from_bytes(b"not an image").to_np_array()
 
 
+def without_pillow():
+    """Pillow made unimportable, as in an environment that has only what media-toolkit brings
+    (OpenCV, numpy): a None in sys.modules makes `import PIL` raise ImportError."""
+    return mock.patch.dict(sys.modules, {"PIL": None, "PIL.Image": None})
+
+
+@unittest.skipUnless(importable("numpy") and importable("PIL.Image") and importable("cv2"),
+                     "numpy, Pillow and OpenCV are not installed")
+class OpenCVWithoutPillowTest(unittest.TestCase):
+    def test_an_upload_decodes_with_opencv_when_pillow_is_missing_into_the_same_bgr_array(self):
+        import numpy
+        images = {"png": encoded(red_image(), "PNG"), "rgba png": encoded(red_image("RGBA"), "PNG"),
+                  "jpeg": encoded(red_image(), "JPEG"), "greyscale": encoded(red_image().convert("L"), "PNG"),
+                  "palette gif": encoded(red_image().convert("P"), "GIF")}
+        with_pillow = {name: ImageFile.from_bytes(content).to_np_array() for name, content in images.items()}
+        with without_pillow():
+            with self.assertRaises(ImportError):
+                import PIL.Image  # noqa: F401
+            for name, content in images.items():
+                with self.subTest(image=name):
+                    image = ImageFile.from_bytes(content)
+                    self.assertEqual(numpy.array(image).tolist(), with_pillow[name].tolist())
+                    self.assertEqual((image.channels, image.dimensions), (with_pillow[name].shape[2] if with_pillow[name].ndim == 3 else 1, (4, 3)))
+
+    def test_an_array_encodes_with_opencv_when_pillow_is_missing(self):
+        import numpy
+        bgr = numpy.zeros((3, 4, 3), numpy.uint8)
+        bgr[:, :, 2] = 255
+        with without_pillow():
+            image = ImageFile.from_np_array(bgr, "png")
+            self.assertEqual((image.content_type, image.to_np_array().tolist()), ("image/png", bgr.tolist()))
+            with self.assertRaisesRegex(ValueError, "not an image OpenCV can read"):
+                ImageFile.from_bytes(b"no image here").to_np_array()
+        self.assertEqual(ImageFile.from_bytes(image.to_bytes()).to_np_array().tolist(), bgr.tolist())  # Pillow reads it alike
+
+
 @needs_numpy_and_pillow
 class EncodeTest(unittest.TestCase):
     def setUp(self):

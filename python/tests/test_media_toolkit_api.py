@@ -312,7 +312,7 @@ class WithoutOptionalLibrariesTest(unittest.TestCase):
         self.assertEqual(completed.stdout.splitlines(), [
             "imagefile png 0.016",
             "ImageFile.to_np_array needs numpy: pip install numpy",
-            "ImageFile.channels needs Pillow: pip install Pillow",
+            "ImageFile.channels needs Pillow or OpenCV: pip install Pillow (or opencv-python-headless)",
             "AudioFile.to_np_array needs numpy: pip install numpy",
         ])
 

@@ -66,7 +66,12 @@ export function buildManifest(snapshot: ProjectSnapshot, parser: PythonParser, c
 
   const service = readServiceFile(parser, readText(entrypoint) ?? '', entrypoint, { version: python.version, source: python.source });
   diagnostics.push(...service.diagnostics);
-  if (service.endpoints.length === 0) {
+  if (service.endpoints.length === 0 && service.unreadRegistrations > 0) {
+    diagnostics.push({
+      file: entrypoint,
+      message: `no endpoints found statically: the ${service.unreadRegistrations === 1 ? 'registration' : `${service.unreadRegistrations} registrations`} warned about above run only when the file runs; svc start serves what they register, and the manifest lists none`,
+    });
+  } else if (service.endpoints.length === 0) {
     diagnostics.push({ file: entrypoint, message: 'no endpoints found: decorate functions with @app.endpoint("/path")' });
   }
   const target = readTarget(service.app, entrypoint, diagnostics);

@@ -24,6 +24,11 @@ export interface ServiceFile {
    * and routes svc start refuses.
    */
   serviceErrors: Diagnostic[];
+  /**
+   * Registrations svc start serves that the scan cannot list (a decorator inside a function, the
+   * app handed to another function, `add_api_route`, ...): each has a warning among `diagnostics`.
+   */
+  unreadRegistrations: number;
 }
 
 export interface AppDeclaration {
@@ -73,13 +78,25 @@ export interface ParameterDeclaration {
 /**
  * The toolkit's route decorators and the methods each one fixes (null: read `methods=`, else POST).
  * Source: socaity/apipod, apipod/engine/backend/fastapi/router.py (`endpoint`, `get`, `post`) and
- * apipod/engine/endpoint_config.py (`active_methods`: POST when `methods` is None).
+ * apipod/engine/endpoint_config.py (`active_methods`: POST when `methods` is None); `put`,
+ * `patch` and `delete` are FastAPI's APIRouter's, which upstream's APIPod is (svc's app has them).
  */
 const ROUTE_DECORATORS: ReadonlyMap<string, readonly string[] | null> = new Map([
   ['endpoint', null],
   ['get', ['GET']],
   ['post', ['POST']],
+  ['put', ['PUT']],
+  ['patch', ['PATCH']],
+  ['delete', ['DELETE']],
 ]);
+/**
+ * The app's other ways to register endpoints (FastAPI's APIRouter's, which upstream's APIPod is;
+ * python/apipod/app.py), which the scan does not read: `api_route(path, methods)` as a decorator,
+ * `add_api_route(path, function)`, `include_router(other_app, prefix=...)`.
+ */
+const UNREAD_REGISTRATIONS: ReadonlySet<string> = new Set(['api_route', 'add_api_route', 'include_router']);
+/** Builtins that take the app without registering anything on it. */
+const NON_REGISTERING_CALLS: ReadonlySet<string> = new Set(['print', 'isinstance', 'id', 'type', 'repr', 'str', 'hasattr', 'getattr', 'dir', 'vars']);
 const DEFAULT_METHODS: readonly string[] = ['POST'];
 const APP_CONSTRUCTOR = 'APIPod';
 /** The parameters APIPod(...) fills from positional arguments, in order (python/apipod/app.py, `APIPod.__init__`). */
@@ -112,7 +129,12 @@ export function readServiceFile(parser: PythonParser, source: string, fileName: 
     );
     // A file that does not parse is read as well as it can be, which is not well enough to be sure of more.
     const serviceErrors = [...compileErrors, ...(syntaxProblems.length > 0 ? [] : errors)];
-    return { ...declarations, diagnostics: sortDiagnostics([...compileErrors, ...declarations.diagnostics, ...hidden]), serviceErrors: sortDiagnostics(serviceErrors) };
+    return {
+      ...declarations,
+      diagnostics: sortDiagnostics([...compileErrors, ...declarations.diagnostics, ...hidden]),
+      serviceErrors: sortDiagnostics(serviceErrors),
+      unreadRegistrations: hidden.length,
+    };
   } finally {
     // The trees live in WebAssembly memory, which the garbage collector does not reclaim.
     for (const tree of trees) tree.delete();
@@ -398,7 +420,7 @@ function readDeclarations(root: Node, statements: readonly PlacedStatement[], so
   const argumentsOf = new Map(trace.instances.map((instance) => [instance, readAppArguments(instance, imports, source, report)]));
   const { app, chosen } = describeServedApp(trace, argumentsOf, report);
   const servedInstances = new Set(chosen);
-  reportUnservedInstances(trace, app, report);
+  reportUnservedInstances(trace, app, includedApps(statements, trace.servedNames), report);
 
   const endpoints: EndpointDeclaration[] = [];
   const routes: PlacedRoute[] = [];
@@ -507,12 +529,31 @@ function pythonRepr(value: StaticValue): string {
   return JSON.stringify(value);
 }
 
-/** Instances svc start will not serve: a second app, or one whose name is bound again later. */
-function reportUnservedInstances(trace: AppTrace, app: AppDeclaration | null, report: Report): void {
+/** The names handed to the served app's `include_router(...)` at the module's top level: apps whose endpoints it serves. */
+function includedApps(statements: readonly PlacedStatement[], servedNames: ReadonlySet<string>): Set<string> {
+  const included = new Set<string>();
+  for (const { node } of statements) {
+    const call = node.type === 'expression_statement' ? namedChildrenOf(node)[0] : null;
+    const callee = call?.type === 'call' ? call.childForFieldName('function') : null;
+    if (callee?.type !== 'attribute' || callee.childForFieldName('attribute')?.text !== 'include_router') continue;
+    if (!servedNames.has(callee.childForFieldName('object')?.text ?? '')) continue;
+    const first = namedChildrenOf(call?.childForFieldName('arguments') ?? node)[0];
+    if (first?.type === 'identifier') included.add(first.text);
+  }
+  return included;
+}
+
+/**
+ * Instances svc start will not serve: a second app, or one whose name is bound again later.
+ * One the served app includes (`app.include_router(core)`) is served through it, which the
+ * include_router warning says.
+ */
+function reportUnservedInstances(trace: AppTrace, app: AppDeclaration | null, included: ReadonlySet<string>, report: Report): void {
   if (trace.served.kind !== 'instances' || app === null) return;
   const served = new Set(trace.served.instances);
   for (const instance of trace.instances.filter((candidate) => !served.has(candidate))) {
     const stillNamed = instance.names.filter((name) => instancesIn(trace.valuesAt(name, Infinity, TOP_LEVEL)).includes(instance));
+    if (stillNamed.some((name) => included.has(name))) continue;
     report(
       instance.line,
       stillNamed.length > 0
@@ -710,24 +751,72 @@ function readAppArguments(instance: AppInstance, imports: ToolkitImports, source
 }
 
 /**
- * `app.endpoint` used where the scan does not read it (in a class body, a loop or a
- * function, or called directly on a lambda): the toolkit still registers such endpoints on
- * import, so svc start serves them, but the manifest cannot list them. Registrations under
- * `if __name__ == "__main__":` are left alone: a worker never runs that block.
+ * Endpoints the toolkit registers on import that the scan cannot list, so svc start serves
+ * them but the manifest leaves them out; one warning each, saying so:
+ * - `app.endpoint` (or `get`, `post`, ...) used where the scan does not read it: in a class
+ *   body, a loop or a function, or called directly (`app.endpoint("/x")(predict)`);
+ * - a route decorator on a parameter of the function it is in (`def register(pod):
+ *   @pod.endpoint(...)`), the app handed in by a call the scan does not follow;
+ * - the app handed to a function not defined in this file (`routes.register(app)`);
+ * - `app.api_route`, `app.add_api_route` and `app.include_router`, which the scan does not read.
+ * Registrations under `if __name__ == "__main__":` are left alone: a worker never runs that block.
  */
 function findHiddenRegistrations(root: Node, appNames: ReadonlySet<string>, file: string): Diagnostic[] {
-  const found = new Map<number, string>(); // line -> `app.get`, `app.endpoint`, ...
+  const found = new Map<number, string>(); // line -> message
+  const localFunctions = new Set(
+    namedChildrenOf(root)
+      .map((statement) => (statement.type === 'decorated_definition' ? statement.childForFieldName('definition') : statement))
+      .filter((statement) => statement?.type === 'function_definition')
+      .map((definition) => definition?.childForFieldName('name')?.text ?? ''),
+  );
+  const unread = ' svc cannot read without running the file; svc start serves them, but the manifest leaves them out';
   const pending = namedChildrenOf(root).filter((statement) => mainGuardSense(statement) !== 'skips-body');
   for (let node = pending.pop(); node !== undefined; node = pending.pop()) {
     pending.push(...namedChildrenOf(node));
-    if (node.type !== 'attribute' || !appNames.has(node.childForFieldName('object')?.text ?? '')) continue;
-    if (ROUTE_DECORATORS.has(node.childForFieldName('attribute')?.text ?? '') && isOutOfReach(node)) found.set(node.startPosition.row + 1, node.text);
+    const line = node.startPosition.row + 1;
+    if (node.type === 'attribute') {
+      const object = node.childForFieldName('object')?.text ?? '';
+      const method = node.childForFieldName('attribute')?.text ?? '';
+      if (appNames.has(object) && UNREAD_REGISTRATIONS.has(method)) {
+        found.set(line, `\`${node.text}\` registers endpoints here in a way${unread}: decorate top-level functions with @${object}.endpoint("/path") for the manifest to list them`);
+      } else if (appNames.has(object) && ROUTE_DECORATORS.has(method) && isOutOfReach(node)) {
+        found.set(
+          line,
+          `\`${node.text}\` registers an endpoint here that svc cannot read without running the file (inside a class, a loop or a function, or called directly); svc start serves it, but the manifest leaves it out: decorate a top-level function instead`,
+        );
+      } else if (!appNames.has(object) && ROUTE_DECORATORS.has(method) && isDecorator(node) && isParameterOfEnclosingFunction(node, object)) {
+        found.set(line, `\`@${node.text}\` registers an endpoint on \`${object}\`, a parameter of the function it is in: endpoints the app gets that way${unread}`);
+      }
+    } else if (node.type === 'call') {
+      const callee = node.childForFieldName('function');
+      const handsOverApp = namedChildrenOf(node.childForFieldName('arguments') ?? node).some(
+        (argument) => appNames.has((argument.type === 'keyword_argument' ? argument.childForFieldName('value') : argument)?.text ?? ''),
+      );
+      const isLocalOrBuiltin = callee?.type === 'identifier' && (localFunctions.has(callee.text) || NON_REGISTERING_CALLS.has(callee.text));
+      const onTheApp = callee?.type === 'attribute' && appNames.has(callee.childForFieldName('object')?.text ?? '');
+      if (handsOverApp && !isLocalOrBuiltin && !onTheApp) {
+        found.set(line, `\`${firstLineOf(node.text)}\` hands the app to a function defined elsewhere, which may register endpoints${unread}`);
+      }
+    }
   }
-  return [...found].map(([line, registration]) => ({
-    file,
-    line,
-    message: `\`${registration}\` registers an endpoint here that svc cannot read without running the file (inside a class, a loop or a function, or called directly); svc start serves it, but the manifest leaves it out: decorate a top-level function instead`,
-  }));
+  return [...found].map(([line, message]) => ({ file, line, message }));
+}
+
+/** `@x.endpoint` or `@x.endpoint(...)`. */
+function isDecorator(attribute: Node): boolean {
+  const parent = attribute.parent;
+  return parent?.type === 'decorator' || (parent?.type === 'call' && parent.parent?.type === 'decorator');
+}
+
+/** `name` is a parameter of a function that `node` is inside. */
+function isParameterOfEnclosingFunction(node: Node, name: string): boolean {
+  for (let up = node.parent; up !== null; up = up.parent) {
+    if (up.type !== 'function_definition') continue;
+    const parameters = namedChildrenOf(up.childForFieldName('parameters') ?? up);
+    const names = parameters.map((parameter) => (parameter.type === 'identifier' ? parameter : parameter.childForFieldName('name') ?? namedChildrenOf(parameter)[0])?.text);
+    if (names.includes(name)) return true;
+  }
+  return false;
 }
 
 const HIDING_SCOPES = new Set(['function_definition', 'class_definition', 'lambda', 'for_statement', 'while_statement']);
@@ -868,6 +957,17 @@ function readRouteMethods(route: RouteDecorator, args: CallArguments | null, rep
 // ---------------------------------------------------------------------------------------------
 // Function signatures
 
+/** FastAPI's parameter markers, which the toolkit reads as defaults (python/apipod/signature.py, `_default_of`). */
+const FASTAPI_MARKERS: ReadonlySet<string> = new Set(['File', 'Form', 'Body', 'Query', 'Header', 'Cookie', 'Path']);
+
+/** `File(...)`, `fastapi.Form(...)`: a marker whose default is `...`, which a client must send. */
+function isRequiredFastApiMarker(node: Node): boolean {
+  if (node.type !== 'call') return false;
+  const callee = node.childForFieldName('function')?.text ?? '';
+  const first = namedChildrenOf(node.childForFieldName('arguments') ?? node)[0];
+  return FASTAPI_MARKERS.has(callee.split('.').at(-1) ?? '') && first?.type === 'ellipsis';
+}
+
 function readParameters(parameters: Node, jobProgressNames: ReadonlySet<string>): ParameterDeclaration[] {
   const declarations: ParameterDeclaration[] = [];
   let isKeywordOnly = false;
@@ -883,7 +983,7 @@ function readParameters(parameters: Node, jobProgressNames: ReadonlySet<string>)
       name: shape.name,
       annotation,
       default: shape.default === null ? null : sourceText(shape.default),
-      required: shape.default === null && shape.splat === null,
+      required: (shape.default === null || isRequiredFastApiMarker(shape.default)) && shape.splat === null,
       kind,
       injected: shape.name === 'job_progress' || (annotation !== null && mentionsAny(annotation, jobProgressNames)),
     });

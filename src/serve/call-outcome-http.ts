@@ -42,13 +42,21 @@ export function sendOutcome(reply: FastifyReply, outcome: CallOutcome, debug: bo
 
 /**
  * The function raised: a 500 with the exception. An argument the worker could not convert
- * (bad base64, a pydantic model's validation) is the caller's input, so a 422 naming it.
+ * (bad base64, a pydantic model's validation) is the caller's input, so a 422 naming it; so
+ * is an input the function refused with the apipod toolkit's JobException, which the toolkit
+ * answers with a 422 too.
  */
 export function endpointFailure(error: ErrorInfo, debug: boolean): HttpError {
   if (error.argument !== null) {
     const problem = error.message.replace(`argument '${error.argument}': `, '');
     return new HttpError(422, 'validation_error', 'invalid_input', `invalid input: ${error.argument}: ${problem}`, {
       detail: [{ field: error.argument, message: problem }],
+    });
+  }
+  if (error.rejects_input) {
+    // Its message alone, as the toolkit's 422 says it (FileUploadException names itself).
+    return new HttpError(422, 'validation_error', 'rejected_input', error.message, {
+      exception: { type: error.type, message: error.message, ...(debug ? { traceback: error.traceback } : {}) },
     });
   }
   return new HttpError(500, 'endpoint_error', 'exception', `${error.type}: ${error.message}`, {

@@ -54,6 +54,18 @@ export async function readArguments(
   }
 }
 
+/**
+ * A JSON body as the endpoint's parameters by name. A schema endpoint's body is its one
+ * parameter, as the apipod toolkit takes it (`{"input": ...}` for `request: EmbeddingRequest`);
+ * one that already names the parameter alone (`{"request": {...}}`, svc's own form) is taken as it is.
+ */
+function asParameters(body: unknown, endpoint: EndpointReport): unknown {
+  const name = endpoint.body_parameter;
+  if (name === null || !isJsonObject(body)) return body;
+  const keys = Object.keys(body);
+  return keys.length === 1 && keys[0] === name ? body : { [name]: body };
+}
+
 async function readRequest(
   request: FastifyRequest,
   endpoint: EndpointReport,
@@ -78,7 +90,7 @@ async function readRequest(
     return { arguments: validators.json({}), stagedFiles: [] };
   }
   rejectFileReferences(body as Value, '');
-  return { arguments: validators.json(body), stagedFiles: [] };
+  return { arguments: validators.json(asParameters(body, endpoint)), stagedFiles: [] };
 }
 
 /** `curl -d '{"a": 1}'` sends JSON as a form, whose one field is named by the whole text: say so, not that `{"a": 1}` is no parameter. */

@@ -41,6 +41,11 @@ export interface ErrorInfo {
   traceback: string;
   /** The argument the worker could not convert to its parameter's type (the caller's fault), else null. */
   argument: string | null;
+  /**
+   * The function refused its input by raising the apipod toolkit's JobException
+   * (FileUploadException, ...): the caller's fault too, which the toolkit answers with a 422.
+   */
+  rejects_input: boolean;
 }
 
 export interface EndpointReport {
@@ -53,6 +58,12 @@ export interface EndpointReport {
   is_chat: boolean;
   /** `use_queue=False`: answered with its result under serverless compute too, never as a job unless asked. */
   direct: boolean;
+  /**
+   * The one parameter whose value is the whole JSON body, as the apipod toolkit takes a
+   * socaity-schemas request model (`request: EmbeddingRequest` takes `{"input": ...}`); null
+   * for every other endpoint, whose body holds its parameters by name.
+   */
+  body_parameter: string | null;
   input_schema: { [key: string]: Value };
   output_schema: { [key: string]: Value };
   injected: string[];
@@ -228,6 +239,7 @@ function readEndpoint(fields: Fields): EndpointReport {
     is_generator: fields.boolean('is_generator'),
     is_chat: fields.boolean('is_chat'),
     direct: fields.boolean('direct'),
+    body_parameter: fields.nullableString('body_parameter'),
     input_schema: readInputSchema(fields.object('input_schema')),
     output_schema: fields.object('output_schema').raw,
     injected: fields.strings('injected'),
@@ -245,6 +257,7 @@ function readError(fields: Fields): ErrorInfo {
     message: fields.string('message'),
     traceback: fields.string('traceback'),
     argument: fields.nullableString('argument'),
+    rejects_input: fields.boolean('rejects_input'),
   };
 }
 

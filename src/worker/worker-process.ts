@@ -350,7 +350,7 @@ export class WorkerProcess {
     if (this.currentState === 'starting') {
       const lastLine = this.stderrTail.findLast((line) => line.trim() !== '');
       const message = lastLine === undefined ? how : `${how} (its last stderr line: ${lastLine.trim()})`;
-      const error = { type: 'WorkerExited', message, traceback: this.stderrTail.join('\n'), argument: null };
+      const error = { type: 'WorkerExited', message, traceback: this.stderrTail.join('\n'), argument: null, rejects_input: false };
       this.settleReady.reject(new WorkerStartError('process', error, this.serviceFile));
     }
     const call = this.running;
@@ -393,7 +393,7 @@ class Refused {
 
 function refusedValue(error: unknown): Refused {
   if (!(error instanceof FileReferenceError || error instanceof ResultTooLarge)) throw error;
-  return new Refused({ kind: 'error', error: { type: error.name, message: error.message, traceback: '', argument: null } });
+  return new Refused({ kind: 'error', error: { type: error.name, message: error.message, traceback: '', argument: null, rejects_input: false } });
 }
 
 /** SIGKILL to a worker's process group (its pid: workers start detached); false when no process is left in it. */

@@ -25,6 +25,15 @@ describe('svc build (files only, no engine)', () => {
     for (const entry of ['**/.env', '**/.env.*', '**/.git', '.venv', '**/node_modules', '**/__pycache__', '**/.pytest_cache']) expect(dockerignore.split('\n')).toContain(entry);
   });
 
+  it('builds a service whose endpoints are registered when the import runs, which the scan cannot list, saying so', async () => {
+    const project = copyProject(join(PROJECTS, 'upstream-registered'));
+    const run = await runSvc(['build', project]);
+    expect(run.exitCode, run.stderr).toBe(0);
+    expect(run.stderr).toContain('no endpoints found statically: the 4 registrations warned about above run only when the file runs; svc start serves what they register');
+    expect(existsSync(join(project, 'apipod-deploy/Dockerfile'))).toBe(true);
+    expect(readFileSync(join(project, 'apipod-deploy/requirements.txt'), 'utf8').split('\n')).toEqual(expect.arrayContaining(['fastapi', 'socaity-schemas']));
+  });
+
   it('leaves an existing .dockerignore alone and re-scans only when the project changed', async () => {
     const project = copyProject(join(EXAMPLES, 'hello'));
     writeFileSync(join(project, '.dockerignore'), 'secrets/\n');

@@ -17,6 +17,7 @@ function endpointWith(properties: { [name: string]: Value }, defs: { [name: stri
     is_generator: false,
     is_chat: false,
     direct: false,
+    body_parameter: null,
     input_schema: { type: 'object', properties, additionalProperties: false, ...(Object.keys(defs).length ? { $defs: defs } : {}) },
     output_schema: {},
     injected: [],

@@ -19,6 +19,7 @@ const endpoint: EndpointReport = {
   is_generator: false,
   is_chat: false,
   direct: false,
+  body_parameter: null,
   input_schema: { type: 'object', properties: { image: { type: 'string', 'x-media-type': 'image' } } },
   output_schema: {},
   injected: [],

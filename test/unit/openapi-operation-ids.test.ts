@@ -4,7 +4,7 @@ import type { EndpointReport } from '../../src/worker/protocol.js';
 
 function endpoint(path: string, name: string): EndpointReport {
   const schema = { type: 'object', properties: {}, additionalProperties: false };
-  return { path, methods: ['POST'], function: name, doc: null, is_async: false, is_generator: false, is_chat: false, direct: false, input_schema: schema, output_schema: {}, injected: [] };
+  return { path, methods: ['POST'], function: name, doc: null, is_async: false, is_generator: false, is_chat: false, direct: false, body_parameter: null, input_schema: schema, output_schema: {}, injected: [] };
 }
 
 describe('OpenAPI operation ids', () => {

@@ -8,7 +8,7 @@ import { REPO_ROOT } from '../support/svc.js';
 const NAMES = JSON.parse(readFileSync(join(REPO_ROOT, 'test/fixtures/routes/upstream-route-names.json'), 'utf8')).names as Array<[string, string]>;
 
 function endpoint(path: string, fn: string, options: Partial<EndpointReport> = {}): EndpointReport {
-  return { path, methods: ['POST'], function: fn, doc: null, is_async: false, is_generator: false, is_chat: false, direct: false, input_schema: { type: 'object' }, output_schema: {}, injected: [], ...options };
+  return { path, methods: ['POST'], function: fn, doc: null, is_async: false, is_generator: false, is_chat: false, direct: false, body_parameter: null, input_schema: { type: 'object' }, output_schema: {}, injected: [], ...options };
 }
 
 describe("the apipod package's spelling of routes", () => {

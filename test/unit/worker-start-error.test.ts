@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { WorkerStartError } from '../../src/worker/worker-start-error.js';
 
-const error = (traceback: string) => ({ type: 'SyntaxError', message: 'encoding problem: iso-8859-1 with BOM', traceback, argument: null });
+const error = (traceback: string) => ({ type: 'SyntaxError', message: 'encoding problem: iso-8859-1 with BOM', traceback, argument: null, rejects_input: false });
 
 describe('where a worker that could not import the service says it went wrong', () => {
   it("names the service file's innermost line in the traceback", () => {

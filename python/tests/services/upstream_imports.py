@@ -3,6 +3,7 @@ from typing import Iterator, List
 
 from apipod import (APIPod, FileModel, ImageFile, JobProgress, JobResult, MediaDict, MediaList,
                     constants)
+from apipod.common import schemas
 from apipod.common.schemas import ChatCompletionRequest
 
 app = APIPod(compute=constants.COMPUTE.DEDICATED.value)
@@ -52,3 +53,13 @@ def job() -> JobResult:
 @app.endpoint("/chat")
 def chat(request: ChatCompletionRequest) -> Iterator[str]:
     yield "echo: " + request.messages[-1].text
+
+
+class ChatRequestPlus(schemas.ChatCompletionRequest):
+    """Extended as the toolkit's own schema test service extends it."""
+    persona: str = "pirate"
+
+
+@app.endpoint("/chat-extended")
+def chat_extended(request: ChatRequestPlus):
+    return f"[{request.persona}] {request.messages[-1].content}"

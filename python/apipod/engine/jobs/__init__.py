@@ -1,0 +1,1 @@
+"""`apipod.engine.jobs`: where the upstream apipod toolkit keeps JobProgress and JobResult."""
