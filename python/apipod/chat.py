@@ -47,16 +47,21 @@ class ChatCompletionRequest:
     model: Optional[str] = None
     max_tokens: Optional[int] = None
     max_completion_tokens: Optional[int] = None
-    temperature: Optional[float] = None
-    top_p: Optional[float] = None
-    n: Optional[int] = None
-    stream: Optional[bool] = None
+    # The apipod toolkit's defaults (socaity-schemas' ChatCompletionRequest), which services
+    # written for it read (`do_sample=temperature > 0`); to_dict still writes back only what
+    # the client sent, so a service that passes the request on adds nothing to it.
+    temperature: Optional[float] = 0.7
+    top_p: Optional[float] = 1.0
+    n: Optional[int] = 1
+    stream: Optional[bool] = False
     stop: Any = None  # a string or a list of strings
-    presence_penalty: Optional[float] = None
-    frequency_penalty: Optional[float] = None
+    presence_penalty: Optional[float] = 0.0
+    frequency_penalty: Optional[float] = 0.0
     seed: Optional[int] = None
     user: Optional[str] = None
     extra: dict = field(default_factory=dict)
+    # The fields the client sent, when read from one (from_dict); None when made in code.
+    sent_fields: Optional[frozenset] = field(default=None, repr=False, compare=False)
 
     def __init_subclass__(cls, **options):
         """A subclass's own fields (`class PirateRequest(ChatCompletionRequest): persona: str =
@@ -75,13 +80,15 @@ class ChatCompletionRequest:
         known = _field_names(cls)
         values = {key: value for key, value in data.items() if key in known and key != "messages"}
         extra = {key: value for key, value in data.items() if key not in known}
-        return cls(messages=[ChatMessage.from_dict(message) for message in messages], extra=extra, **values)
+        return cls(messages=[ChatMessage.from_dict(message) for message in messages], extra=extra,
+                   sent_fields=frozenset(values), **values)
 
     def to_dict(self) -> dict:
         data = {"messages": [message.to_dict() for message in self.messages]}
         for name in _field_names(type(self)):
             value = getattr(self, name)
-            if value is not None and name != "messages":
+            was_given = self.sent_fields is None or name in self.sent_fields
+            if value is not None and name != "messages" and was_given:
                 data[name] = value
         data.update(self.extra)
         return data
@@ -126,7 +133,7 @@ class ChatCompletionResponse:
 
 
 def _field_names(cls) -> list[str]:
-    return [item.name for item in fields(cls) if item.name != "extra"]
+    return [item.name for item in fields(cls) if item.name not in ("extra", "sent_fields")]
 
 
 # What the gateway validates a chat request against; unknown fields stay allowed (see `extra`).
@@ -139,7 +146,8 @@ CHAT_COMPLETION_REQUEST_SCHEMA = {
             "minItems": 1,  # as OpenAI and vLLM answer an empty list: 400
             "items": {
                 "type": "object",
-                "properties": {"role": {"type": "string"}, "content": {}},
+                # The roles OpenAI takes (`function` its deprecated one), which the apipod toolkit checks too.
+                "properties": {"role": {"enum": ["system", "developer", "user", "assistant", "tool", "function"]}, "content": {}},
                 "required": ["role"],
             },
         },

@@ -13,7 +13,13 @@ class ChatCompletionRequestTest(unittest.TestCase):
         })
         self.assertEqual([message.role for message in request.messages], ["system", "user"])
         self.assertEqual(request.messages[1].content, "Hi")
-        self.assertEqual((request.max_tokens, request.temperature, request.stream), (16, 0.2, None))
+        self.assertEqual((request.max_tokens, request.temperature, request.stream), (16, 0.2, False))
+
+    def test_what_the_client_left_out_has_the_apipod_toolkits_defaults_and_is_not_written_back(self):
+        request = ChatCompletionRequest.from_dict({"messages": [{"role": "user", "content": "Hi"}], "n": 2})
+        self.assertEqual((request.temperature, request.top_p, request.n, request.stream), (0.7, 1.0, 2, False))
+        self.assertEqual((request.presence_penalty, request.frequency_penalty), (0.0, 0.0))
+        self.assertEqual(request.to_dict(), {"messages": [{"role": "user", "content": "Hi"}], "n": 2})
 
     def test_unknown_fields_are_kept_and_written_back(self):
         data = {

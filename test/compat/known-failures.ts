@@ -17,18 +17,6 @@ export interface KnownFailure {
   computes?: Compute[];
 }
 
-const UPLOAD_FILE: KnownFailure = {
-  owner: 'import-surface (issue 21)',
-  reason: "FastAPI's UploadFile as a parameter annotation (`anyfile3: FastAPIUploadFile`) is refused at start",
-  says: /parameter 'anyfile3': cannot describe fastapi\.datastructures\.UploadFile/,
-};
-
-const EMBEDDING_REQUEST: KnownFailure = {
-  owner: 'import-surface (issue 21)',
-  reason: "apipod.common.schemas.EmbeddingRequest (socaity-schemas, installed beside the service) is refused: svc's schemas module has only the chat ones",
-  says: /NotProvidedBySvc: apipod\.common\.schemas\.EmbeddingRequest/,
-};
-
 const UNKNOWN_FIELD: KnownFailure = {
   owner: 'svc',
   reason:
@@ -62,22 +50,6 @@ const GET_READS_BODY: KnownFailure = {
  * goes away fails the suite until its entry is removed, so nothing passes or fails unseen.
  */
 export const KNOWN_FAILURES: Record<string, { start?: KnownFailure; envelope?: KnownFailure; requests?: Record<string, KnownFailure> }> = {
-  'core-functionalities-1.0.4': { start: UPLOAD_FILE },
-  'core-service-1.0.8': {
-    start: {
-      ...UPLOAD_FILE,
-      reason: `${UPLOAD_FILE.reason}; its endpoints are registered inside register(app), run at import, which the scan cannot see`,
-    },
-  },
-  face2face: {
-    start: {
-      owner: 'import-surface (issue 21)',
-      reason: 'apipod.common.exceptions (JobException) does not exist in svc\'s toolkit',
-      says: /No module named 'apipod\.common\.exceptions'/,
-    },
-  },
-  'llm-mock-1.0.4': { start: EMBEDDING_REQUEST },
-  'qwen-llm-1.0.3': { start: EMBEDDING_REQUEST },
   'streaming-service-1.0.10': {
     start: {
       owner: 'import-surface (issue 21)',

@@ -137,13 +137,19 @@ describe('the official openai Node client against svc start examples/chat with S
     expect((none as Error).message).toBe('400 invalid input: messages: must not be empty');
   });
 
-  it('answers the same error shape on chat routes without a client', async () => {
-    const missing = await postJson(`${server.url}/chat`, { model: 'echo' }, { authorization: `Bearer ${KEY}` });
+  it("answers the same error shape on chat routes without a client: 400 at the Chat Completions URLs, the apipod toolkit's 422 at the endpoint's path", async () => {
+    const headers = { authorization: `Bearer ${KEY}` };
+    const missing = await postJson(`${server.url}/v1/chat/completions`, { model: 'echo' }, headers);
     expect(missing).toMatchObject({
       status: 400,
       body: { error: { type: 'invalid_request', code: 'invalid_input', detail: [{ field: 'messages', message: 'is required' }] } },
     });
-    const smuggled = await postJson(`${server.url}/chat`, { messages: [{ role: 'user', content: { $file: { path: '/etc/passwd' } } }] }, { authorization: `Bearer ${KEY}` });
+    const atPath = await postJson(`${server.url}/chat`, { model: 'echo' }, headers);
+    expect(atPath).toMatchObject({ status: 422, body: { error: { type: 'validation_error', detail: [{ field: 'messages', message: 'is required' }] } } });
+    const unknownRole = await postJson(`${server.url}/chat`, { messages: [{ role: 'nobody', content: 'hi' }] }, headers);
+    expect([unknownRole.status, unknownRole.body.error.detail[0].field]).toEqual([422, 'messages[0].role']);
+    expect((await postJson(`${server.url}/v1/chat/completions`, { messages: [{ role: 'nobody', content: 'hi' }] }, headers)).status).toBe(400);
+    const smuggled = await postJson(`${server.url}/v1/chat/completions`, { messages: [{ role: 'user', content: { $file: { path: '/etc/passwd' } } }] }, headers);
     expect(smuggled.status).toBe(400);
     const noKey = await postJson(`${server.url}/v1/chat/completions`, { messages: MESSAGES });
     expect(noKey.status).toBe(401);

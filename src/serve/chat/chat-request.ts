@@ -35,8 +35,10 @@ export class ChatRequestReader {
   }
 
   /**
-   * The request's body, validated. Invalid input is a 400, as chat-completion servers
-   * answer it, so a client raises its BadRequest error with svc's message.
+   * The request's body, validated. Invalid input is a 400 at the Chat Completions API's URLs
+   * (`.../completions`), as chat-completion servers answer it, so a client raises its
+   * BadRequest error with svc's message; at the endpoint's own path, where the apipod
+   * toolkit's clients call it, a 422, as the toolkit answers it.
    */
   async read(request: FastifyRequest): Promise<ChatRequestBody> {
     if (request.isMultipart() || request.body instanceof FormFields) {
@@ -46,7 +48,8 @@ export class ChatRequestReader {
       const { arguments: body } = await readArguments(request, this.bodyEndpoint, this.validators, null);
       return body as ChatRequestBody;
     } catch (error) {
-      if (error instanceof HttpError && error.status === 422) {
+      const atChatCompletionsUrl = request.routeOptions.url?.endsWith('/completions') ?? false;
+      if (error instanceof HttpError && error.status === 422 && atChatCompletionsUrl) {
         throw new HttpError(400, 'invalid_request', error.code, error.message, error.extra);
       }
       throw error;
