@@ -59,6 +59,18 @@ class ChatCompletionRequest:
     frequency_penalty: Optional[float] = 0.0
     seed: Optional[int] = None
     user: Optional[str] = None
+    # The rest of OpenAI's request, which the toolkit's request has as fields too (as sent).
+    stream_options: Optional[dict] = None
+    logit_bias: Optional[dict] = None
+    logprobs: Optional[bool] = False
+    top_logprobs: Optional[int] = None
+    response_format: Optional[dict] = None
+    reasoning_effort: Optional[str] = None
+    tools: Optional[list] = None
+    tool_choice: Any = None  # "none", "auto", "required" or {"type": "function", "function": {"name": ...}}
+    parallel_tool_calls: Optional[bool] = None
+    store: Optional[bool] = None
+    metadata: Optional[dict] = None
     extra: dict = field(default_factory=dict)
     # The fields the client sent, when read from one (from_dict); None when made in code.
     sent_fields: Optional[frozenset] = field(default=None, repr=False, compare=False)

@@ -57,7 +57,6 @@ NOT_PROVIDED_MODULES: dict[str, str] = {
     "apipod.engine.llm": _SERVER,
     "apipod.engine.signatures": _SERVER,
     "apipod.engine.utils": _SERVER,
-    "apipod.common.chat_parsing": _SERVER,
     "apipod.core.routers": _SERVER,
     "apipod.core.utils": _SERVER,
     "apipod.compatibility": _SERVER,

@@ -26,10 +26,12 @@ class ChatCompletionRequestTest(unittest.TestCase):
             "model": "echo",
             "messages": [{"role": "assistant", "content": None, "tool_calls": [{"id": "t1"}]}],
             "response_format": {"type": "json_object"},
+            "guided_json": {"type": "object"},
             "stop": ["\n"],
         }
         request = ChatCompletionRequest.from_dict(data)
-        self.assertEqual(request.extra, {"response_format": {"type": "json_object"}})
+        self.assertEqual(request.response_format, {"type": "json_object"})
+        self.assertEqual(request.extra, {"guided_json": {"type": "object"}})
         self.assertEqual(request.messages[0].extra, {"tool_calls": [{"id": "t1"}]})
         self.assertEqual(request.to_dict(), data)
 

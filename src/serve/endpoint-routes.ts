@@ -16,6 +16,7 @@ import { readPreferences } from './prefer-header.js';
 import { readArguments, removeStagedFiles } from './request-arguments.js';
 import { planRouteAliases, withoutTrailingSlash } from './route-aliases.js';
 import { sendOutcome, submitFailure } from './call-outcome-http.js';
+import { generatorResult } from './generator-result.js';
 import { CallDeadline, callTimedOut, timeoutMsFor } from './call-timeout.js';
 
 type EndpointRoutesOptions = GatewayOptions & { jobRoutes: JobRoutesOptions };
@@ -79,7 +80,8 @@ export async function registerEndpointRoutes(app: FastifyInstance, options: Endp
       try {
         const outcome = await submitCall(options, endpoint, args, { signal: cancel, onStart: deadline.start });
         if (deadline.timedOut && outcome.kind === 'cancelled') throw callTimedOut(endpoint.path, options.jobs);
-        return sendOutcome(reply, outcome, options.debug);
+        const answer = endpoint.is_generator && outcome.kind === 'result' ? { ...outcome, value: generatorResult(outcome.value) } : outcome;
+        return sendOutcome(reply, answer, options.debug);
       } finally {
         deadline.clear();
         await removeStagedFiles(stagedFiles);

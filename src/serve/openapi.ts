@@ -160,9 +160,13 @@ function describeOperation(
       : endpoint.is_generator
       ? {
           description:
-            'every chunk the function yielded, as a list; with `Accept: text/event-stream`, server-sent events as it yields: ' +
-            'a `chunk` event per item, `progress` events, then a `status` event with the job envelope',
-          content: { 'application/json': { schema: endpoint.output_schema }, 'text/event-stream': { schema: { type: 'string' } } },
+            'the chunks the function yielded: joined into one string when every chunk is text, else as a list; with ' +
+            '`Accept: text/event-stream`, server-sent events as it yields: a `chunk` event per item, `progress` events, then a ' +
+            '`status` event with the job envelope',
+          content: {
+            'application/json': { schema: { anyOf: [{ type: 'string' }, endpoint.output_schema] } },
+            'text/event-stream': { schema: { type: 'string' } },
+          },
         }
       : { description: 'the function result', content: { 'application/json': { schema: endpoint.output_schema } } },
     '422': errorResponse('the input does not match the schema'),

@@ -6,6 +6,7 @@ import type { JobStore } from './job-store.js';
 import type { Job } from './job.js';
 import { crashDescription } from '../worker-crash.js';
 import { timeoutMsFor } from '../call-timeout.js';
+import { generatorResult } from '../generator-result.js';
 
 export interface JobRunnerOptions {
   /** Longest a job may run once it has started, by endpoint path; `defaultTimeoutMs` otherwise. */
@@ -102,7 +103,7 @@ export class JobRunner {
     if (isTerminal(job.status)) return;
     switch (outcome.kind) {
       case 'result':
-        this.store.move(job, 'FINISHED', { result: outcome.value, progress: 1 });
+        this.store.move(job, 'FINISHED', { result: job.streams ? generatorResult(outcome.value) : outcome.value, progress: 1 });
         return;
       case 'error': {
         const { type, message, traceback } = outcome.error;
