@@ -1,15 +1,3 @@
 """`apipod.core.job.job_result`, apipod 1.0.1 to 1.0.4's module path of JobResult (and
-FileModel): svc's. Its ImageFileModel, AudioFileModel and VideoFileModel are socaity-schemas'
-(which later releases take them from), when the service's environment has it."""
-from ...file_model import FileModel
-from ...socaity_schemas_lookup import socaity_schema
-from ...upstream_names import missing_name
-from ...job_result import JobLinks, JobMetrics, JobResult
-
-__all__ = ["FileModel", "JobLinks", "JobMetrics", "JobResult"]
-
-
-def __getattr__(name: str):
-    if name in ("ImageFileModel", "AudioFileModel", "VideoFileModel"):
-        return socaity_schema(__name__, name)
-    raise missing_name(__name__, name)
+FileModel): the same names as `apipod.engine.jobs.job_result`, later releases' path."""
+from ...engine.jobs.job_result import FileModel, JobLinks, JobMetrics, JobResult, __all__, __getattr__  # noqa: F401
