@@ -76,6 +76,13 @@ class MediaFileTest(unittest.TestCase):
     def test_text_that_is_not_base64_is_a_value_error(self):
         with self.assertRaisesRegex(ValueError, "not valid base64"):
             MediaFile.from_base64("this is not base64!")
+        # Words of base64's alphabet are still text: spaces are no part of base64.
+        with self.assertRaisesRegex(ValueError, "it holds spaces"):
+            MediaFile.from_base64("not base64 at all")
+
+    def test_base64_wrapped_in_lines_as_mime_writes_it(self):
+        encoded = base64.b64encode(b"x" * 100).decode()
+        self.assertEqual(MediaFile.from_base64(encoded[:76] + "\r\n" + encoded[76:] + "\n").to_bytes(), b"x" * 100)
 
     def test_to_json_and_back(self):
         image = ImageFile.from_bytes(PNG, "a.png")

@@ -33,8 +33,9 @@ const GIVEN_TWICE: KnownFailure = {
 const TEXT_AS_FILE: KnownFailure = {
   owner: 'svc',
   reason:
-    "svc's toolkit reads any text as base64 once its spaces are dropped and its padding added ('not base64 at all' becomes 10 bytes of audio) where media-toolkit takes raw base64 only from 100 characters, unbroken, and answers 422; README says bad base64 is a 422 (python/apipod/media.py _decode_base64)",
-  says: /"status":422,"body":"FileUploadException: Could not parse file audio.*"transcription"/,
+    "text that is no file, sent for a file parameter of a job: svc reads files in the worker, after it accepted the job, so the job fails naming the argument, where the apipod package refuses the submit with a 422 (in dedicated compute both answer 422)",
+  says: /svc \{"kind":"job","status":"failed".*argument 'audio': not valid base64/,
+  computes: ['serverless'],
 };
 
 const GET_READS_BODY: KnownFailure = {
