@@ -226,6 +226,9 @@ function fieldValue(text: unknown, schema: Value | undefined): Value {
     return value;
   }
   const types = acceptedTypes(schema);
+  // `null` where the parameter takes none stays the text "null", refused as a URL-encoded
+  // form's is: parsed, the validator's coercion would turn it into 0 or false.
+  if (parsed === null && !types.has('null')) return value;
   if (!types.has('string')) return parsed;
   const container = Array.isArray(parsed) ? 'array' : isJsonObject(parsed) ? 'object' : null;
   return container !== null && types.has(container) ? parsed : value;

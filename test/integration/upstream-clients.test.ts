@@ -35,6 +35,16 @@ describe('clients of an apipod-package service against svc start', () => {
     expect([json.status, json.body.error.detail]).toEqual([422, [{ field: 'flag', message: 'must be a boolean' }]]);
   });
 
+  it('reads null for a number the same way in every encoding: a 422, never 0', async () => {
+    const form = new FormData();
+    for (const [name, value] of [['text', 'a'], ['count', '1'], ['ratio', 'null']] as const) form.append(name, value);
+    const multipart = await fetch(`${server.url}/scalars`, { method: 'POST', body: form });
+    expect([multipart.status, ((await multipart.json()) as any).error.detail[0].field]).toEqual([422, 'ratio']);
+    const urlencoded = await postJson(`${server.url}/scalars`, 'text=a&count=1&ratio=null', { 'content-type': 'application/x-www-form-urlencoded' });
+    expect([urlencoded.status, urlencoded.body.error.detail[0].field]).toEqual([422, 'ratio']);
+    expect((await postJson(`${server.url}/scalars`, { text: 'a', count: 1, ratio: null })).status).toBe(422);
+  });
+
   it('lets an Optional parameter without a default be left out, giving it None, and says so in the schema', async () => {
     const edit = await callWithRequests({ url: `${server.url}/edit`, data: { prompt: 'x' } });
     expect(edit).toEqual({ status: 200, body: { prompt: 'x', mask: false, seed: null, guidance: 7.5 } });
