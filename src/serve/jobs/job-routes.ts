@@ -9,9 +9,10 @@ export interface JobRoutesOptions extends JobStreamOptions {
 }
 
 /**
- * The job API: read a job (`GET /v1/jobs/{id}`, and the toolkit's `GET /status?job_id=`),
- * cancel it, and follow it as server-sent events. A job is visible only to the key that
- * created it; to anyone else it does not exist (404).
+ * The job API: read a job, cancel it, and follow it as server-sent events, at svc's routes
+ * (`/v1/jobs/{id}`, `/cancel`, `/stream`) and at the apipod toolkit's of each generation
+ * (`/status?job_id=`, `/status/{id}`, `/cancel/{id}`, `/stream/{id}`). A job is visible only
+ * to the key that created it; to anyone else it does not exist (404).
  */
 export async function registerJobRoutes(app: FastifyInstance, options: JobRoutesOptions): Promise<void> {
   const { store, runner } = options;
