@@ -1,4 +1,5 @@
-import { readdirSync, readFileSync } from 'node:fs';
+import { cpSync, existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 /** A file a request uploads, read from test/compat/files. */
@@ -53,15 +54,28 @@ export const COMPAT_DIR = import.meta.dirname;
 export const SERVICES_DIR = join(COMPAT_DIR, 'services');
 export const FILES_DIR = join(COMPAT_DIR, 'files');
 
-/** Every service directory under test/compat/services, in name order. */
-export function readCompatServices(): CompatService[] {
+/**
+ * Every service of the suite, in name order. This repository holds what was written for the
+ * suite (requests.json, SOURCE, stand-ins for ML packages); the service files themselves are
+ * other projects' code, not committed here, and come from `sources`, one directory per
+ * service as its SOURCE note says. Each service runs from a directory of its own that
+ * joins the two.
+ */
+export function readCompatServices(sources: string): CompatService[] {
+  const work = join(tmpdir(), 'svc-compat');
+  rmSync(work, { recursive: true, force: true });
   return readdirSync(SERVICES_DIR, { withFileTypes: true })
     .filter((entry) => entry.isDirectory())
     .map((entry) => entry.name)
     .sort()
     .map((name) => {
-      const dir = join(SERVICES_DIR, name);
-      const table = JSON.parse(readFileSync(join(dir, 'requests.json'), 'utf8')) as Omit<CompatService, 'name' | 'dir' | 'computes'> & { computes?: Compute[] };
+      const table = JSON.parse(readFileSync(join(SERVICES_DIR, name, 'requests.json'), 'utf8')) as Omit<CompatService, 'name' | 'dir' | 'computes'> & { computes?: Compute[] };
+      const dir = join(work, name);
+      cpSync(join(SERVICES_DIR, name), dir, { recursive: true });
+      if (existsSync(join(sources, name))) cpSync(join(sources, name), dir, { recursive: true });
+      if (!existsSync(join(dir, table.file))) {
+        throw new Error(`${name}: no ${table.file} in ${join(sources, name)}; take it from where test/compat/services/${name}/SOURCE says`);
+      }
       return { name, dir, ...table, computes: table.computes ?? ['dedicated', 'serverless'] };
     });
 }
