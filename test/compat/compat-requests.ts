@@ -54,28 +54,34 @@ export const COMPAT_DIR = import.meta.dirname;
 export const SERVICES_DIR = join(COMPAT_DIR, 'services');
 export const FILES_DIR = join(COMPAT_DIR, 'files');
 
+/** Where .ci/setup puts the service files a registry serves (scripts/ci/compat-sources.sh). */
+export const REGISTRY_SOURCES = join(COMPAT_DIR, '..', '.compat-sources');
+
 /**
- * Every service of the suite, in name order. This repository holds what was written for the
- * suite (requests.json, SOURCE, stand-ins for ML packages); the service files themselves are
- * other projects' code, not committed here, and come from `sources`, one directory per
- * service as its SOURCE note says. Each service runs from a directory of its own that
- * joins the two.
+ * The services of the suite whose files are at hand, in name order. This repository holds
+ * what was written for the suite (requests.json, SOURCE, stand-ins for ML packages); the
+ * service files themselves are other projects' code, not committed here: those PyPI serves
+ * come from REGISTRY_SOURCES, the others from `sources` (SVC_COMPAT_SOURCES), one directory
+ * per service as its SOURCE note says. Each service runs from a directory of its own that
+ * joins the two. `missing` names the services whose file is in neither.
  */
-export function readCompatServices(sources: string): CompatService[] {
+export function readCompatServices(sources: readonly string[]): { services: CompatService[]; missing: string[] } {
   const work = join(tmpdir(), 'svc-compat');
   rmSync(work, { recursive: true, force: true });
-  return readdirSync(SERVICES_DIR, { withFileTypes: true })
-    .filter((entry) => entry.isDirectory())
-    .map((entry) => entry.name)
-    .sort()
-    .map((name) => {
-      const table = JSON.parse(readFileSync(join(SERVICES_DIR, name, 'requests.json'), 'utf8')) as Omit<CompatService, 'name' | 'dir' | 'computes'> & { computes?: Compute[] };
-      const dir = join(work, name);
-      cpSync(join(SERVICES_DIR, name), dir, { recursive: true });
-      if (existsSync(join(sources, name))) cpSync(join(sources, name), dir, { recursive: true });
-      if (!existsSync(join(dir, table.file))) {
-        throw new Error(`${name}: no ${table.file} in ${join(sources, name)}; take it from where test/compat/services/${name}/SOURCE says`);
-      }
-      return { name, dir, ...table, computes: table.computes ?? ['dedicated', 'serverless'] };
-    });
+  const services: CompatService[] = [];
+  const missing: string[] = [];
+  for (const name of readdirSync(SERVICES_DIR, { withFileTypes: true }).filter((entry) => entry.isDirectory()).map((entry) => entry.name).sort()) {
+    const table = JSON.parse(readFileSync(join(SERVICES_DIR, name, 'requests.json'), 'utf8')) as Omit<CompatService, 'name' | 'dir' | 'computes'> & { computes?: Compute[] };
+    const source = sources.map((root) => join(root, name)).find((dir) => existsSync(dir));
+    if (source === undefined) {
+      missing.push(name);
+      continue;
+    }
+    const dir = join(work, name);
+    cpSync(join(SERVICES_DIR, name), dir, { recursive: true });
+    cpSync(source, dir, { recursive: true });
+    if (!existsSync(join(dir, table.file))) throw new Error(`${name}: no ${table.file} in ${source}, nor beside its requests.json; see its SOURCE`);
+    services.push({ name, dir, ...table, computes: table.computes ?? ['dedicated', 'serverless'] });
+  }
+  return { services, missing };
 }

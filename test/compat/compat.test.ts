@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { readCompatServices, type CompatService, type Compute } from './compat-requests.js';
+import { readCompatServices, REGISTRY_SOURCES, type CompatService, type Compute } from './compat-requests.js';
 import { differenceOf, missingEnvelopeFields } from './compare-answers.js';
 import { startSvcServer, startUpstream, type CompatServer } from './compat-servers.js';
 import { KNOWN_FAILURES, type KnownFailure } from './known-failures.js';
@@ -7,9 +7,15 @@ import { toolkitPython } from '../support/toolkit-venv.js';
 
 /** The interpreter of the virtualenv .ci/setup makes: apipod 1.0.33 from PyPI, with its dependencies. */
 const PYTHON = toolkitPython();
-/** The services' own files, which are other projects' code and not in this repository (README.md here). */
-const SOURCES = process.env.SVC_COMPAT_SOURCES;
-if (SOURCES === undefined || SOURCES === '') throw new Error('set SVC_COMPAT_SOURCES to the directory of the services\' files (test/compat/README.md)');
+/**
+ * The services' own files, which are other projects' code and not in this repository
+ * (README.md here): those PyPI serves, which .ci/setup extracts, and those a developer
+ * gathered under SVC_COMPAT_SOURCES.
+ */
+const SOURCES = [REGISTRY_SOURCES, ...(process.env.SVC_COMPAT_SOURCES ? [process.env.SVC_COMPAT_SOURCES] : [])];
+const { services, missing } = readCompatServices(SOURCES);
+/** The services scripts/ci/compat-sources.sh extracts: they run wherever .ci/setup has run, CI included. */
+const FROM_THE_REGISTRY = ['demo-pypi-1.0.4'];
 
 function knownFor(failure: KnownFailure | undefined, compute: Compute): KnownFailure | undefined {
   return failure && (failure.computes ?? ['dedicated', 'serverless']).includes(compute) ? failure : undefined;
@@ -83,5 +89,9 @@ function isJob(body: unknown): boolean {
 }
 
 describe('real apipod services answer alike under apipod 1.0.33 and svc start', () => {
-  for (const service of readCompatServices(SOURCES)) for (const compute of service.computes) describeService(service, compute);
+  it('has the files of the services a registry serves, and says which it cannot run', () => {
+    expect(missing.filter((name) => FROM_THE_REGISTRY.includes(name)), 'run scripts/ci/compat-sources.sh (.ci/setup does)').toEqual([]);
+    if (missing.length > 0) console.log(`test/compat: without SVC_COMPAT_SOURCES, not run: ${missing.join(', ')}`);
+  });
+  for (const service of services) for (const compute of service.computes) describeService(service, compute);
 });

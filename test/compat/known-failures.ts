@@ -70,6 +70,7 @@ export const KNOWN_FAILURES: Record<string, { start?: KnownFailure; envelope?: K
   'streaming-service-1.0.10': { requests: { 'chat-json': CHAT_AS_SVC_ANSWERS_IT } },
   'demo-1.0.0': { requests: { 'prompt-helper-get-with-progress': GET_READS_BODY } },
   'demo-no-queue-1.0.0': { requests: { 'prompt-helper-get-with-progress': GET_READS_BODY } },
+  'demo-pypi-1.0.4': { requests: { 'prompt-helper-get-with-progress': GET_READS_BODY } },
   'readme-1.0.33': {
     requests: {
       'hello-unknown-field': UNKNOWN_FIELD,
