@@ -1,6 +1,6 @@
 """JobResult: the upstream apipod toolkit's job snapshot (apipod 1.0.33,
 apipod/engine/jobs/job_result.py), for services and clients that name it. svc's own job
-envelope is the gateway's (README, "The job API")."""
+envelope is the gateway's (docs/jobs.md)."""
 from __future__ import annotations
 
 import datetime

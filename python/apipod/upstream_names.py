@@ -110,5 +110,5 @@ def install_module_finder() -> None:
 
 
 def _not_provided(what: str, reason: str, name: str) -> NotProvidedBySvc:
-    return NotProvidedBySvc(f"{what} is {reason}. svc's toolkit does not provide it (svc's README: "
-                            "\"Services written for the apipod toolkit\")", name=name)
+    return NotProvidedBySvc(f"{what} is {reason}. svc's toolkit does not provide it (see svc's docs/apipod-toolkit.md)",
+                            name=name)

@@ -1,5 +1,5 @@
 /**
- * Every 4xx and 5xx the gateway sends has one body shape (documented in the README):
+ * Every 4xx and 5xx the gateway sends has one body shape (documented in docs/errors.md):
  *
  *   {"error": {"status": 422, "type": "validation_error", "code": "invalid_input",
  *              "message": "...", "detail": [{"field": "steps", "message": "..."}]}}

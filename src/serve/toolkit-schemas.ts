@@ -72,7 +72,7 @@ export function fileModelComponents(mediaKinds: ReadonlySet<string>): Json {
 export const JOB_RESULT_COMPONENTS: Json = {
   JobResult: {
     title: 'JobResult',
-    description: 'A job: the hosted inference API\'s fields and the apipod toolkit\'s, one envelope for both (README, "The job API").',
+    description: 'A job: the hosted inference API\'s fields and the apipod toolkit\'s, one envelope for both (docs/jobs.md).',
     type: 'object',
     properties: {
       id: { type: 'string' },

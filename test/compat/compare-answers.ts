@@ -64,7 +64,7 @@ function comparable(value: unknown, request: CompatRequest): unknown {
 /**
  * How svc's outcome differs from the apipod package's, in words; undefined when equivalent.
  * Error answers (4xx, 5xx) are compared by status only: svc's error body is documented as
- * its own (`{"error": {...}}`, README "Errors"), not FastAPI's `{"detail": [...]}`.
+ * its own (`{"error": {...}}`, docs/errors.md), not FastAPI's `{"detail": [...]}`.
  */
 export function differenceOf(upstream: Outcome, svc: Outcome, request: CompatRequest): string | undefined {
   const show = (outcome: Outcome) => JSON.stringify(outcome).slice(0, 600);

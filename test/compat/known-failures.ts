@@ -5,7 +5,7 @@ import type { Compute } from './compat-requests.js';
  * import surface or job envelope, or nobody, where the apipod package itself refuses what a
  * client sends and svc serves it (svc a superset).
  */
-export type Owner = 'svc' | 'svc, as its README says' | 'import-surface (issue 21)' | 'job-envelope/openapi (issue 21)' | 'apipod refuses it';
+export type Owner = 'svc' | 'svc, as its docs say' | 'import-surface (issue 21)' | 'job-envelope/openapi (issue 21)' | 'apipod refuses it';
 
 /** A difference from the apipod package that the suite expects today, and why. */
 export interface KnownFailure {
@@ -18,15 +18,15 @@ export interface KnownFailure {
 }
 
 const UNKNOWN_FIELD: KnownFailure = {
-  owner: 'svc, as its README says',
+  owner: 'svc, as its docs say',
   reason:
     "svc answers a form field that is no parameter with a 422 (`style: is not a parameter of this endpoint`), in every encoding, so a misspelt name never runs the function with a default; the apipod package (FastAPI) ignores it in forms",
   says: /is not a parameter of this endpoint/,
 };
 
 const GIVEN_TWICE: KnownFailure = {
-  owner: 'svc, as its README says',
-  reason: 'a parameter given twice is a 422 in svc (README, `svc start`); the apipod package takes the last value',
+  owner: 'svc, as its docs say',
+  reason: 'a parameter given twice is a 422 in svc (docs/start.md); the apipod package takes the last value',
   says: /"status":422.*name: must be a string/,
 };
 
@@ -41,7 +41,7 @@ const TEXT_AS_FILE: KnownFailure = {
 const GET_READS_BODY: KnownFailure = {
   owner: 'apipod refuses it',
   reason:
-    "apipod 1.0.33 reads a GET endpoint's parameters from a form body and answers a query string with 422 (body.text missing); svc reads the query string, as its README says, and answers",
+    "apipod 1.0.33 reads a GET endpoint's parameters from a form body and answers a query string with 422 (body.text missing); svc reads the query string, as its docs say, and answers",
   says: /"status":422,"body":\{"detail":\[\{"type":"missing","loc":\["body","text"\]/,
 };
 
@@ -53,9 +53,9 @@ const APIPOD_LACKS_USAGE: KnownFailure = {
 };
 
 const CHAT_AS_SVC_ANSWERS_IT: KnownFailure = {
-  owner: 'svc, as its README says',
+  owner: 'svc, as its docs say',
   reason:
-    "a chat endpoint's completion: svc completes it (`id`, `model`, `usage`, README \"Chat clients\"), and answers it in either compute, where the apipod package makes a job of it under serverless; the message itself is the same",
+    "a chat endpoint's completion: svc completes it (`id`, `model`, `usage`, docs/chat.md), and answers it in either compute, where the apipod package makes a job of it under serverless; the message itself is the same",
   says: /(body: apipod \{"choices".*svc \{"choices".*"id":"chatcmpl-|apipod answered \{"kind":"job".*svc \{"kind":"response","status":200)/,
 };
 

@@ -2,7 +2,7 @@
 environment variables with the same defaults, read once at import, for services that read
 them (`from apipod.common.settings import APIPOD_PORT`). They are only what the environment
 says: svc serves on its own options (svc start --port, --host), and reads APIPOD_COMPUTE and
-APIPOD_PROVIDER itself (README, `svc start`)."""
+APIPOD_PROVIDER itself (docs/start.md)."""
 from os import environ
 
 from .constants import COMPUTE, PROVIDER
