@@ -20,6 +20,9 @@ while read -r service release path; do
   cp "$download/$(basename "$archive" .tar.gz)/$path" "$sources/$service/"
   rm -rf "${download:?}"/*
 done <<'LIST'
+demo-pypi-1.0.1 apipod==1.0.1 test/test_demo_fastapi.py
+demo-pypi-1.0.2 apipod==1.0.2 test/test_demo_fastapi.py
 demo-pypi-1.0.4 apipod==1.0.4 test/test_demo_fastapi.py
+core-functionalities-pypi-1.0.4 apipod==1.0.4 test/test_core_functionalities.py
 LIST
 echo "compat sources: $(find "$sources" -type f | wc -l) service file(s) in $sources"

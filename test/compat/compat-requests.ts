@@ -63,15 +63,18 @@ export const REGISTRY_SOURCES = join(COMPAT_DIR, '..', '.compat-sources');
  * service files themselves are other projects' code, not committed here: those PyPI serves
  * come from REGISTRY_SOURCES, the others from `sources` (SVC_COMPAT_SOURCES), one directory
  * per service as its SOURCE note says. Each service runs from a directory of its own that
- * joins the two. `missing` names the services whose file is in neither.
+ * joins the two. `missing` names the services whose file is in neither; `fromRegistry` those
+ * whose SOURCE names a registry's package (`package:`), which every checkout must have.
  */
-export function readCompatServices(sources: readonly string[]): { services: CompatService[]; missing: string[] } {
+export function readCompatServices(sources: readonly string[]): { services: CompatService[]; missing: string[]; fromRegistry: string[] } {
   const work = join(tmpdir(), 'svc-compat');
   rmSync(work, { recursive: true, force: true });
   const services: CompatService[] = [];
   const missing: string[] = [];
+  const fromRegistry: string[] = [];
   for (const name of readdirSync(SERVICES_DIR, { withFileTypes: true }).filter((entry) => entry.isDirectory()).map((entry) => entry.name).sort()) {
     const table = JSON.parse(readFileSync(join(SERVICES_DIR, name, 'requests.json'), 'utf8')) as Omit<CompatService, 'name' | 'dir' | 'computes'> & { computes?: Compute[] };
+    if (readFileSync(join(SERVICES_DIR, name, 'SOURCE'), 'utf8').startsWith('package:')) fromRegistry.push(name);
     const source = sources.map((root) => join(root, name)).find((dir) => existsSync(dir));
     if (source === undefined) {
       missing.push(name);
@@ -83,5 +86,5 @@ export function readCompatServices(sources: readonly string[]): { services: Comp
     if (!existsSync(join(dir, table.file))) throw new Error(`${name}: no ${table.file} in ${source}, nor beside its requests.json; see its SOURCE`);
     services.push({ name, dir, ...table, computes: table.computes ?? ['dedicated', 'serverless'] });
   }
-  return { services, missing };
+  return { services, missing, fromRegistry };
 }

@@ -59,6 +59,13 @@ const CHAT_AS_SVC_ANSWERS_IT: KnownFailure = {
   says: /(body: apipod \{"choices".*svc \{"choices".*"id":"chatcmpl-|apipod answered \{"kind":"job".*svc \{"kind":"response","status":200)/,
 };
 
+const METHODS_AS_TEXT: KnownFailure = {
+  owner: 'apipod refuses it',
+  reason:
+    "the endpoint is declared with methods=\"POST\", a string where a list is expected: apipod 1.0.33 hands it to FastAPI, which reads it letter by letter, so every method is a 405; svc reads a string as the one method it names, and serves the endpoint",
+  says: /apipod[^{]*\{"kind":"response","status":405,"body":\{"detail":"Method Not Allowed"\}/,
+};
+
 /**
  * What fails today, per service: `start` when svc does not serve the service at all (its
  * requests then wait for it), or per request name. Each entry is asserted: a failure that
@@ -70,7 +77,10 @@ export const KNOWN_FAILURES: Record<string, { start?: KnownFailure; envelope?: K
   'streaming-service-1.0.10': { requests: { 'chat-json': CHAT_AS_SVC_ANSWERS_IT } },
   'demo-1.0.0': { requests: { 'prompt-helper-get-with-progress': GET_READS_BODY } },
   'demo-no-queue-1.0.0': { requests: { 'prompt-helper-get-with-progress': GET_READS_BODY } },
+  'demo-pypi-1.0.1': { requests: { 'prompt-helper-get-with-progress': GET_READS_BODY } },
+  'demo-pypi-1.0.2': { requests: { 'prompt-helper-get-with-progress': GET_READS_BODY } },
   'demo-pypi-1.0.4': { requests: { 'prompt-helper-get-with-progress': GET_READS_BODY } },
+  'core-functionalities-pypi-1.0.4': { requests: { 'make-fries-upload': METHODS_AS_TEXT, 'make-fries-without-file': METHODS_AS_TEXT } },
   'readme-1.0.33': {
     requests: {
       'hello-unknown-field': UNKNOWN_FIELD,
