@@ -36,6 +36,39 @@ const ERROR_SCHEMA: Json = {
 };
 
 /**
+ * One server-sent event, as OpenAPI 3.1 describes a `text/event-stream` body: its schema is
+ * that of each event (3.2's `itemSchema`), whose `data` is a line of text, JSON or not.
+ */
+const SERVER_SENT_EVENT: Json = {
+  type: 'object',
+  properties: { event: { type: 'string' }, data: { type: 'string' }, id: { type: 'string' }, retry: { type: 'integer' } },
+};
+
+function errorResponse(description: string): Json {
+  return { description, content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } };
+}
+
+/**
+ * The errors any call can meet before or after the function (docs/errors.md has them all):
+ * a client generated from the document, and a fuzzer reading it, know each status.
+ */
+function callErrors(method: string, { invalidInput, timesOut }: { invalidInput: string; timesOut: boolean }): Json {
+  return {
+    '400': errorResponse('the body (or a query percent-escape) is not valid JSON, form or multipart, nests deeper than 512 levels, or is not UTF-8'),
+    ...(method === 'GET'
+      ? {}
+      : {
+          '413': errorResponse('the body is larger than --max-body-size, or a multipart form has more than 1,000 parts'),
+          '415': errorResponse('the body is neither JSON, a URL-encoded form nor multipart/form-data'),
+        }),
+    '422': errorResponse(invalidInput),
+    '500': errorResponse('the function raised an exception, or its worker died'),
+    '503': errorResponse('the queue is full, unread results fill the server, or it is starting or stopping; retry after the Retry-After seconds'),
+    ...(timesOut ? { '504': errorResponse('the call ran past --endpoint-timeout') } : {}),
+  };
+}
+
+/**
  * The OpenAPI 3.1 document of a service: one operation per endpoint and method, its JSON
  * Schema as the request body (or query parameters for GET), and the shared error shape.
  * OpenAPI 3.1 uses JSON Schema 2020-12, the dialect workers report, so schemas pass as they
@@ -59,7 +92,7 @@ export function describeService(service: ServiceDescription): Json {
   for (const reported of service.endpoints) {
     const chat = reported.is_chat ? findChatParameter(reported) : null;
     if (chat) {
-      paths[reported.path] = { post: describeChatOperation(reported, operationName(reported), chatRequestSchema(reported, chat.schema)) };
+      paths[reported.path] = { post: describeChatOperation(reported, operationName(reported), chatRequestSchema(reported, chat.schema), reported.path) };
       continue;
     }
     const endpoint = {
@@ -77,7 +110,7 @@ export function describeService(service: ServiceDescription): Json {
   const firstChat = service.endpoints.find((endpoint) => endpoint.is_chat);
   const firstChatSchema = firstChat ? findChatParameter(firstChat) : null;
   if (firstChat && firstChatSchema) {
-    const operation = describeChatOperation(firstChat, operationName(firstChat), chatRequestSchema(firstChat, firstChatSchema.schema));
+    const operation = describeChatOperation(firstChat, operationName(firstChat), chatRequestSchema(firstChat, firstChatSchema.schema), '/v1/chat/completions');
     paths['/v1/chat/completions'] = { post: { ...operation, operationId: 'chat_completions' } };
   }
   return {
@@ -142,10 +175,6 @@ function describeOperation(
   method: string,
   { answersWithJob, mediaKinds }: { answersWithJob: boolean; mediaKinds: Set<string> },
 ): Json {
-  const errorResponse = (description: string): Json => ({
-    description,
-    content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
-  });
   const hasMedia = Object.values(propertiesOf(endpoint)).some((schema) => fileUploadOf(schema) !== null);
   const operation: Json = { operationId: `${name}_${method.toLowerCase()}`, summary: endpoint.function };
   if (endpoint.doc) operation.description = endpoint.doc;
@@ -165,19 +194,24 @@ function describeOperation(
             '`status` event with the job envelope',
           content: {
             'application/json': { schema: { anyOf: [{ type: 'string' }, endpoint.output_schema] } },
-            'text/event-stream': { schema: { type: 'string' } },
+            'text/event-stream': { schema: SERVER_SENT_EVENT },
           },
         }
       : { description: 'the function result', content: { 'application/json': { schema: endpoint.output_schema } } },
-    '422': errorResponse('the input does not match the schema'),
-    '500': errorResponse('the function raised an exception'),
-    '503': errorResponse('the queue is full; retry after the Retry-After seconds'),
+    ...callErrors(method, { invalidInput: 'the input does not match the schema', timesOut: !answersWithJob }),
   };
   return operation;
 }
 
 /** A chat endpoint takes the chat request itself as the body and answers a chat completion. */
-function describeChatOperation(endpoint: EndpointReport, name: string, requestSchema: Json): Json {
+function describeChatOperation(endpoint: EndpointReport, name: string, requestSchema: Json, path: string): Json {
+  // OpenAI's clients read a 400 for a bad chat request; at the endpoint's own path it is svc's 422.
+  const invalidChat = 'the request is not a valid chat request';
+  const errors = callErrors('POST', { invalidInput: invalidChat, timesOut: true });
+  if (path.endsWith('/completions')) {
+    errors['400'] = errorResponse(`${invalidChat}, or its body is not valid JSON`);
+    delete errors['422'];
+  }
   return {
     operationId: `${name}_chat`,
     summary: `${endpoint.function} (OpenAI-compatible chat completion)`,
@@ -186,9 +220,9 @@ function describeChatOperation(endpoint: EndpointReport, name: string, requestSc
     responses: {
       '200': {
         description: 'a chat.completion object, or chat.completion.chunk server-sent events with "stream": true',
-        content: { 'application/json': { schema: { type: 'object' } }, 'text/event-stream': { schema: { type: 'string' } } },
+        content: { 'application/json': { schema: { type: 'object' } }, 'text/event-stream': { schema: SERVER_SENT_EVENT } },
       },
-      '400': { description: 'the request is not a valid chat request', content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } },
+      ...errors,
     },
   };
 }

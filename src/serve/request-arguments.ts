@@ -84,9 +84,10 @@ async function readRequest(
     refuseJsonSentAsForm(body.fields);
     return { arguments: validators.text(gatherFormModels(withoutEmptyFields(body.fields), endpoint.input_schema)), stagedFiles: [] };
   }
-  if (body === undefined || body === null) {
+  if (body === undefined) {
     // An empty body is the call with no arguments: fine for an endpoint without required
-    // parameters, and a 422 naming the missing ones otherwise.
+    // parameters, and a 422 naming the missing ones otherwise. A JSON `null` is no object of
+    // arguments, and the validator says so, as it does for `[]` or `"text"`.
     return { arguments: validators.json({}), stagedFiles: [] };
   }
   rejectFileReferences(body as Value, '');

@@ -50,11 +50,16 @@ export function fileModelReference(media: string): Json {
 /**
  * A media parameter in a multipart form, as the toolkit describes it: an uploaded file (a
  * binary part, of the kinds `/docs` offers in its file input), the file as a FileModel
- * object, or a string (base64, a data URI or a URL).
+ * object, or a string (base64, a data URI or a URL). Never empty: an empty field is one not
+ * sent, as the toolkit reads forms.
  */
 export function uploadSchema(media: string): Json {
   return {
-    anyOf: [{ type: 'string', format: 'binary', contentMediaType: fileModelOf(media).contentMediaType }, fileModelReference(media), { type: 'string' }],
+    anyOf: [
+      { type: 'string', format: 'binary', contentMediaType: fileModelOf(media).contentMediaType, minLength: 1 },
+      fileModelReference(media),
+      { type: 'string', minLength: 1 },
+    ],
   };
 }
 
