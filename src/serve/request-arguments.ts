@@ -230,9 +230,19 @@ function fieldValue(text: unknown, schema: Value | undefined): Value {
   // `null` where the parameter takes none stays the text "null", refused as a URL-encoded
   // form's is: parsed, the validator's coercion would turn it into 0 or false.
   if (parsed === null && !types.has('null')) return value;
+  // JSON of a type the parameter does not take stays text, refused as a URL-encoded form's
+  // is: parsed, `true` for an int would become 1.
+  if (types.size > 0 && !types.has(jsonTypeOf(parsed)) && !(typeof parsed === 'number' && types.has('number'))) return value;
   if (!types.has('string')) return parsed;
   const container = Array.isArray(parsed) ? 'array' : isJsonObject(parsed) ? 'object' : null;
   return container !== null && types.has(container) ? parsed : value;
+}
+
+function jsonTypeOf(value: Value): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'array';
+  if (typeof value === 'number') return Number.isInteger(value) ? 'integer' : 'number';
+  return typeof value;
 }
 
 export async function removeStagedFiles(paths: readonly string[]): Promise<void> {

@@ -533,7 +533,7 @@ describe('svc start taking optional files and lists of files from a form', () =>
     const document: any = await (await fetch(`${server.url}/openapi.json`)).json();
     const form = document.paths['/inpaint'].post.requestBody.content['multipart/form-data'].schema.properties;
     // As the apipod toolkit describes a file: an upload, its FileModel object, or a string.
-    const file = { anyOf: [{ type: 'string', format: 'binary', contentMediaType: 'image/*' }, { $ref: '#/components/schemas/ImageFileModel' }, { type: 'string' }] };
+    const file = { anyOf: [{ type: 'string', format: 'binary', contentMediaType: 'image/*', minLength: 1 }, { $ref: '#/components/schemas/ImageFileModel' }, { type: 'string', minLength: 1 }] };
     expect([form.image, form.mask, form.references]).toEqual([file, file, { type: 'array', items: file }]);
     expect(document.components.schemas.ImageFileModel).toMatchObject({ required: ['file_name', 'content_type', 'content'], 'x-media-type': 'ImageFile' });
     // fastsdk sends JSON whenever an operation lists it, and cannot put a file in JSON.

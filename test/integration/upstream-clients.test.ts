@@ -45,6 +45,20 @@ describe('clients of an apipod-package service against svc start', () => {
     expect((await postJson(`${server.url}/scalars`, { text: 'a', count: 1, ratio: null })).status).toBe(422);
   });
 
+  it('reads true for a number the same way in every encoding: a 422, never 1', async () => {
+    const form = new FormData();
+    for (const [name, value] of [['text', 'a'], ['count', 'true']] as const) form.append(name, value);
+    const multipart = await fetch(`${server.url}/scalars`, { method: 'POST', body: form });
+    expect([multipart.status, ((await multipart.json()) as any).error.detail[0].field]).toEqual([422, 'count']);
+    const urlencoded = await postJson(`${server.url}/scalars`, 'text=a&count=true', { 'content-type': 'application/x-www-form-urlencoded' });
+    expect([urlencoded.status, urlencoded.body.error.detail[0].field]).toEqual([422, 'count']);
+    expect((await postJson(`${server.url}/scalars`, { text: 'a', count: true })).status).toBe(422);
+    const integral = new FormData();
+    for (const [name, value] of [['text', 'a'], ['count', '2'], ['ratio', '3']] as const) integral.append(name, value);
+    const taken = await fetch(`${server.url}/scalars`, { method: 'POST', body: integral });
+    expect(await taken.json()).toEqual({ text: 'a', count: 2, ratio: 3, flag: false });
+  });
+
   it('lets an Optional parameter without a default be left out, giving it None, and says so in the schema', async () => {
     const edit = await callWithRequests({ url: `${server.url}/edit`, data: { prompt: 'x' } });
     expect(edit).toEqual({ status: 200, body: { prompt: 'x', mask: false, seed: null, guidance: 7.5 } });
