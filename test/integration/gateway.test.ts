@@ -291,8 +291,9 @@ describe('svc start serving endpoints that misbehave', () => {
     expect(exitCode).toBe(0);
     // The drained call's log line is written before the server says it stopped.
     const lines = server.logs().split('\n');
-    expect(lines.findIndex((line) => /^POST \/sleep 200 \d+ms$/.test(line))).toBeLessThan(lines.findIndex((line) => line.endsWith('stopped')));
-    expect(lines.findIndex((line) => line.endsWith('stopped'))).toBeGreaterThan(-1);
+    const drained = lines.findIndex((line) => /^POST \/sleep 200 \d+ms$/.test(line));
+    expect(drained, 'the drained call logs its request line').toBeGreaterThan(-1);
+    expect(lines.findIndex((line) => line.endsWith('stopped'))).toBeGreaterThan(drained);
     expect(existsSync(marker) && readFileSync(marker, 'utf8')).toBe('lifespan shutdown ran');
   });
 });
