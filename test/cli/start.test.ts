@@ -38,6 +38,13 @@ describe('svc start on the command line', () => {
     expect(run.stderr).toContain('expected a whole number from 0 to 65535');
   });
 
+  it('rejects a --max-body-size below 1 MiB, which would refuse every body, naming the flag', async () => {
+    for (const size of ['0', '0.5']) {
+      const run = await runSvc(['start', HELLO, '--port', '0', '--max-body-size', size]);
+      expect([run.exitCode, run.stderr.trim()], size).toEqual([2, `error: option '--max-body-size <MiB>' argument '${size}' is invalid. expected a whole number from 1 to 1048576`]);
+    }
+  });
+
   it('rejects an --image the engine could not read, rather than sending it to the engine mangled', async () => {
     for (const image of ['Bad Ref', 'a?b']) {
       const run = await runSvc(['start', HELLO, '--orchestrator', 'docker', '--image', image]);

@@ -119,6 +119,13 @@ describe.skipIf(!engineAnswers && !mustRun)('svc build --image and svc start --o
       body: JSON.stringify({ name: 'Ada' }),
     });
     expect(await hello.json()).toEqual({ greeting: 'Hello, Ada.' });
+    // The container's gateway takes svc's default body limit (100 MiB), not Fastify's 1 MiB.
+    const large = await fetch(`${server.url}/hello`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: 'Bearer e2e-key-123' },
+      body: JSON.stringify({ name: 'x'.repeat(3 * 1024 * 1024) }),
+    });
+    expect(large.status).toBe(200);
 
     expect(await server.stop()).toBe(0);
     expect(server.logs()).toContain('stopped');
@@ -131,13 +138,15 @@ describe.skipIf(!engineAnswers && !mustRun)('svc build --image and svc start --o
   it('applies the serving options and the keys file inside the container, as svc start does locally', async () => {
     const keysFile = join(mkdtempSync(join(tmpdir(), 'svc-keys-')), 'keys.json');
     writeFileSync(keysFile, JSON.stringify({ keys: [{ name: 'ci', key: 'hello-only-key', endpoints: ['/hello'] }] }));
-    const server = await startSvc(['--orchestrator', 'docker', '--image', IMAGE, '--api-keys', keysFile, '--max-body-size', '1', project]);
+    const server = await startSvc(['--orchestrator', 'docker', '--image', IMAGE, '--api-keys', keysFile, '--max-body-size', '2', project]);
     const call = (path: string, key: string, body: string) =>
       fetch(`${server.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` }, body });
     expect((await call('/hello', 'hello-only-key', '{"name":"Ada"}')).status).toBe(200);
     expect((await call('/add', 'hello-only-key', '{"a":1,"b":2}')).status).toBe(403);
     expect((await call('/hello', 'some-other-key', '{}')).status).toBe(401);
-    expect((await call('/hello', 'hello-only-key', JSON.stringify({ name: 'x'.repeat(2 * 1024 * 1024) }))).status).toBe(413);
+    // 2 MiB: above Fastify's own 1 MiB and below svc's default 100, so only the option passed through gives these.
+    expect((await call('/hello', 'hello-only-key', JSON.stringify({ name: 'x'.repeat(1.5 * 1024 * 1024) }))).status).toBe(200);
+    expect((await call('/hello', 'hello-only-key', JSON.stringify({ name: 'x'.repeat(3 * 1024 * 1024) }))).status).toBe(413);
     expect(await server.stop()).toBe(0);
 
     const refused = await runSvc(['start', '--orchestrator', 'docker', '--image', IMAGE, '--python', '/usr/bin/python3', project]);

@@ -1,4 +1,5 @@
 import { execFileSync } from 'node:child_process';
+import { request as httpRequest } from 'node:http';
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -9,6 +10,29 @@ import { REPO_ROOT, runSvc } from '../support/svc.js';
 import { isRunning } from '../support/processes.js';
 
 const BEHAVIOURS = join(REPO_ROOT, 'test/fixtures/gateway/behaviours.py');
+const MiB = 1024 * 1024;
+
+/** `{"<field>": "xx..."}`, exactly `bytes` long. */
+function jsonOfLength(field: string, bytes: number): string {
+  return JSON.stringify({ [field]: 'x'.repeat(bytes - `{"${field}":""}`.length) });
+}
+
+/** Announces a JSON body of `bytes` in Content-Length and sends none: what the server answers from the header alone. */
+function postDeclaredLength(url: string, bytes: number): Promise<{ status: number; body: any }> {
+  return new Promise((resolve, reject) => {
+    const request = httpRequest(url, { method: 'POST', headers: { 'content-type': 'application/json', 'content-length': String(bytes) } }, (response) => {
+      let text = '';
+      response.setEncoding('utf8');
+      response.on('data', (chunk: string) => (text += chunk));
+      response.on('end', () => {
+        request.destroy();
+        resolve({ status: response.statusCode ?? 0, body: JSON.parse(text) });
+      });
+    });
+    request.on('error', reject);
+    request.flushHeaders();
+  });
+}
 
 describe('svc start serving examples/hello', () => {
   let server: RunningSvc;
@@ -165,6 +189,13 @@ describe('svc start serving examples/hello', () => {
     expect(Math.max(...burst)).toBeLessThan(lines.findIndex((line) => line.startsWith('POST /add?after-burst 422')));
   });
 
+  it('takes bodies far above 1 MiB by default, and refuses one announced above 100 MiB with 413', async () => {
+    const taken = await postJson(`${server.url}/hello`, jsonOfLength('name', 3 * MiB));
+    expect([taken.status, taken.body.greeting?.length]).toEqual([200, 3 * MiB - '{"name":""}'.length + 'Hello, .'.length]);
+    const refused = await postDeclaredLength(`${server.url}/hello`, 100 * MiB + 1);
+    expect([refused.status, refused.body.error.message]).toEqual([413, 'the request body is larger than this server accepts (100 MiB; svc start --max-body-size MiB raises it)']);
+  });
+
   it('reports READY on /health once the workers are up', async () => {
     const health = await fetch(`${server.url}/health`);
     expect(health.status).toBe(200);
@@ -176,7 +207,7 @@ describe('svc start serving endpoints that misbehave', () => {
   let server: RunningSvc;
   const marker = join(mkdtempSync(join(tmpdir(), 'svc-shutdown-')), 'marker');
   beforeAll(async () => {
-    server = await startSvc([BEHAVIOURS, '--workers', '2', '--max-body-size', '1', '--queue-size', '1', '--endpoint-timeout', '/async-sleep=0.5'], {
+    server = await startSvc([BEHAVIOURS, '--workers', '2', '--max-body-size', '2', '--queue-size', '1', '--endpoint-timeout', '/async-sleep=0.5'], {
       SHUTDOWN_MARKER: marker,
     });
   });
@@ -209,12 +240,14 @@ describe('svc start serving endpoints that misbehave', () => {
     expect((await postJson(`${server.url}/count`, { to: 4 })).body).toEqual([0, 1, 2, 3]);
   });
 
-  it('refuses a body over the size limit with 413', async () => {
-    const large = await postJson(`${server.url}/echo`, { text: 'x'.repeat(2 * 1024 * 1024) });
+  it('takes a body of exactly --max-body-size MiB, above the 1 MiB Fastify would allow, and refuses one byte more with 413', async () => {
+    const taken = await postJson(`${server.url}/echo`, jsonOfLength('text', 2 * MiB));
+    expect([taken.status, taken.body.text?.length]).toEqual([200, 2 * MiB - '{"text":""}'.length]);
+    const large = await postJson(`${server.url}/echo`, jsonOfLength('text', 2 * MiB + 1));
     expect(large.status).toBe(413);
     expect(large.body.error).toMatchObject({
       type: 'payload_too_large',
-      message: 'the request body is larger than this server accepts (1 MiB; svc start --max-body-size MiB raises it)',
+      message: 'the request body is larger than this server accepts (2 MiB; svc start --max-body-size MiB raises it)',
     });
   });
 
@@ -291,8 +324,9 @@ describe('svc start serving endpoints that misbehave', () => {
     expect(exitCode).toBe(0);
     // The drained call's log line is written before the server says it stopped.
     const lines = server.logs().split('\n');
-    expect(lines.findIndex((line) => /^POST \/sleep 200 \d+ms$/.test(line))).toBeLessThan(lines.findIndex((line) => line.endsWith('stopped')));
-    expect(lines.findIndex((line) => line.endsWith('stopped'))).toBeGreaterThan(-1);
+    const drained = lines.findIndex((line) => /^POST \/sleep 200 \d+ms$/.test(line));
+    expect(drained, 'the drained call logs its request line').toBeGreaterThan(-1);
+    expect(lines.findIndex((line) => line.endsWith('stopped'))).toBeGreaterThan(drained);
     expect(existsSync(marker) && readFileSync(marker, 'utf8')).toBe('lifespan shutdown ran');
   });
 });

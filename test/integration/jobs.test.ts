@@ -123,12 +123,21 @@ describe('the job API (serverless compute, localhost provider)', () => {
     expect(((await again.json()) as Envelope).status).toBe('FINISHED');
   });
 
-  it('interrupts a job blocked in time.sleep when cancelled', async () => {
-    const envelope: Envelope = (await postJson(`${server.url}/sleep`, { seconds: 1.2 })).body;
+  it('interrupts a job blocked in time.sleep when cancelled: it ends CANCELLED and the same worker takes the next job at once', async () => {
+    const before = await postJson(`${server.url}/worker`, {}, { prefer: 'wait=10' });
+    const envelope: Envelope = (await postJson(`${server.url}/sleep`, { seconds: 30 })).body;
     await waitForStatus(envelope.refresh_job_url, ['PROCESSING']);
+    const cancelledAt = Date.now();
     await fetch(envelope.cancel_job_url, { method: 'POST' });
-    const after = await postJson(`${server.url}/order`, { tag: 'free' }, { prefer: 'wait=5' });
+    const after = await postJson(`${server.url}/worker`, {}, { prefer: 'wait=10' });
     expect(after.body.status).toBe('FINISHED');
+    // A worker that ignored the cancel would be killed at the end of --cancel-grace (2 s) and
+    // replaced: the next job would run later, in another process.
+    expect(after.body.result.pid).toBe(before.body.result.pid);
+    expect(after.body.result.started_at * 1000 - cancelledAt).toBeLessThan(2000);
+    const cancelled: Envelope = (await getJson(envelope.refresh_job_url)).body;
+    expect([cancelled.status, cancelled.result, cancelled.error]).toEqual(['CANCELLED', null, null]);
+    expect(server.logs()).not.toContain('did not stop within');
   });
 
   it('times a job out with TIMEOUT and frees the worker', async () => {
