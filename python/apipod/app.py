@@ -108,8 +108,8 @@ class APIPod:
         svc = shutil.which("svc")
         if svc is None:
             print(
-                "apipod: svc is not installed (no `svc` on PATH). Install it with `npm install -g .` "
-                f"in a clone of svc, then run `{command}`; or run it once with `npx {command}`.",
+                "apipod: svc is not installed (no `svc` on PATH). Install it with `npm install -g svc-ml`, "
+                f"then run `{command}`; or run it once with `npx --package=svc-ml {command}`.",
                 file=sys.stderr,
             )
             sys.exit(1)

@@ -15,5 +15,5 @@ def toolkit_version() -> str:
             package = json.load(file)
     except (OSError, ValueError):
         return "0.0.0"
-    version = package.get("version") if isinstance(package, dict) and package.get("name") == "svc" else None
+    version = package.get("version") if isinstance(package, dict) and package.get("name") == "svc-ml" else None
     return version if isinstance(version, str) else "0.0.0"

@@ -16,7 +16,7 @@ describe('svc build (files only, no engine)', () => {
     expect(run.stderr).toContain('svc wrote .dockerignore (the project had none)');
     const dockerfile = readFileSync(join(project, 'apipod-deploy/Dockerfile'), 'utf8');
     expect(dockerfile).toMatch(/^FROM --platform=linux\/amd64 python:3\.10-slim-bookworm$/m);
-    expect(JSON.parse(readFileSync(join(project, 'apipod-deploy/svc/package.json'), 'utf8'))).toMatchObject({ name: 'svc' });
+    expect(JSON.parse(readFileSync(join(project, 'apipod-deploy/svc/package.json'), 'utf8'))).toMatchObject({ name: 'svc-ml' });
     expect(existsSync(join(project, 'apipod-deploy/svc/dist/svc.js'))).toBe(true);
     // The bundle's entry loads each command's code from its chunks: all of them go into the image.
     expect(readdirSync(join(project, 'apipod-deploy/svc/dist/chunks')).sort()).toEqual(readdirSync(join(REPO_ROOT, 'dist/chunks')).sort());
