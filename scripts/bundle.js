@@ -27,7 +27,7 @@ await build({
   logLevel: 'warning',
 });
 
-// The client the package exports (`import { run } from 'svc'`): fetch only, no dependencies.
+// The client the package exports (`import { run } from 'svc-ml'`): fetch only, no dependencies.
 // Its type declarations come from `tsc -p tsconfig.client.json` (npm run build).
 await build({
   entryPoints: ['src/client/index.ts'],

@@ -95,7 +95,7 @@ try {
     }
   }
 
-  // The package's own client, as bundled (`import { ServiceClient } from 'svc'`).
+  // The package's own client, as bundled (`import { ServiceClient } from 'svc-ml'`).
   const { ServiceClient } = await import(pathToFileURL(join(root, 'dist', 'client', 'index.js')).href);
   const client = new ServiceClient({ baseUrl: `http://127.0.0.1:${svc.port}`, apiKey: null });
   const latencies = new Map(); // way -> { times: [ms], stalled: jobs abandoned }

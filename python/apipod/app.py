@@ -5,7 +5,7 @@ import os
 import shutil
 import sys
 from dataclasses import dataclass, field
-from typing import Callable, Iterable, Optional, Union
+from typing import Any, Callable, Iterable, Optional, TypeVar, Union, overload
 
 from .service_module import SERVICE_MODULE_NAME
 from .upstream_arguments import resolve_target, warn_unread
@@ -14,6 +14,9 @@ from .upstream_arguments import resolve_target, warn_unread
 HTTP_METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS", "TRACE")
 COMPUTE_CHOICES = ("dedicated", "serverless")
 PROVIDER_CHOICES = ("localhost", "runpod", "auto", "scaleway", "azure")
+
+# A decorator hands back the function it registers, so an editor keeps its signature.
+Function = TypeVar("Function", bound=Callable[..., Any])
 
 @dataclass
 class Endpoint:
@@ -40,8 +43,15 @@ class APIPod:
         warn_unread(options)
         self.endpoints: list[Endpoint] = []
 
+    @overload
+    def endpoint(self, path: Function, methods: Union[str, Iterable[str], None] = None, **options: Any) -> Function: ...
+
+    @overload
+    def endpoint(self, path: Optional[str] = None, methods: Union[str, Iterable[str], None] = None,
+                 **options: Any) -> Callable[[Function], Function]: ...
+
     def endpoint(self, path: Union[str, Callable, None] = None,
-                 methods: Union[str, Iterable[str], None] = None, **options):
+                 methods: Union[str, Iterable[str], None] = None, **options: Any) -> Any:
         """Registers a function as an endpoint: `@app.endpoint("/path")`, or bare `@app.endpoint`
         for the path "/<function name>". The default method is POST."""
         if callable(path):  # used bare, without parentheses
@@ -49,36 +59,38 @@ class APIPod:
         # Checked here, so a bad method fails the import on the decorator's own line.
         checked_methods = _normalise_methods(methods)
 
-        def register(function: Callable) -> Callable:
+        def register(function: Function) -> Function:
             self._add(Endpoint(_normalise_path(path or function.__name__), list(checked_methods),
                                function, options))
             return function
 
         return register
 
-    def post(self, path: Optional[str] = None, **options):
+    def post(self, path: Optional[str] = None, **options: Any) -> Callable[[Function], Function]:
         return self.endpoint(path, methods=["POST"], **options)
 
-    def get(self, path: Optional[str] = None, **options):
+    def get(self, path: Optional[str] = None, **options: Any) -> Callable[[Function], Function]:
         return self.endpoint(path, methods=["GET"], **options)
 
     # The upstream toolkit's APIPod is a FastAPI APIRouter, so a service may register routes with
     # the router's own methods too; svc serves them as endpoints. Their FastAPI-only options
     # (response_model, status_code, tags, ...) are accepted and not read.
-    def put(self, path: Optional[str] = None, **options):
+    def put(self, path: Optional[str] = None, **options: Any) -> Callable[[Function], Function]:
         return self.endpoint(path, methods=["PUT"], **options)
 
-    def patch(self, path: Optional[str] = None, **options):
+    def patch(self, path: Optional[str] = None, **options: Any) -> Callable[[Function], Function]:
         return self.endpoint(path, methods=["PATCH"], **options)
 
-    def delete(self, path: Optional[str] = None, **options):
+    def delete(self, path: Optional[str] = None, **options: Any) -> Callable[[Function], Function]:
         return self.endpoint(path, methods=["DELETE"], **options)
 
-    def api_route(self, path: str, methods: Union[str, Iterable[str], None] = None, **options):
+    def api_route(self, path: str, methods: Union[str, Iterable[str], None] = None,
+                  **options: Any) -> Callable[[Function], Function]:
         """FastAPI's `@router.api_route(path, methods=[...])`; GET when methods is None, as FastAPI's."""
         return self.endpoint(path, methods=["GET"] if methods is None else methods, **options)
 
-    def add_api_route(self, path: str, endpoint: Callable, methods: Union[str, Iterable[str], None] = None, **options):
+    def add_api_route(self, path: str, endpoint: Callable, methods: Union[str, Iterable[str], None] = None,
+                      **options: Any) -> None:
         """FastAPI's `router.add_api_route(path, function, methods=[...])`; GET when methods is None."""
         self.api_route(path, methods, **options)(endpoint)
 
@@ -108,8 +120,8 @@ class APIPod:
         svc = shutil.which("svc")
         if svc is None:
             print(
-                "apipod: svc is not installed (no `svc` on PATH). Install it with `npm install -g .` "
-                f"in a clone of svc, then run `{command}`; or run it once with `npx {command}`.",
+                "apipod: svc is not installed (no `svc` on PATH). Install it with `npm install -g svc-ml`, "
+                f"then run `{command}`; or run it once with `npx --package=svc-ml {command}`.",
                 file=sys.stderr,
             )
             sys.exit(1)

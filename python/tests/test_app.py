@@ -167,8 +167,9 @@ class APIPodTest(unittest.TestCase):
             )
         self.assertEqual(completed.returncode, 1)
         self.assertIn("svc is not installed", completed.stderr)
-        self.assertIn("npm install -g", completed.stderr)
-        self.assertIn("npx svc start", completed.stderr)
+        # svc's npm name: `npm install -g svc` or `npx svc` would fetch an unrelated package.
+        self.assertIn("`npm install -g svc-ml`", completed.stderr)
+        self.assertIn(f"npx --package=svc-ml svc start {service}", completed.stderr)
 
     def test_start_runs_svc_start_with_the_calling_file(self):
         service, stdout = self.run_with_a_fake_svc("app.start()", "--port", "9000")

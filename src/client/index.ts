@@ -1,7 +1,7 @@
 /**
  * The client for the hosted inference API (job envelopes), as the package exports it:
  *
- *   import { run } from 'svc';
+ *   import { run } from 'svc-ml';
  *   const image = await run('/generate', { prompt: 'a cat' }, { onProgress: (u) => console.log(u.progress) });
  */
 export { DEFAULT_BASE_URL, ServiceClient, run } from './service-client.js';

@@ -2,6 +2,7 @@ import { posix } from 'node:path';
 import type { ManifestDependencies, ManifestRequirement } from '../scan/manifest.js';
 import { leavesProject, localPathOf } from '../scan/local-paths.js';
 import { normaliseName } from '../scan/pep508.js';
+import { isToolkitDistribution } from '../scan/toolkit-distributions.js';
 import { SvcError } from '../svc-error.js';
 import { RUNTIME_DIR_IN_IMAGE } from './runtime-images.js';
 
@@ -70,7 +71,7 @@ export function renderRequirementFiles(dependencies: ManifestDependencies, compi
   const outsideProject: string[] = [];
   const findLinksDirectories: RequirementFiles['findLinksDirectories'] = [];
   for (const requirement of dependencies.requirements) {
-    if (requirement.name.toLowerCase() === 'apipod') continue;
+    if (isToolkitDistribution(requirement.name)) continue;
     const path = requirement.url === null ? null : localPathOf(requirement.url);
     if (path !== null && leavesProject(path)) {
       outsideProject.push(`${requirement.source} (${requirement.url})`);

@@ -2,6 +2,7 @@ import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync
 import { dirname, join } from 'node:path';
 import { DEPLOY_DIRECTORY } from '../scan/manifest-file.js';
 import { SvcError } from '../svc-error.js';
+import { SVC_PACKAGE_NAME } from '../worker/svc-package.js';
 import type { RequirementFiles } from './requirements-file.js';
 
 /** svc's runtime under apipod-deploy/, where the Dockerfile's `COPY apipod-deploy/svc/ /opt/svc/` finds it. */
@@ -26,7 +27,7 @@ export interface StagingInput {
 
 /**
  * Writes what `docker build -f apipod-deploy/Dockerfile .` needs beside the project's files:
- * the Dockerfile, the requirement files, and svc's runtime (a package.json naming it "svc",
+ * the Dockerfile, the requirement files, and svc's runtime (a package.json with svc's package name,
  * so the runtime finds its python/ directory, the bundle dist/svc.js with its chunks, python/apipod).
  * Files whose bytes are unchanged are left alone and stale ones removed, so the staged
  * tree is exactly what the plan says. Returns what the Dockerfile copies of them (all but
@@ -49,7 +50,7 @@ export function stageBuildFiles(input: StagingInput): string[] {
   }
 
   const runtime = new Map<string, string | Buffer>();
-  runtime.set('package.json', `${JSON.stringify({ name: 'svc', version: input.svcVersion, private: true, type: 'module' }, null, 2)}\n`);
+  runtime.set('package.json', `${JSON.stringify({ name: SVC_PACKAGE_NAME, version: input.svcVersion, private: true, type: 'module' }, null, 2)}\n`);
   for (const file of listBundle(input.svcPackageRoot)) runtime.set(file, readFileSync(join(input.svcPackageRoot, file)));
   const toolkit = join(input.svcPackageRoot, 'python', 'apipod');
   for (const file of listToolkit(toolkit)) runtime.set(`python/apipod/${file}`, readFileSync(join(toolkit, file)));

@@ -24,6 +24,7 @@ import { choosePythonVersion, type PythonVersionChoice } from './python-version.
 import { outsideProjectWarning, readRequirements, type LocatedRequirement, type RequirementSet } from './requirements.js';
 import { readServiceFile, type AppDeclaration, type ServiceFile } from './service-file.js';
 import { simulatedTarget } from './simulate-target.js';
+import { SVC_TOOLKIT, UPSTREAM_TOOLKIT } from './toolkit-distributions.js';
 
 /** Everything a scan reads from disk, gathered at the edge so the rest is pure. */
 export interface ProjectSnapshot {
@@ -170,7 +171,7 @@ export function buildManifest(snapshot: ProjectSnapshot, parser: PythonParser, c
     noticed.push(...describeUnmatchablePins([...installed, ...requirementSet.constraints]));
     const indexUrls = [requirementSet.indexUrl, ...requirementSet.extraIndexUrls, ...requirementSet.findLinks].filter((url): url is string => url !== null);
     noticed.push(...localPinsWithoutIndex(installed, indexUrls));
-    const apipod = installed.find((requirement) => requirement.key === 'apipod');
+    const apipod = installed.find((requirement) => requirement.key === UPSTREAM_TOOLKIT);
     if (apipod) {
       noticed.push({
         ...apipod.source,
@@ -180,7 +181,14 @@ export function buildManifest(snapshot: ProjectSnapshot, parser: PythonParser, c
           '(opencv-python, av, fastapi, ...) are not installed: list those service.py imports',
       });
     }
-    const withoutApipod = applyConstraints(installed.filter((requirement) => requirement !== apipod), requirementSet.constraints);
+    const svcToolkit = installed.find((requirement) => requirement.key === SVC_TOOLKIT);
+    if (svcToolkit) {
+      noticed.push({ ...svcToolkit.source, message: "svc-apipod is svc's toolkit, which svc's runtime provides: the image leaves this requirement out" });
+    }
+    const withoutApipod = applyConstraints(
+      installed.filter((requirement) => requirement !== apipod && requirement !== svcToolkit),
+      requirementSet.constraints,
+    );
     const frameworks = detectFrameworks({
       requirements: withoutApipod,
       indexUrls,

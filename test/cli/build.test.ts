@@ -16,7 +16,7 @@ describe('svc build (files only, no engine)', () => {
     expect(run.stderr).toContain('svc wrote .dockerignore (the project had none)');
     const dockerfile = readFileSync(join(project, 'apipod-deploy/Dockerfile'), 'utf8');
     expect(dockerfile).toMatch(/^FROM --platform=linux\/amd64 python:3\.10-slim-bookworm$/m);
-    expect(JSON.parse(readFileSync(join(project, 'apipod-deploy/svc/package.json'), 'utf8'))).toMatchObject({ name: 'svc' });
+    expect(JSON.parse(readFileSync(join(project, 'apipod-deploy/svc/package.json'), 'utf8'))).toMatchObject({ name: 'svc-ml' });
     expect(existsSync(join(project, 'apipod-deploy/svc/dist/svc.js'))).toBe(true);
     // The bundle's entry loads each command's code from its chunks: all of them go into the image.
     expect(readdirSync(join(project, 'apipod-deploy/svc/dist/chunks')).sort()).toEqual(readdirSync(join(REPO_ROOT, 'dist/chunks')).sort());
@@ -46,6 +46,19 @@ describe('svc build (files only, no engine)', () => {
     utimesSync(join(project, 'service.py'), later, later);
     const third = await runSvc(['build', project]);
     expect(third.stderr).toContain('scanned the project first (service.py changed since the last scan)');
+  });
+
+  it("leaves svc's own toolkit distribution (svc-apipod, listed for the editor) out of the image, which carries the toolkit, saying so", async () => {
+    const project = copyProject(join(REPO_ROOT, 'examples/hello'));
+    writeFileSync(join(project, 'requirements.txt'), 'svc-apipod==0.1.0\nrequests>=2\n');
+    const run = await runSvc(['build', project, '--json']);
+    expect(run.exitCode, run.stderr).toBe(0);
+    const answer = JSON.parse(run.stdout);
+    expect(answer.warnings).toContain("requirements.txt:1: svc-apipod is svc's toolkit, which svc's runtime provides: the image leaves this requirement out");
+    const requirements = readFileSync(join(project, 'apipod-deploy/requirements.txt'), 'utf8');
+    expect(requirements).toMatch(/^requests>=2$/m);
+    expect(requirements).not.toContain('svc-apipod');
+    expect(answer.plan.toolkit_packages).toEqual([]); // stdlib only: nothing goes in its place
   });
 
   it('refuses a requirement line pip cannot read; once it is fixed, writes the filtered requirements and says that apipod was left out', async () => {

@@ -294,8 +294,8 @@ function restoreEnv(name: string, value: string | undefined): void {
 }
 
 describe('the package', () => {
-  it('exports the client, bundled (import from "svc")', async () => {
-    const script = "const m = await import('svc'); console.log([typeof m.run, typeof m.ServiceClient, typeof m.JobFailedError].join(' '))";
+  it('exports the client, bundled, under its npm name (import from "svc-ml")', async () => {
+    const script = "const m = await import('svc-ml'); console.log([typeof m.run, typeof m.ServiceClient, typeof m.JobFailedError].join(' '))";
     const imported = await execa(process.execPath, ['--input-type=module', '-e', script], { cwd: REPO_ROOT });
     expect(imported.stdout).toBe('function function function');
   });
