@@ -6,7 +6,7 @@ import { SvcError } from '../svc-error.js';
 import type { CallOutcome } from '../worker/worker-process.js';
 import type { GatewayOptions } from './gateway-options.js';
 import { cancelledWhenClientLeaves } from './client-disconnect.js';
-import { HttpError, methodNotAllowed } from './http-error.js';
+import { HttpError } from './http-error.js';
 import { compileValidators, type Arguments } from './input-validation.js';
 import type { JobRoutesOptions } from './jobs/job-routes.js';
 import { envelopeOf, streamJob, SVC_FRAMING } from './jobs/job-stream.js';
@@ -27,11 +27,9 @@ type EndpointRoutesOptions = GatewayOptions & { jobRoutes: JobRoutesOptions };
  * the function's return value; serverless compute (but for an endpoint marked
  * `use_queue=False`, which answers as dedicated does) or `Prefer: respond-async` with a job
  * envelope at once, or when the job ends within `Prefer: wait=N`; `Accept: text/event-stream`
- * with the job's server-sent events (a generator's chunks as they come). A path known under
- * another method answers 405, any other unknown path 404, both in the one error shape.
+ * with the job's server-sent events (a generator's chunks as they come).
  */
 export async function registerEndpointRoutes(app: FastifyInstance, options: EndpointRoutesOptions): Promise<void> {
-  const methodsByPath = new Map<string, Set<string>>();
   const endpointsByRoute = new Map<string, { endpoint: EndpointReport; isCopy: boolean }>();
   // Planned before any endpoint route exists: svc's own routes (and chat's) are the ones taken.
   const aliases = planRouteAliases(options.runner.endpoints, (method, url) =>
@@ -88,12 +86,7 @@ export async function registerEndpointRoutes(app: FastifyInstance, options: Endp
       }
     };
     const methods = checkedMethods(endpoint);
-    const route = (url: string) => {
-      app.route({ method: methods, url, handler, config: { endpoint: endpoint.path } });
-      const known = methodsByPath.get(url) ?? new Set<string>();
-      endpoint.methods.forEach((method) => known.add(method));
-      methodsByPath.set(url, known);
-    };
+    const route = (url: string) => app.route({ method: methods, url, handler, config: { endpoint: endpoint.path } });
     for (const [url, isCopy] of [[endpoint.path, false], [`/v1${endpoint.path}`, true]] as const) {
       refuseTakenRoute(app, endpointsByRoute, endpoint, { url, isCopy });
       route(url);
@@ -105,12 +98,6 @@ export async function registerEndpointRoutes(app: FastifyInstance, options: Endp
     }
   }
 
-  app.setNotFoundHandler(async (request) => {
-    const path = request.url.split('?')[0] as string;
-    const allowed = methodsByPath.get(path);
-    if (allowed) throw methodNotAllowed(request.method, path, [...allowed]);
-    throw new HttpError(404, 'not_found', 'unknown_route', `no endpoint at ${request.method} ${path}; see /docs for the endpoints`);
-  });
 }
 
 /**

@@ -11,6 +11,7 @@ import { registerHealthRoute } from './health-route.js';
 import { HttpError } from './http-error.js';
 import { JobRunner } from './jobs/job-runner.js';
 import { registerJobRoutes } from './jobs/job-routes.js';
+import { registerUnknownRouteAnswers } from './unknown-routes.js';
 import { registerBodyParsers, unsupportedMediaType } from './request-bodies.js';
 import type { GatewayOptions } from './gateway-options.js';
 
@@ -43,6 +44,7 @@ export async function createGateway(options: GatewayOptions): Promise<FastifyIns
   await app.register(multipart, { limits: { fileSize: options.maxBodyBytes, fieldSize: options.maxBodyBytes, parts: MAX_FORM_PARTS } });
 
   app.setErrorHandler((error: FastifyError | HttpError, _request, reply) => sendError(error, reply));
+  registerUnknownRouteAnswers(app);
 
   if (options.onRequestLog) {
     const log = options.onRequestLog;

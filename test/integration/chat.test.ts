@@ -75,6 +75,13 @@ describe('the official openai Node client against svc start examples/chat with S
     expect(events.slice(0, -1).every((event) => event.startsWith('data: {'))).toBe(true);
   });
 
+  it('answers another method at a chat URL with 405 and Allow: POST, as at any endpoint', async () => {
+    for (const path of ['/chat', '/v1/chat/completions']) {
+      const response = await fetch(`${server.url}${path}`, { method: 'PUT', headers: { authorization: `Bearer ${KEY}` } });
+      expect([path, response.status, response.headers.get('allow')]).toEqual([path, 405, 'POST']);
+    }
+  });
+
   it('lists the service title as its model', async () => {
     const models = [];
     for await (const model of clientAt(`${server.url}/v1`).models.list()) models.push(model.id);

@@ -156,6 +156,10 @@ describe('svc start serving examples/hello', () => {
     const wrongMethod = await fetch(`${server.url}/hello`);
     expect(wrongMethod.status).toBe(405);
     expect(wrongMethod.headers.get('allow')).toBe('POST');
+    for (const [method, path, allow] of [['PATCH', '/v1/hello', 'POST'], ['POST', '/health', 'GET, HEAD'], ['DELETE', '/openapi.json', 'GET, HEAD']]) {
+      const response = await fetch(`${server.url}${path}`, { method });
+      expect([method, path, response.status, response.headers.get('allow')]).toEqual([method, path, 405, allow]);
+    }
   });
 
   it("refuses a call from another site's web page (a form POST, which no preflight precedes), and takes its own page's", async () => {
