@@ -417,10 +417,14 @@ function waitApplied(headers: Headers): boolean {
   return /(^|,)\s*wait\b/i.test(headers.get('preference-applied') ?? '');
 }
 
-/** The body as JSON when it is, a MediaResult when it is a file (asked for with Accept), else text. */
+/**
+ * The body as JSON when it is, a MediaResult when it is a file (asked for with Accept: a
+ * media type, or any type with a Content-Disposition, as svc sends a text file), else text.
+ */
 async function readBody(response: Response): Promise<unknown> {
   const type = (response.headers.get('content-type') ?? '').split(';')[0]!.trim().toLowerCase();
-  if (response.ok && /^(image|audio|video)\/|^application\/(?!json$|problem\+json$)/.test(type)) {
+  const isFile = /^(image|audio|video)\/|^application\/(?!json$|problem\+json$)/.test(type) || (response.headers.has('content-disposition') && !/json/.test(type));
+  if (response.ok && isFile) {
     return new MediaResult(type, new Uint8Array(await response.arrayBuffer()), fileNameOf(response.headers.get('content-disposition')));
   }
   const text = await response.text();

@@ -24,8 +24,8 @@ export function sendResult(reply: FastifyReply, accept: string | undefined, valu
     // Serialised here: Fastify would send a bare string as text/plain.
     return reply.type('application/json; charset=utf-8').send(JSON.stringify(value));
   }
-  const fileName = typeof value.file_name === 'string' ? value.file_name : null;
-  if (fileName !== null) reply.header('content-disposition', contentDisposition(fileName));
+  // Sent for every file, named or not: it tells a text file from a text answer.
+  reply.header('content-disposition', contentDisposition(typeof value.file_name === 'string' ? value.file_name : null));
   return reply.type(mediaType).send(Buffer.from(value.content as string, 'base64'));
 }
 
@@ -51,7 +51,8 @@ export function refusalBeforeCall(accept: string | undefined, outputSchema: Valu
 }
 
 /** `inline; filename="a.png"`, with the UTF-8 name as well (RFC 6266) when it is not plain ASCII. */
-function contentDisposition(fileName: string): string {
+function contentDisposition(fileName: string | null): string {
+  if (fileName === null) return 'inline';
   const ascii = fileName.replace(/[^\w.\- ]/g, '_');
   return ascii === fileName ? `inline; filename="${ascii}"` : `inline; filename="${ascii}"; filename*=UTF-8''${encodeURIComponent(fileName)}`;
 }
