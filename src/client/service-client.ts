@@ -245,15 +245,18 @@ export class ServiceClient {
     return readEnvelope(answer.body) ?? envelope;
   }
 
-  /** The service's OpenAPI document (`GET /openapi.json` at the origin of `path`'s URL), which describes its endpoints' parameters. */
+  /**
+   * The service's OpenAPI document, which describes its endpoints' parameters: `/openapi.json`
+   * under the base URL, or at the origin of `path` when that is a whole URL.
+   */
   async openApi(path = '/'): Promise<unknown> {
-    const url = new URL('/openapi.json', this.endpointUrl(path)).href;
+    const url = isWholeUrl(path) ? new URL('/openapi.json', path).href : this.endpointUrl('/openapi.json');
     return (await this.send('GET', url, {}, {})).body;
   }
 
   /** An endpoint's URL: a whole URL as it is, a path under the base URL. */
   endpointUrl(path: string): string {
-    if (/^[a-z][a-z\d+.-]*:\/\//i.test(path)) return path;
+    if (isWholeUrl(path)) return path;
     return `${this.baseUrl}/${path.replace(/^\/+/, '')}`;
   }
 
@@ -369,6 +372,10 @@ export class ServiceClient {
 /** Calls an endpoint with a client configured from the environment; see `ServiceClient.run`. */
 export function run<T = unknown>(path: string, input?: unknown, options?: RunOptions): Promise<T> {
   return new ServiceClient().run<T>(path, input, options);
+}
+
+function isWholeUrl(path: string): boolean {
+  return /^[a-z][a-z\d+.-]*:\/\//i.test(path);
 }
 
 function settle(envelope: JobEnvelope): unknown {
