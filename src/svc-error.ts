@@ -7,6 +7,7 @@ export type ErrorCode =
   | 'not-found' // a file or directory the user named is missing
   | 'invalid-project' // the project cannot be scanned or built as it stands
   | 'io' // the file system refused
+  | 'exists' // a file svc would write is there already (svc init)
   | 'address' // the address or port to listen on cannot be used
   | 'engine' // the Docker engine cannot be reached or refused a request
   | 'build-failed' // a step of an image build failed

@@ -1,4 +1,5 @@
 import { readFile } from 'node:fs/promises';
+import { basename } from 'node:path';
 import { Chalk } from 'chalk';
 import { Option, type Command } from 'commander';
 import {
@@ -15,16 +16,27 @@ import {
   type ProgressUpdate,
 } from '../client/index.js';
 import { SvcError } from '../svc-error.js';
-import { createCallProgress } from './call-progress.js';
+import { readInputSpec, typeInputs, type InputSpec } from './call-inputs.js';
+import { saveMediaResults, type WrittenFile } from './call-output.js';
+import { createCallProgress, describeRetry } from './call-progress.js';
+import { findEndpointParameters } from './endpoint-parameters.js';
 import { oneOf, seconds } from './option-parsers.js';
 import type { Output } from './output.js';
 import { runCommand, type CommonOptions } from './run-command.js';
 
 const ENDPOINT_METHODS: readonly EndpointMethod[] = ['GET', 'POST'];
 
+/**
+ * What `-o` asks for: a media result's bytes (any type but JSON), else JSON. A bare `*\/*`
+ * would not do: svc answers it with JSON, as a client that names no type wants.
+ */
+const MEDIA_ACCEPT = 'image/*, audio/*, video/*, application/*;q=0.9, text/*;q=0.9, application/json;q=0.5';
+
 interface CallOptions extends CommonOptions {
   url?: string;
   data?: string;
+  input: InputSpec[];
+  output?: string;
   async?: boolean;
   wait?: number;
   method: EndpointMethod;
@@ -43,13 +55,20 @@ export function registerCallCommand(program: Command): void {
     .summary('call an endpoint of a running service and print its result')
     .description(
       'Call an endpoint with the job-envelope client: the result is printed on stdout as JSON, whether ' +
-        'the service answers at once (dedicated) or with a job to follow (serverless). Progress goes to ' +
+        'the service answers at once (dedicated) or with a job to follow (serverless). -i name=value inputs are ' +
+        'typed by the endpoint\'s schema (name=@path uploads a file); -o PATH writes the media result to disk. Progress goes to ' +
         'stderr. The key comes from $SERVICE_API_KEY. Exits 1 when the job ends FAILED, TIMEOUT or ' +
         'CANCELLED (Ctrl-C cancels it), or is still running after --wait.',
     )
     .argument('<path>', 'endpoint path, e.g. /generate (or a whole URL)')
     .option('--url <url>', 'base URL of the service (default: $SERVICE_INFER_BACKEND_URL, else http://localhost:8000)')
     .option('-d, --data <json|@file>', 'input as a JSON object; @file reads it from a file, @- from stdin')
+    .addOption(
+      new Option('-i, --input <name=value>', 'one input, typed by the endpoint\'s schema; name=@path uploads a file (repeatable)')
+        .argParser(readInputSpec)
+        .default([], 'none'),
+    )
+    .option('-o, --output <path>', 'write the media file(s) of the result to disk: one file to path, several into path as a directory')
     .addOption(
       new Option('--method <method>', 'GET sends the input as the query string, for endpoints declared methods=["GET"]')
         .argParser((value: string) => oneOf(ENDPOINT_METHODS, ENDPOINT_METHODS)(value.toUpperCase()))
@@ -64,22 +83,30 @@ export function registerCallCommand(program: Command): void {
 }
 
 async function callEndpoint(path: string, options: CallOptions, output: Output): Promise<void> {
-  const input = await readInput(options.data);
-  const client = new ServiceClient({ baseUrl: readBaseUrl(options.url) });
+  if (options.output !== undefined && options.async) throw new SvcError('usage', '-o writes the result, which --async does not wait for; leave one out');
+  const data = await readInput(options.data);
+  const progress = createCallProgress(output.mode);
+  const client = new ServiceClient({ baseUrl: readBaseUrl(options.url), onRetry: (notice) => progress.notice(describeRetry(notice)) });
+  const input = options.input.length === 0 ? data : await withInputs(client, path, options, data);
   const cancel = new AbortController();
   // Ctrl-C, or SIGTERM (a CI job cancelled, `timeout`), cancels the job on the server before
   // svc exits; a second signal exits at once.
   const onInterrupt = () => cancel.abort();
   process.once('SIGINT', onInterrupt);
   process.once('SIGTERM', onInterrupt);
-  const progress = createCallProgress(output.mode);
   const started = performance.now();
   try {
     const outcome = options.async
       ? await submitOnly(client, path, input, options, cancel.signal)
       : await follow(client, path, input, options, cancel.signal, progress.update);
     progress.end();
-    printOutcome(output, outcome, performance.now() - started, options.async === true);
+    const elapsedMs = performance.now() - started;
+    if (options.output === undefined) {
+      printOutcome(output, outcome, elapsedMs, options.async === true);
+    } else {
+      const saved = await saveMediaResults(outcome.result, options.output);
+      printOutcome(output, { ...outcome, result: saved.printed }, elapsedMs, false, saved.written);
+    }
   } catch (error) {
     progress.end();
     throw asSvcError(error);
@@ -92,8 +119,8 @@ async function callEndpoint(path: string, options: CallOptions, output: Output):
 async function follow(
   client: ServiceClient,
   path: string,
-  input: Record<string, unknown>,
-  { wait: waitSeconds, method }: Pick<CallOptions, 'wait' | 'method'>,
+  input: Record<string, unknown> | FormData,
+  { wait: waitSeconds, method, output }: Pick<CallOptions, 'wait' | 'method' | 'output'>,
   signal: AbortSignal,
   onProgress: (update: ProgressUpdate) => void,
 ): Promise<CallOutcome> {
@@ -101,6 +128,8 @@ async function follow(
   const result = await client.run(path, input, {
     signal,
     method,
+    // With -o, a server that can sends a media result as its bytes, not as base64 in JSON.
+    ...(output === undefined ? {} : { accept: MEDIA_ACCEPT }),
     maxWaitMs: waitSeconds === undefined ? undefined : waitSeconds * 1000,
     onProgress: (update) => {
       job = update.envelope;
@@ -113,7 +142,7 @@ async function follow(
 async function submitOnly(
   client: ServiceClient,
   path: string,
-  input: Record<string, unknown>,
+  input: Record<string, unknown> | FormData,
   { wait: waitSeconds, method }: Pick<CallOptions, 'wait' | 'method'>,
   signal: AbortSignal,
 ): Promise<CallOutcome> {
@@ -130,11 +159,12 @@ async function submitOnly(
  * The result on stdout as JSON, so `svc call ... | jq` works; with --async, the job's
  * envelope, ended or not, so a script reads one shape. A line on stderr says how it ended.
  */
-function printOutcome(output: Output, outcome: CallOutcome, elapsedMs: number, asynchronous: boolean): void {
+function printOutcome(output: Output, outcome: CallOutcome, elapsedMs: number, asynchronous: boolean, written: WrittenFile[] = []): void {
   if (output.mode.json) {
-    output.result({ headline: '', rows: [], warnings: [] }, outcome);
+    output.result({ headline: '', rows: [], warnings: [] }, written.length > 0 ? { ...outcome, files: written } : outcome);
     return;
   }
+  for (const file of written) process.stderr.write(`wrote ${file.path} (${file.bytes} bytes${file.contentType ? `, ${file.contentType}` : ''})\n`);
   const { job } = outcome;
   const running = job !== null && !hasEnded(job.status);
   process.stdout.write(`${JSON.stringify(job !== null && asynchronous ? job : outcome.result, null, 2)}\n`);
@@ -147,6 +177,51 @@ function printOutcome(output: Output, outcome: CallOutcome, elapsedMs: number, a
   } else {
     process.stderr.write(`${outcome.status} ${took}${job ? ` job ${job.id}` : ''}\n`);
   }
+}
+
+/**
+ * The `-i` inputs typed by the endpoint's schema in the service's /openapi.json, beside
+ * `--data`'s: a JSON object, or a multipart form when a file is uploaded and the endpoint
+ * takes one (else its files go as base64 in the JSON).
+ */
+async function withInputs(client: ServiceClient, path: string, options: CallOptions, data: Record<string, unknown>): Promise<Record<string, unknown> | FormData> {
+  let document: unknown;
+  try {
+    document = await client.openApi(path);
+  } catch (error) {
+    if (!(error instanceof HttpStatusError)) throw error;
+    throw new SvcError('request-failed', `-i types each input by the service's /openapi.json, which it does not give (${error.message}); send the input with -d JSON`);
+  }
+  const endpoint = findEndpointParameters(document, path, options.method);
+  const typed = typeInputs(options.input, endpoint);
+  const twice = Object.keys(data).find((name) => name in typed.values || typed.files.has(name));
+  if (twice !== undefined) throw new SvcError('usage', `${twice} is given both by --data and by -i; give it once`);
+  const values = { ...data, ...typed.values };
+  if (typed.files.size === 0) return values;
+  const files = new Map<string, Array<{ name: string; bytes: Buffer }>>();
+  for (const [name, paths] of typed.files) {
+    const read: Array<{ name: string; bytes: Buffer }> = [];
+    for (const file of paths) {
+      const bytes = await readFile(file).catch((error: NodeJS.ErrnoException) => {
+        throw new SvcError('usage', `-i ${name}=@${file}: cannot read it (${error.code ?? error.message})`);
+      });
+      read.push({ name: basename(file), bytes });
+    }
+    files.set(name, read);
+  }
+  const repeated = (name: string) => endpoint.parameters.get(name)?.repeatedFile === true;
+  if (endpoint.encoding === 'json') {
+    for (const [name, read] of files) {
+      const encoded = read.map((file) => file.bytes.toString('base64'));
+      values[name] = repeated(name) ? encoded : encoded[0];
+    }
+    return values;
+  }
+  const form = new FormData();
+  // Form fields are text; the server reads JSON in them for parameters that take no string.
+  for (const [name, value] of Object.entries(values)) form.append(name, typeof value === 'string' ? value : JSON.stringify(value));
+  for (const [name, read] of files) for (const file of read) form.append(name, new Blob([file.bytes]), file.name);
+  return form;
 }
 
 /** `--data`: a JSON object inline, `@file`, or `@-` for stdin; anything else is a usage error naming the problem. */

@@ -1,10 +1,12 @@
 import { Chalk, type ChalkInstance } from 'chalk';
-import { hasEnded, type ProgressUpdate } from '../client/index.js';
+import { hasEnded, type ProgressUpdate, type RetryNotice } from '../client/index.js';
 import type { OutputMode } from './output.js';
 
 /** How `svc call` shows a job while it runs, on stderr, so stdout carries only the result. */
 export interface CallProgress {
   update(update: ProgressUpdate): void;
+  /** One line that must be seen whatever the mode (a retry the client waits for), above the bar. */
+  notice(line: string): void;
   /** Clears the bar before anything else is written. */
   end(): void;
 }
@@ -16,10 +18,12 @@ const BAR_WIDTH = 24;
  * (CI logs); nothing with --json.
  */
 export function createCallProgress(mode: OutputMode, stderr: NodeJS.WriteStream = process.stderr): CallProgress {
-  if (mode.json) return { update: () => {}, end: () => {} };
+  const notice = (line: string) => stderr.write(`${line}\n`);
+  if (mode.json) return { update: () => {}, notice, end: () => {} };
   const paint = new Chalk({ level: mode.stderrColor ? 1 : 0 });
   if (!stderr.isTTY) {
     return {
+      notice,
       // The end has its own line (or error) once the call returns.
       update: (update) => {
         if (!hasEnded(update.status)) stderr.write(`${describeProgress(update)}\n`);
@@ -29,6 +33,10 @@ export function createCallProgress(mode: OutputMode, stderr: NodeJS.WriteStream 
   }
   let drawn = false;
   return {
+    notice: (line) => {
+      stderr.write(`${drawn ? '\r\x1b[2K' : ''}${line}\n`);
+      drawn = false;
+    },
     update: (update) => {
       stderr.write(`\r\x1b[2K${renderProgressBar(update, paint)}`);
       drawn = true;
@@ -38,6 +46,16 @@ export function createCallProgress(mode: OutputMode, stderr: NodeJS.WriteStream 
       drawn = false;
     },
   };
+}
+
+/**
+ * `waiting 5 s to retry (1 of 5): POST http://host/x answered 503: the queue of /x is full;
+ * retry later (Retry-After: 5)`: why a call seems to hang.
+ */
+export function describeRetry(notice: RetryNotice): string {
+  const seconds = notice.delayMs / 1000;
+  const after = notice.retryAfter === null ? '' : ` (Retry-After: ${notice.retryAfter})`;
+  return `waiting ${Number.isInteger(seconds) ? seconds : seconds.toFixed(1)} s to retry (${notice.attempt} of ${notice.maxAttempts}): ${notice.method} ${notice.url} answered ${notice.status}: ${notice.reason}${after}`;
 }
 
 /** `PROCESSING 50% step 2 of 4`: the status, the progress when known, the message when any. */

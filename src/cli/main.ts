@@ -2,6 +2,7 @@ import { Command, CommanderError } from 'commander';
 import packageJson from '../../package.json' with { type: 'json' };
 import { registerBuildCommand } from './build-command.js';
 import { registerCallCommand } from './call-command.js';
+import { registerInitCommand } from './init-command.js';
 import { registerScanCommand } from './scan-command.js';
 import { registerStartCommand } from './start-command.js';
 
@@ -24,6 +25,7 @@ const program = new Command()
     '\nExit codes: 0 ok, 1 failure, 2 bad usage. Colour only on a terminal; NO_COLOR turns it off.',
   );
 
+registerInitCommand(program);
 registerScanCommand(program);
 registerBuildCommand(program);
 registerStartCommand(program);

@@ -10,6 +10,7 @@ import {
   PermissionError,
   ServiceError,
   WaitExpiredError,
+  serverMessage,
 } from './client-errors.js';
 import { hasEnded, readEnvelope, type JobEnvelope, type JobErrorInfo, type JobStatus } from './job-envelope.js';
 import { DEFAULT_RETRY_POLICY, retryDelayMs, type RetryPolicy } from './retry-policy.js';
@@ -38,6 +39,8 @@ export interface ClientOptions {
    */
   waitSeconds?: number;
   retry?: Partial<RetryPolicy>;
+  /** Called before each retry, with why and for how long the client waits (a 503's Retry-After). */
+  onRetry?: (notice: RetryNotice) => void;
   /** The fetch to send requests with; the global one by default. */
   fetch?: typeof globalThis.fetch;
   /** Where the defaults are read from; process.env by default. */
@@ -49,6 +52,35 @@ export interface ProgressUpdate {
   progress: number | null;
   message: string | null;
   envelope: JobEnvelope;
+}
+
+/** A retry the client is about to make: the answer that caused it and the pause before it. */
+export interface RetryNotice {
+  method: string;
+  url: string;
+  status: number;
+  /** What the server said (its error message, else the body). */
+  reason: string;
+  /** The server's Retry-After, as it sent it; null when it sent none. */
+  retryAfter: string | null;
+  delayMs: number;
+  /** 1 for the first retry of this status. */
+  attempt: number;
+  /** The retries the policy allows for this status. */
+  maxAttempts: number;
+}
+
+/**
+ * A result the server sent as the bytes of one media file, with their content type, when
+ * asked for with `accept` (an endpoint returning one image answers `Accept: image/*` so).
+ */
+export class MediaResult {
+  constructor(
+    readonly contentType: string,
+    readonly bytes: Uint8Array,
+    /** From the answer's Content-Disposition; null when it gave none. */
+    readonly fileName: string | null,
+  ) {}
 }
 
 export interface RunOptions {
@@ -63,6 +95,11 @@ export interface RunOptions {
   maxWaitMs?: number;
   /** POST (default) sends the input as JSON; GET, for endpoints declared `methods=["GET"]`, as the query string. */
   method?: EndpointMethod;
+  /**
+   * The Accept header of the call, JSON by default; `image/*, application/json;q=0.5` asks a
+   * server that can for a media result's bytes, which then resolve as a MediaResult.
+   */
+  accept?: string;
 }
 
 export type EndpointMethod = 'GET' | 'POST';
@@ -77,6 +114,8 @@ export interface SubmitOptions {
   method?: EndpointMethod;
   /** Give up on an answer after this long (NoAnswerError), closing the connection. */
   answerWithinMs?: number;
+  /** The Accept header, as in RunOptions. */
+  accept?: string;
 }
 
 /** What a submit brought back: the result itself (a dedicated server), or a job to follow. */
@@ -88,6 +127,13 @@ interface Answer {
   status: number;
   headers: Headers;
   body: unknown;
+}
+
+/** What one request sends besides its method and URL. */
+interface RequestInit {
+  body?: string | FormData;
+  prefer?: string;
+  accept?: string | undefined;
 }
 
 /** Signals for one request: `request` aborts the HTTP exchange, `pause` the waits between retries. */
@@ -107,6 +153,7 @@ export class ServiceClient {
   private readonly waitSeconds: number;
   private readonly retryPolicy: RetryPolicy;
   private readonly fetch: typeof globalThis.fetch;
+  private readonly onRetry: ((notice: RetryNotice) => void) | undefined;
 
   constructor(options: ClientOptions = {}) {
     const env = options.env ?? (typeof process === 'undefined' ? {} : process.env);
@@ -116,6 +163,7 @@ export class ServiceClient {
     this.waitSeconds = options.waitSeconds ?? Math.max(1, Math.round(this.pollIntervalMs / 1000));
     this.retryPolicy = { ...DEFAULT_RETRY_POLICY, ...options.retry };
     this.fetch = options.fetch ?? globalThis.fetch;
+    this.onRetry = options.onRetry;
   }
 
   /**
@@ -129,12 +177,15 @@ export class ServiceClient {
     const deadline = options.maxWaitMs === undefined ? Infinity : started + options.maxWaitMs;
     const waitSeconds = Math.min(this.waitSeconds, Math.floor(Math.max(0, deadline - started) / 1000));
     const answerWithinMs = options.maxWaitMs === undefined ? undefined : options.maxWaitMs + SUBMIT_ABORT_GRACE_MS;
-    const submission = await this.submit(path, input, { signal: options.signal, waitSeconds, method: options.method, answerWithinMs });
+    const submission = await this.submit(path, input, { signal: options.signal, waitSeconds, method: options.method, answerWithinMs, accept: options.accept });
     if (submission.kind === 'result') return submission.value as T;
     return (await this.followUntil(submission.envelope, options, deadline, !submission.waited)) as T;
   }
 
-  /** Sends the input to an endpoint; `path` is relative to the base URL, or a whole URL. */
+  /**
+   * Sends the input to an endpoint; `path` is relative to the base URL, or a whole URL. A
+   * FormData input is sent as a multipart form (files as uploads), anything else as JSON.
+   */
   async submit(path: string, input: unknown = {}, options: SubmitOptions = {}): Promise<Submission> {
     const url = this.endpointUrl(path);
     const { signal } = options;
@@ -152,9 +203,11 @@ export class ServiceClient {
     const request = answerDeadline === null ? connection.signal : AbortSignal.any([connection.signal, answerDeadline]);
     let answer: Answer;
     try {
+      const { accept } = options;
+      if (options.method === 'GET' && input instanceof FormData) throw new ServiceError('a GET call sends no files: its input is its query string');
       answer = options.method === 'GET'
-        ? await this.send('GET', withQuery(url, input), { prefer }, { request, pause: signal })
-        : await this.send('POST', url, { body: JSON.stringify(input ?? {}), prefer }, { request, pause: signal });
+        ? await this.send('GET', withQuery(url, input), { prefer, accept }, { request, pause: signal })
+        : await this.send('POST', url, { body: input instanceof FormData ? input : JSON.stringify(input ?? {}), prefer, accept }, { request, pause: signal });
     } catch (error) {
       if (signal?.aborted) throw new JobCancelledError(null, 'was cancelled before the server answered; closing the connection stops it there');
       if (answerDeadline?.aborted) throw new NoAnswerError(url, options.answerWithinMs as number);
@@ -167,7 +220,7 @@ export class ServiceClient {
       clearTimeout(closeTimer);
     }
 
-    const envelope = readEnvelope(answer.body);
+    const envelope = answer.body instanceof MediaResult ? null : readEnvelope(answer.body);
     if (signal?.aborted) throw envelope ? await this.cancelled(envelope) : new JobCancelledError(null, 'was cancelled, though the server had answered');
     if (envelope === null) return { kind: 'result', value: answer.body };
     return { kind: 'job', envelope, waited: waitApplied(answer.headers) };
@@ -192,9 +245,18 @@ export class ServiceClient {
     return readEnvelope(answer.body) ?? envelope;
   }
 
+  /**
+   * The service's OpenAPI document, which describes its endpoints' parameters: `/openapi.json`
+   * under the base URL, or at the origin of `path` when that is a whole URL.
+   */
+  async openApi(path = '/'): Promise<unknown> {
+    const url = isWholeUrl(path) ? new URL('/openapi.json', path).href : this.endpointUrl('/openapi.json');
+    return (await this.send('GET', url, {}, {})).body;
+  }
+
   /** An endpoint's URL: a whole URL as it is, a path under the base URL. */
   endpointUrl(path: string): string {
-    if (/^[a-z][a-z\d+.-]*:\/\//i.test(path)) return path;
+    if (isWholeUrl(path)) return path;
     return `${this.baseUrl}/${path.replace(/^\/+/, '')}`;
   }
 
@@ -259,7 +321,7 @@ export class ServiceClient {
   }
 
   /** One request with the retry policy; any answer but a 2xx becomes the error for its status. */
-  private async send(method: string, url: string, init: { body?: string; prefer?: string }, signals: RequestSignals): Promise<Answer> {
+  private async send(method: string, url: string, init: RequestInit, signals: RequestSignals): Promise<Answer> {
     const retries = new Map<number, number>();
     for (;;) {
       let response: Response;
@@ -282,14 +344,25 @@ export class ServiceClient {
       });
       if (delay === null) throw failure;
       retries.set(response.status, retried + 1);
+      this.onRetry?.({
+        method,
+        url,
+        status: response.status,
+        reason: serverMessage(body),
+        retryAfter: response.headers.get('retry-after'),
+        delayMs: delay,
+        attempt: retried + 1,
+        maxAttempts: response.status === 503 ? this.retryPolicy.unavailableRetries : this.retryPolicy.serverErrorRetries,
+      });
       await sleep(delay, signals.pause);
     }
   }
 
-  private headers(init: { body?: string; prefer?: string }): Record<string, string> {
+  private headers(init: RequestInit): Record<string, string> {
     return {
-      accept: 'application/json',
-      ...(init.body !== undefined ? { 'content-type': 'application/json' } : {}),
+      accept: init.accept ?? 'application/json',
+      // A FormData body sets its own multipart type, with its boundary.
+      ...(typeof init.body === 'string' ? { 'content-type': 'application/json' } : {}),
       ...(init.prefer ? { prefer: init.prefer } : {}),
       ...(this.apiKey !== null ? { authorization: `Bearer ${this.apiKey}` } : {}),
     };
@@ -299,6 +372,10 @@ export class ServiceClient {
 /** Calls an endpoint with a client configured from the environment; see `ServiceClient.run`. */
 export function run<T = unknown>(path: string, input?: unknown, options?: RunOptions): Promise<T> {
   return new ServiceClient().run<T>(path, input, options);
+}
+
+function isWholeUrl(path: string): boolean {
+  return /^[a-z][a-z\d+.-]*:\/\//i.test(path);
 }
 
 function settle(envelope: JobEnvelope): unknown {
@@ -347,7 +424,16 @@ function waitApplied(headers: Headers): boolean {
   return /(^|,)\s*wait\b/i.test(headers.get('preference-applied') ?? '');
 }
 
+/**
+ * The body as JSON when it is, a MediaResult when it is a file (asked for with Accept: a
+ * media type, or any type with a Content-Disposition, as svc sends a text file), else text.
+ */
 async function readBody(response: Response): Promise<unknown> {
+  const type = (response.headers.get('content-type') ?? '').split(';')[0]!.trim().toLowerCase();
+  const isFile = /^(image|audio|video)\/|^application\/(?!json$|problem\+json$)/.test(type) || (response.headers.has('content-disposition') && !/json/.test(type));
+  if (response.ok && isFile) {
+    return new MediaResult(type, new Uint8Array(await response.arrayBuffer()), fileNameOf(response.headers.get('content-disposition')));
+  }
   const text = await response.text();
   if (text === '') return null;
   try {
@@ -355,6 +441,20 @@ async function readBody(response: Response): Promise<unknown> {
   } catch {
     return text;
   }
+}
+
+/** `filename*=UTF-8''...` (RFC 6266) over `filename="..."`. */
+function fileNameOf(disposition: string | null): string | null {
+  if (disposition === null) return null;
+  const extended = /filename\*\s*=\s*UTF-8''([^;]+)/i.exec(disposition);
+  if (extended) {
+    try {
+      return decodeURIComponent(extended[1]!.trim());
+    } catch {
+      // a malformed escape: the plain name below
+    }
+  }
+  return /filename\s*=\s*"([^"]*)"/i.exec(disposition)?.[1] ?? /filename\s*=\s*([^;\s]+)/i.exec(disposition)?.[1] ?? null;
 }
 
 function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {

@@ -14,10 +14,11 @@ export const SHARED_ENV_TEMPLATES: readonly string[] = ['.env.example', '.env.sa
  * (https://docs.docker.com/build/concepts/context/#dockerignore-files). Secrets (.env) and
  * virtualenvs above all; `virtualenvs` adds the project's own, found by pyvenv.cfg, whatever
  * their names. apipod-deploy/ stays in: the Dockerfile copies svc's runtime from it.
+ * `writtenBy` names the command in its first line (svc init writes one too).
  */
-export function renderDockerignore(virtualenvs: readonly string[] = []): string {
+export function renderDockerignore(virtualenvs: readonly string[] = [], writtenBy = 'svc build because the project had no .dockerignore'): string {
   const lines = [
-    '# Written by svc build because the project had no .dockerignore; edit it freely, svc never overwrites it.',
+    `# Written by ${writtenBy}; edit it freely, svc never overwrites it.`,
     '# apipod-deploy/ must stay in the build context: the Dockerfile copies svc\'s runtime from it.',
     // The record of the last build changes with each one: in the context, no rebuild would hit the cache.
     BUILD_RECORD_FILE,

@@ -4,6 +4,7 @@ import { PoolClosedError, QueueFullError } from '../worker/worker-pool.js';
 import type { CallOutcome } from '../worker/worker-process.js';
 import type { GatewayOptions } from './gateway-options.js';
 import { HttpError } from './http-error.js';
+import { sendResult } from './result-answer.js';
 import { crashDescription, type Crash } from './worker-crash.js';
 
 /*
@@ -26,11 +27,11 @@ export function submitFailure(error: unknown, endpoint: EndpointReport, options:
   return error;
 }
 
-export function sendOutcome(reply: FastifyReply, outcome: CallOutcome, debug: boolean): FastifyReply {
+/** `accept` is the request's Accept header, `subject` names the result in a 406 ("the result of /grayscale"). */
+export function sendOutcome(reply: FastifyReply, outcome: CallOutcome, debug: boolean, { accept, subject }: { accept: string | undefined; subject: string }): FastifyReply {
   switch (outcome.kind) {
     case 'result':
-      // Serialised here: Fastify would send a bare string as text/plain.
-      return reply.type('application/json; charset=utf-8').send(JSON.stringify(outcome.value));
+      return sendResult(reply, accept, outcome.value, subject);
     case 'error':
       throw endpointFailure(outcome.error, debug);
     case 'crashed':

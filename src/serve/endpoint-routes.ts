@@ -17,6 +17,7 @@ import { readArguments, removeStagedFiles } from './request-arguments.js';
 import { planRouteAliases, withoutTrailingSlash } from './route-aliases.js';
 import { sendOutcome, submitFailure } from './call-outcome-http.js';
 import { generatorResult } from './generator-result.js';
+import { refusalBeforeCall } from './result-answer.js';
 import { CallDeadline, callTimedOut, timeoutMsFor } from './call-timeout.js';
 
 type EndpointRoutesOptions = GatewayOptions & { jobRoutes: JobRoutesOptions };
@@ -27,7 +28,8 @@ type EndpointRoutesOptions = GatewayOptions & { jobRoutes: JobRoutesOptions };
  * the function's return value; serverless compute (but for an endpoint marked
  * `use_queue=False`, which answers as dedicated does) or `Prefer: respond-async` with a job
  * envelope at once, or when the job ends within `Prefer: wait=N`; `Accept: text/event-stream`
- * with the job's server-sent events (a generator's chunks as they come).
+ * with the job's server-sent events (a generator's chunks as they come). A result that is one
+ * media file comes as its bytes when `Accept` asks for its type (result-answer.ts).
  */
 export async function registerEndpointRoutes(app: FastifyInstance, options: EndpointRoutesOptions): Promise<void> {
   const endpointsByRoute = new Map<string, { endpoint: EndpointReport; isCopy: boolean }>();
@@ -74,12 +76,18 @@ export async function registerEndpointRoutes(app: FastifyInstance, options: Endp
         reply.header('content-location', `/v1/jobs/${job.id}`);
         return reply.code(submitsJobs ? 200 : 202).send(envelopeOf(request, job, options.jobRoutes));
       }
+      const subject = `the result of ${endpoint.path}`;
+      const refusal = refusalBeforeCall(request.headers.accept, endpoint.output_schema, subject);
+      if (refusal !== null) {
+        await removeStagedFiles(stagedFiles);
+        throw refusal;
+      }
       const deadline = new CallDeadline(cancel, timeoutMsFor(endpoint.path, options.jobs));
       try {
         const outcome = await submitCall(options, endpoint, args, { signal: cancel, onStart: deadline.start });
         if (deadline.timedOut && outcome.kind === 'cancelled') throw callTimedOut(endpoint.path, options.jobs);
         const answer = endpoint.is_generator && outcome.kind === 'result' ? { ...outcome, value: generatorResult(outcome.value) } : outcome;
-        return sendOutcome(reply, answer, options.debug);
+        return sendOutcome(reply, answer, options.debug, { accept: request.headers.accept, subject });
       } finally {
         deadline.clear();
         await removeStagedFiles(stagedFiles);

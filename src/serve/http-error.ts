@@ -14,6 +14,7 @@ export type ErrorType =
   | 'permission_error'
   | 'not_found'
   | 'method_not_allowed'
+  | 'not_acceptable'
   | 'payload_too_large'
   | 'unsupported_media_type'
   | 'queue_full'

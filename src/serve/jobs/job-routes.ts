@@ -3,6 +3,10 @@ import { HttpError, methodNotAllowed } from '../http-error.js';
 import { readPreferences } from '../prefer-header.js';
 import { envelopeOf, streamJob, SVC_FRAMING, TOOLKIT_FRAMING, type JobStreamOptions } from './job-stream.js';
 import type { Job } from './job.js';
+import type { JobEnvelope } from './job-envelope.js';
+import { isTerminal } from './job-status.js';
+import { chooseResultForm } from '../accept-header.js';
+import { mediaTypeOf, notAcceptable, offeredAs, sendResult } from '../result-answer.js';
 
 export interface JobRoutesOptions extends JobStreamOptions {
   maxWaitSeconds: number;
@@ -29,7 +33,7 @@ export async function registerJobRoutes(app: FastifyInstance, options: JobRoutes
       await store.waitUntilEnded(job, preferences.waitSeconds * 1000);
       reply.header('preference-applied', `wait=${preferences.waitSeconds}`);
     }
-    return envelopeOf(request, job, options);
+    return answerJob(request, reply, job, envelopeOf(request, job, options));
   };
 
   const cancel = (request: FastifyRequest, id: string | undefined) => {
@@ -85,6 +89,21 @@ export async function registerJobRoutes(app: FastifyInstance, options: JobRoutes
       },
     });
   }
+}
+
+/**
+ * A FINISHED job whose result is one media file answers with its bytes when Accept asks for
+ * its type, as a dedicated call does; any other read, the envelope (JSON), or a 406 when
+ * the client takes no JSON.
+ */
+function answerJob(request: FastifyRequest, reply: FastifyReply, job: Job, envelope: JobEnvelope): JobEnvelope | FastifyReply {
+  const { accept } = request.headers;
+  const subject = `job ${job.id}`;
+  const mediaType = job.status === 'FINISHED' ? mediaTypeOf(job.result) : null;
+  if (mediaType !== null && chooseResultForm(accept, mediaType) === 'media') return sendResult(reply, accept, job.result, `the result of ${subject}`);
+  if (chooseResultForm(accept, null) !== 'none') return envelope;
+  if (!isTerminal(job.status)) throw notAcceptable(accept, subject, `its JSON envelope (application/json) only while it is ${job.status}; its result's file once it ends FINISHED`);
+  throw notAcceptable(accept, `the result of ${subject}`, job.status === 'FINISHED' ? offeredAs(mediaType) : `its JSON envelope (application/json) only: it ended ${job.status}`);
 }
 
 function toolkitJobId(id: string | undefined): string | undefined {
