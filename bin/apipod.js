@@ -2,14 +2,14 @@
 // The apipod toolkit's command line (apipod --scan, apipod start, ...): python/apipod/cli.py reads
 // it and runs this package's svc, so pip's console script and this bin behave the same.
 import { spawn } from 'node:child_process';
-import { dirname, join } from 'node:path';
+import { delimiter, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const toolkit = join(dirname(fileURLToPath(import.meta.url)), '..', 'python');
 const python = 'python3';
 const child = spawn(python, ['-m', 'apipod.cli', ...process.argv.slice(2)], {
   stdio: 'inherit',
-  env: { ...process.env, PYTHONPATH: [toolkit, process.env.PYTHONPATH].filter(Boolean).join(':') },
+  env: { ...process.env, PYTHONPATH: [toolkit, process.env.PYTHONPATH].filter(Boolean).join(delimiter) },
 });
 child.on('error', (error) => {
   process.stderr.write(
