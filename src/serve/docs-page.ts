@@ -109,7 +109,10 @@ const PAGE_SCRIPT = String.raw`
     if (!schema || typeof schema !== 'object') return 'any';
     if (uploadOf(schema)) return 'file';
     if (schema.$ref) return schema.$ref.split('/').pop();
-    if (schema['enum']) return schema.title || 'enum';
+    if (schema['enum']) {
+      return schema.title || schema['enum'].map(function (value) { return value === null ? 'null' : typeof value; })
+        .filter(function (type, index, types) { return types.indexOf(type) === index; }).join(' | ');
+    }
     if (schema.anyOf || schema.oneOf) return (schema.anyOf || schema.oneOf).map(typeName).join(' | ');
     var type = Array.isArray(schema.type) ? schema.type.join(' | ') : schema.type;
     if (type === 'array') return typeName(schema.items) + '[]';
@@ -190,7 +193,8 @@ const PAGE_SCRIPT = String.raw`
       described.appendChild(element('div', typeName(property), 'type'));
       if ('default' in property) described.appendChild(element('div', 'default: ' + JSON.stringify(property['default']), 'default'));
       var cell = row.appendChild(element('td'));
-      var help = row.appendChild(element('td', property.description || resolve(property).description || '', 'help'));
+      var help = row.appendChild(element('td', undefined, 'help'));
+      help.appendChild(element('div', property.description || resolve(property).description || '', 'text'));
       var single = uploadOf(property);
       var file = single || (property.type === 'array' && property.items ? uploadOf(property.items) : null);
       if (file && method !== 'GET') {

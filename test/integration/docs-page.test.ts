@@ -212,26 +212,27 @@ describe('the /docs page in a real browser', () => {
       type: await row(endpoint, name).locator('.type').textContent(),
       required: (await row(endpoint, name).locator('.required').count()) === 1,
       default: (await row(endpoint, name).locator('.default').count()) ? await row(endpoint, name).locator('.default').textContent() : null,
-      help: await row(endpoint, name).locator('.help').textContent(),
+      help: await row(endpoint, name).locator('.help .text').textContent(),
+      choices: (await row(endpoint, name).locator('.choices').count()) ? await row(endpoint, name).locator('.choices').textContent() : null,
     });
 
     it("shows each parameter's type, required marker, default and docstring help, from Google, NumPy and reST docstrings", async () => {
       const { endpoint } = await openDocs();
       const speak = endpoint('/speak');
-      expect(await cells(speak, 'text')).toEqual({ type: 'string', required: true, default: null, help: 'What to say. Said as written.' });
-      expect(await cells(speak, 'times')).toEqual({ type: 'integer', required: false, default: 'default: 1', help: 'How many times to say it.' });
-      expect(await cells(speak, 'voice')).toEqual({ type: 'Voice', required: false, default: 'default: "calm"', help: 'How it sounds.one of: "calm", "loud"' });
+      expect(await cells(speak, 'text')).toEqual({ type: 'string', required: true, default: null, help: 'What to say. Said as written.', choices: null });
+      expect(await cells(speak, 'times')).toEqual({ type: 'integer', required: false, default: 'default: 1', help: 'How many times to say it.', choices: null });
+      expect(await cells(speak, 'voice')).toEqual({ type: 'Voice', required: false, default: 'default: "calm"', help: 'How it sounds.', choices: 'one of: "calm", "loud"' });
       // The Args: section is by each parameter now, not in one flattened paragraph above them.
       expect(await speak.locator('.doc').textContent()).toBe('Says a text (Google style).\n\nReturns:\n    The words said.');
 
       const resize = endpoint('/resize');
-      expect(await cells(resize, 'width')).toEqual({ type: 'integer', required: true, default: null, help: 'The new width, in pixels.' });
-      expect(await cells(resize, 'mode')).toEqual({ type: 'enum', required: false, default: 'default: "fit"', help: 'Keep the aspect ratio, or fill the box.one of: "fit", "fill"' });
+      expect(await cells(resize, 'width')).toEqual({ type: 'integer', required: true, default: null, help: 'The new width, in pixels.', choices: null });
+      expect(await cells(resize, 'mode')).toEqual({ type: 'string', required: false, default: 'default: "fit"', help: 'Keep the aspect ratio, or fill the box.', choices: 'one of: "fit", "fill"' });
       expect(await resize.locator('.doc').textContent()).toBe('Resizes a box (NumPy style).\n\nReturns\n-------\ndict\n    The new size.');
 
       const label = endpoint('/label');
-      expect(await cells(label, 'image')).toEqual({ type: 'file', required: true, default: null, help: 'The picture to label.' });
-      expect(await cells(label, 'scale')).toEqual({ type: 'number | null', required: false, default: 'default: null', help: "How much to enlarge it; left out, it keeps its size." });
+      expect(await cells(label, 'image')).toEqual({ type: 'file', required: true, default: null, help: 'The picture to label.', choices: null });
+      expect(await cells(label, 'scale')).toEqual({ type: 'number | null', required: false, default: 'default: null', help: "How much to enlarge it; left out, it keeps its size.", choices: null });
       expect(await label.locator('.doc').textContent()).toBe("Labels an image (reST style).\n\n:returns: the label and the image's name.");
 
       // The same help reaches every client through /openapi.json.
@@ -258,12 +259,12 @@ describe('the /docs page in a real browser', () => {
       expect(await voice.inputValue()).toBe('"loud"');
       expect(await speak.getByLabel('times', { exact: true }).inputValue()).toBe('');
 
-      await page_send(speak, 'docs-key-456');
+      await sendFromPage(speak, 'docs-key-456');
       expect(JSON.parse((await speak.locator('pre.output').textContent()) ?? '')).toEqual({ said: 'yo', voice: 'loud' });
     });
 
     /** Types the key into the page and sends the endpoint's form. */
-    async function page_send(endpoint: Locator, key: string): Promise<void> {
+    async function sendFromPage(endpoint: Locator, key: string): Promise<void> {
       await endpoint.page().getByLabel('API key').fill(key);
       await endpoint.getByRole('button', { name: 'Send' }).click();
       await expect.poll(() => endpoint.locator('.status').textContent()).toMatch(/^200/);
@@ -277,7 +278,7 @@ describe('the /docs page in a real browser', () => {
 
         const speak = endpoint('/speak');
         await speak.getByLabel('text', { exact: true }).fill("it's <fine> & done");
-        await page_send(speak, 'docs-key-456');
+        await sendFromPage(speak, 'docs-key-456');
         const curl = (await speak.locator('pre.curl').textContent()) ?? '';
         expect(curl).toContain("authorization: Bearer docs-key-456");
         expect(await runCurl(curl)).toEqual(JSON.parse((await speak.locator('pre.output').textContent()) ?? ''));
@@ -289,7 +290,7 @@ describe('the /docs page in a real browser', () => {
         await label.locator('input[name=image]').setInputFiles({ name: 'photo.png', mimeType: 'image/png', buffer: png });
         await label.getByLabel('caption', { exact: true }).fill('@not-a-file; said "twice"');
         await label.getByLabel('scale', { exact: true }).fill('1.5');
-        await page_send(label, 'docs-key-456');
+        await sendFromPage(label, 'docs-key-456');
         const form = (await label.locator('pre.curl').textContent()) ?? '';
         expect(form).toContain("-F 'image=@photo.png'");
         const answer = JSON.parse((await label.locator('pre.output').textContent()) ?? '');
@@ -312,7 +313,7 @@ describe('the /docs page in a real browser', () => {
       const resize = endpoint('/resize');
       await resize.locator('summary').click();
       await resize.getByLabel('width', { exact: true }).fill('10');
-      await page_send(resize, 'docs-key-456');
+      await sendFromPage(resize, 'docs-key-456');
       expect(errors).toEqual([]);
     });
 
@@ -329,10 +330,10 @@ describe('the /docs page in a real browser', () => {
       const { page, errors, endpoint } = await openDocs();
       const escape = endpoint('/escape');
       expect(await escape.locator('.doc').textContent()).toContain('<script>window.ranFromDocstring = true</script><img src=x onerror=');
-      expect(await cells(escape, 'kind')).toMatchObject({ help: 'The <script>window.ranFromParameter = true</script> kind.one of: "<b>bold</b>", "plain"' });
+      expect(await cells(escape, 'kind')).toMatchObject({ help: 'The <script>window.ranFromParameter = true</script> kind.', choices: 'one of: "<b>bold</b>", "plain"' });
       expect(await escape.locator('select[name=kind] option').allTextContents()).toEqual(['(not sent)', '<b>bold</b>', 'plain']);
       await escape.locator('select[name=kind]').selectOption({ label: '<b>bold</b>' });
-      await page_send(escape, 'docs-key-456');
+      await sendFromPage(escape, 'docs-key-456');
       expect(JSON.parse((await escape.locator('pre.output').textContent()) ?? '')).toEqual({ kind: '<b>bold</b>' });
       expect(await page.evaluate(() => [(globalThis as any).ranFromDocstring, (globalThis as any).ranFromParameter])).toEqual([undefined, undefined]);
       expect(await page.locator('script, img, b').count()).toBe(1); // the page's own script
