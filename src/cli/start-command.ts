@@ -29,6 +29,7 @@ interface StartOptions extends CommonOptions, ServeSettings {
   image?: string;
   apiKey?: string;
   apiKeys?: string;
+  reload?: boolean;
 }
 
 /** Kept results live in Node's heap, so their limit is a share of it. */
@@ -49,6 +50,7 @@ export function registerStartCommand(program: Command): void {
     .option('--host <address>', 'address to listen on', '0.0.0.0')
     .option('--port <port>', 'port to listen on', integerBetween(0, 65535), 8000)
     .option('--workers <n>', 'worker processes, each running one call at a time', integerBetween(1, 256), 1)
+    .option('--reload', "restart the workers when the project's Python files or requirements change (local orchestrator)")
     .option('--python <path>', 'Python interpreter for the workers (default: $VIRTUAL_ENV, ./.venv, python3)')
     .option('--max-body-size <MiB>', 'largest request body accepted (413 above); also the most a call\'s media URLs may download', integerBetween(1, 1 << 20), 100)
     .option('--media-url-timeout <seconds>', 'longest the server takes to download a media URL a client gives (then 422)', seconds, 60)
@@ -101,6 +103,9 @@ export function registerStartCommand(program: Command): void {
         const fromEnvFile = dotenv.variables;
         addMissing(process.env, fromEnvFile);
         if (options.orchestrator === 'docker') {
+          if (options.reload) {
+            throw new SvcError('usage', '--reload restarts local workers and cannot change a built image: leave out --orchestrator docker, or svc build --image after each change');
+          }
           if (options.testInput) {
             throw new SvcError('usage', "--test-input needs --orchestrator local; with --orchestrator docker, a runpod image serves the provider library's test API (/run, /runsync) on --port");
           }
@@ -153,6 +158,7 @@ export function registerStartCommand(program: Command): void {
             maxWaitSeconds: options.maxWait,
             publicUrl: options.publicUrl ?? null,
           },
+          reload: options.reload === true,
           debug: options.debug === true,
           version: packageJson.version,
           log: createServeLog(output.mode),
