@@ -30,7 +30,7 @@ export class JobRunner {
 
   constructor(
     private readonly store: JobStore,
-    private readonly runner: CallBackend,
+    private readonly runner: Pick<CallBackend, 'submit'>,
     private readonly options: JobRunnerOptions,
   ) {}
 
