@@ -54,6 +54,7 @@ export function registerStartCommand(program: Command): void {
     .option('--media-url-timeout <seconds>', 'longest the server takes to download a media URL a client gives (then 422)', seconds, 60)
     .option('--no-media-urls', 'refuse http(s) URLs for media parameters rather than download them (the server would fetch any URL a client names)')
     .option('--queue-size <n>', 'calls waiting per endpoint before 503 with Retry-After', integerBetween(0, 1_000_000), 100)
+    .option('--send-timeout <seconds>', 'longest a client may take none of a large answer before it is disconnected', seconds, 60)
     .option('--grace-period <seconds>', 'time in-flight calls get to finish on shutdown', seconds, 30)
     .option('--cancel-grace <seconds>', 'time a cancelled call gets to stop before its worker is killed', seconds, 5)
     .addOption(
@@ -136,6 +137,7 @@ export function registerStartCommand(program: Command): void {
           maxBodyBytes: options.maxBodySize * 1024 * 1024,
           mediaUrlTimeoutMs: options.mediaUrls ? options.mediaUrlTimeout * 1000 : null,
           queueSize: options.queueSize,
+          sendTimeoutMs: options.sendTimeout * 1000,
           gracePeriodMs: options.gracePeriod * 1000,
           cancelGraceMs: options.cancelGrace * 1000,
           compute: options.compute,

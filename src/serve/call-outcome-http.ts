@@ -4,6 +4,7 @@ import { PoolClosedError, QueueFullError } from '../worker/worker-pool.js';
 import type { CallOutcome } from '../worker/worker-process.js';
 import type { GatewayOptions } from './gateway-options.js';
 import { HttpError } from './http-error.js';
+import { sendJson } from './json-reply.js';
 import { crashDescription, type Crash } from './worker-crash.js';
 
 /*
@@ -26,11 +27,12 @@ export function submitFailure(error: unknown, endpoint: EndpointReport, options:
   return error;
 }
 
-export function sendOutcome(reply: FastifyReply, outcome: CallOutcome, debug: boolean): FastifyReply {
+export function sendOutcome(reply: FastifyReply, outcome: CallOutcome, options: Pick<GatewayOptions, 'debug' | 'sendTimeoutMs'>): FastifyReply {
+  const { debug } = options;
   switch (outcome.kind) {
     case 'result':
       // Serialised here: Fastify would send a bare string as text/plain.
-      return reply.type('application/json; charset=utf-8').send(JSON.stringify(outcome.value));
+      return sendJson(reply, outcome.value, options.sendTimeoutMs);
     case 'error':
       throw endpointFailure(outcome.error, debug);
     case 'crashed':

@@ -9,7 +9,7 @@ import { cancelledWhenClientLeaves } from './client-disconnect.js';
 import { HttpError, methodNotAllowed } from './http-error.js';
 import { compileValidators, type Arguments } from './input-validation.js';
 import type { JobRoutesOptions } from './jobs/job-routes.js';
-import { envelopeOf, streamJob, SVC_FRAMING } from './jobs/job-stream.js';
+import { envelopeOf, sendEnvelope, streamJob, SVC_FRAMING } from './jobs/job-stream.js';
 import { acceptsEventStream } from './accept-header.js';
 import { mediaUrlParameters } from './media-urls.js';
 import { readPreferences } from './prefer-header.js';
@@ -74,14 +74,14 @@ export async function registerEndpointRoutes(app: FastifyInstance, options: Endp
         // The hosted API answers a submit with 200; a dedicated server asked to go async says 202.
         // Either way the job's URL is a header too, as on an event stream.
         reply.header('content-location', `/v1/jobs/${job.id}`);
-        return reply.code(submitsJobs ? 200 : 202).send(envelopeOf(request, job, options.jobRoutes));
+        return sendEnvelope(reply.code(submitsJobs ? 200 : 202), envelopeOf(request, job, options.jobRoutes), options.sendTimeoutMs);
       }
       const deadline = new CallDeadline(cancel, timeoutMsFor(endpoint.path, options.jobs));
       try {
         const outcome = await submitCall(options, endpoint, args, { signal: cancel, onStart: deadline.start });
         if (deadline.timedOut && outcome.kind === 'cancelled') throw callTimedOut(endpoint.path, options.jobs);
         const answer = endpoint.is_generator && outcome.kind === 'result' ? { ...outcome, value: generatorResult(outcome.value) } : outcome;
-        return sendOutcome(reply, answer, options.debug);
+        return sendOutcome(reply, answer, options);
       } finally {
         deadline.clear();
         await removeStagedFiles(stagedFiles);

@@ -67,6 +67,7 @@ export async function createGateway(options: GatewayOptions): Promise<FastifyIns
     specification: { service_id: options.title, version: options.version, hardware: process.env.NVIDIA_VISIBLE_DEVICES ? 'gpu' : 'cpu' },
     publicUrl: options.jobs.publicUrl,
     maxWaitSeconds: options.jobs.maxWaitSeconds,
+    sendTimeoutMs: options.sendTimeoutMs,
   };
   const corsOrigins = options.corsOrigins ?? [];
   if (corsOrigins.length > 0) {

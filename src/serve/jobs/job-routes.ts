@@ -1,11 +1,13 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { HttpError, methodNotAllowed } from '../http-error.js';
 import { readPreferences } from '../prefer-header.js';
-import { envelopeOf, streamJob, SVC_FRAMING, TOOLKIT_FRAMING, type JobStreamOptions } from './job-stream.js';
+import { envelopeOf, sendEnvelope, streamJob, SVC_FRAMING, TOOLKIT_FRAMING, type JobStreamOptions } from './job-stream.js';
 import type { Job } from './job.js';
 
 export interface JobRoutesOptions extends JobStreamOptions {
   maxWaitSeconds: number;
+  /** How long a client may take none of a large envelope before it is disconnected (--send-timeout). */
+  sendTimeoutMs: number;
 }
 
 /**
@@ -29,20 +31,20 @@ export async function registerJobRoutes(app: FastifyInstance, options: JobRoutes
       await store.waitUntilEnded(job, preferences.waitSeconds * 1000);
       reply.header('preference-applied', `wait=${preferences.waitSeconds}`);
     }
-    return envelopeOf(request, job, options);
+    return sendEnvelope(reply, envelopeOf(request, job, options), options.sendTimeoutMs);
   };
 
-  const cancel = (request: FastifyRequest, id: string | undefined) => {
+  const cancel = (request: FastifyRequest, reply: FastifyReply, id: string | undefined) => {
     const job = findJob(request, id);
     runner.cancel(job);
-    return envelopeOf(request, job, options);
+    return sendEnvelope(reply, envelopeOf(request, job, options), options.sendTimeoutMs);
   };
   const follow = (request: FastifyRequest, reply: FastifyReply, id: string | undefined, framing: typeof SVC_FRAMING) => {
     streamJob(request, reply, findJob(request, id), options, { cancelWhenClientLeaves: false, framing });
   };
 
   app.get<{ Params: { id: string } }>('/v1/jobs/:id', async (request, reply) => answer(request, reply, findJob(request, request.params.id)));
-  app.post<{ Params: { id: string } }>('/v1/jobs/:id/cancel', async (request) => cancel(request, request.params.id));
+  app.post<{ Params: { id: string } }>('/v1/jobs/:id/cancel', async (request, reply) => cancel(request, reply, request.params.id));
   app.get<{ Params: { id: string } }>('/v1/jobs/:id/stream', async (request, reply) => follow(request, reply, request.params.id, SVC_FRAMING));
 
   // The apipod toolkit's routes, of each generation: 1.0.5's `POST /status?job_id=`, 1.0.6's
@@ -54,14 +56,14 @@ export async function registerJobRoutes(app: FastifyInstance, options: JobRoutes
   app.get<ByQuery>('/status', async (request, reply) => answer(request, reply, findJob(request, toolkitJobId(request.query.job_id))));
   app.post<ByQuery>('/status', async (request, reply) => answer(request, reply, findJob(request, toolkitJobId(request.query.job_id))));
   app.get<ByPath>('/status/:id', async (request, reply) => answer(request, reply, findJob(request, toolkitJobId(request.params.id))));
-  app.post<ByPath & { Querystring: { action?: string } }>('/cancel/:id', async (request) => {
+  app.post<ByPath & { Querystring: { action?: string } }>('/cancel/:id', async (request, reply) => {
     const { action } = request.query;
     if (action !== undefined && action !== 'cancel' && action !== 'interrupt') {
       throw new HttpError(422, 'validation_error', 'invalid_input', `action must be cancel or interrupt, not ${JSON.stringify(action)}`, {
         detail: [{ field: 'action', message: 'must be cancel or interrupt' }],
       });
     }
-    return cancel(request, toolkitJobId(request.params.id));
+    return cancel(request, reply, toolkitJobId(request.params.id));
   });
   app.get<ByPath>('/stream/:id', async (request, reply) => follow(request, reply, toolkitJobId(request.params.id), TOOLKIT_FRAMING));
 

@@ -1,6 +1,7 @@
 import type { OutgoingHttpHeaders } from 'node:http';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Value } from '../../worker/protocol.js';
+import { sendJson } from '../json-reply.js';
 import { toEnvelope, type JobEnvelope, type ServiceSpecification } from './job-envelope.js';
 import type { JobRunner } from './job-runner.js';
 import { isTerminal } from './job-status.js';
@@ -108,6 +109,12 @@ export function streamJob(
 export function envelopeOf(request: FastifyRequest, job: Job, options: Pick<JobStreamOptions, 'publicUrl' | 'specification'>): JobEnvelope {
   const baseUrl = options.publicUrl ?? `${request.protocol}://${request.host}`;
   return toEnvelope(job, baseUrl, options.specification);
+}
+
+/** An envelope as a response body; one holding a large result is sent as the client reads it. */
+export function sendEnvelope(reply: FastifyReply, envelope: JobEnvelope, sendTimeoutMs: number): FastifyReply {
+  // An envelope is JSON through and through; its interface only names the fields.
+  return sendJson(reply, envelope as unknown as Value, sendTimeoutMs);
 }
 
 function namedEvent(event: string, data: unknown): string {

@@ -1,0 +1,35 @@
+import { describe, expect, it } from 'vitest';
+import type { Value } from '../../src/worker/protocol.js';
+import { jsonChunks } from '../../src/serve/json-chunks.js';
+
+const SLICE = 64 * 1024;
+
+describe('a JSON value written in pieces', () => {
+  const values: Record<string, Value> = {
+    'a short value in one piece': { a: [1, 2.5, -0, null, true, false, 'x'], b: {}, c: [], 'd"\n': '\u2028\ud800' },
+    'a long text sliced': 'ab"\\\n\u0001'.repeat(SLICE),
+    'a surrogate pair at every slice edge': `x${'😀'.repeat(SLICE * 2)}`,
+    'a lone surrogate at a slice edge': `${'y'.repeat(SLICE - 1)}\ud800z`,
+    'long texts inside containers': { image: 'A'.repeat(3 * SLICE + 7), list: ['b'.repeat(SLICE + 1), 'short', { c: 'c'.repeat(SLICE * 2) }] },
+    'many small items': Array.from({ length: 50_000 }, (_, index) => ({ index, name: `item ${index}` })),
+  };
+  for (const [name, value] of Object.entries(values)) {
+    it(`joins to what JSON.stringify writes: ${name}`, () => {
+      const pieces = [...jsonChunks(value)];
+      expect(pieces.join('')).toBe(JSON.stringify(value));
+      // Escaped, a slice of text grows at most six times (\u0001); the rest stays near a slice.
+      expect(Math.max(...pieces.map((piece) => piece.length))).toBeLessThanOrEqual(6 * SLICE + 64);
+    });
+  }
+
+  it('holds one piece for a small value, so a small answer goes out as one string', () => {
+    expect([...jsonChunks({ greeting: 'Hello.' })]).toEqual(['{"greeting":"Hello."}']);
+  });
+
+  it('writes a result nested deeper than the call stack goes', () => {
+    let nested: Value = 'bottom';
+    for (let depth = 0; depth < 200_000; depth++) nested = [nested];
+    const text = [...jsonChunks(nested)].join('');
+    expect(text).toBe(`${'['.repeat(200_000)}"bottom"${']'.repeat(200_000)}`);
+  });
+});
