@@ -82,7 +82,7 @@ export function registerStartCommand(program: Command): void {
     .option('--job-timeout <seconds>', 'longest a call or job may run once started (then 504, or TIMEOUT for a job)', seconds, 3600)
     .option('--endpoint-timeout <path=seconds>', 'time-out for one endpoint, overriding --job-timeout (repeatable)', endpointSeconds)
     .option('--job-ttl <seconds>', 'how long an ended job stays readable', seconds, 1800)
-    .option('--max-jobs <n>', 'most ended jobs kept readable; past it, those already read go first, then new jobs get 503', integerBetween(1, 10_000_000), 10_000)
+    .option('--max-jobs <n>', 'most ended jobs kept readable; past it, those already read go first, then new jobs get 503 (each API key gets an equal share)', integerBetween(1, 10_000_000), 10_000)
     .option(
       '--max-job-memory <MiB>',
       "most memory the ended jobs' results may hold, like --max-jobs (default: a quarter of Node's heap)",

@@ -18,6 +18,7 @@ import { planRouteAliases, withoutTrailingSlash } from './route-aliases.js';
 import { sendOutcome, submitFailure } from './call-outcome-http.js';
 import { generatorResult } from './generator-result.js';
 import { CallDeadline, callTimedOut, timeoutMsFor } from './call-timeout.js';
+import { keyShareRefusal } from './jobs/key-share.js';
 
 type EndpointRoutesOptions = GatewayOptions & { jobRoutes: JobRoutesOptions };
 
@@ -155,17 +156,26 @@ function refuseTakenRoute(
 }
 
 /**
- * Creates the job and queues its call; a full queue, or ended jobs waiting to be read that
- * fill what the server keeps, is a 503 and leaves no job behind.
+ * Creates the job and queues its call; a key that holds its share of the job store is a
+ * 429, a full queue, or ended jobs waiting to be read that fill what the server keeps, a
+ * 503; either leaves no job behind.
  */
 function submitJob(request: FastifyRequest, options: EndpointRoutesOptions, endpoint: EndpointReport, args: Arguments, onEnd: () => void) {
   const { store, runner } = options.jobRoutes;
+  const owner = request.apiKey?.id ?? null;
+  const overShare = keyShareRefusal(store.holdingOf(owner), store.limits, options.keys.count);
+  if (overShare !== null) {
+    onEnd();
+    // Its own unread results decide when it may go on; with none, its running jobs do.
+    const retryAfter = store.secondsUntilUnreadExpires(owner) ?? options.retryAfterSeconds;
+    throw new HttpError(429, 'too_many_requests', 'key_results_unread', overShare, { headers: { 'retry-after': String(retryAfter) } });
+  }
   const refusal = store.refusal();
   if (refusal !== null) {
     onEnd();
     throw new HttpError(503, 'queue_full', 'results_unread', refusal.message, { headers: { 'retry-after': String(refusal.retryAfterSeconds) } });
   }
-  const job = store.create(endpoint.path, request.apiKey?.id ?? null, endpoint.is_generator);
+  const job = store.create(endpoint.path, owner, endpoint.is_generator);
   try {
     runner.start(job, args, onEnd);
   } catch (error) {

@@ -82,7 +82,7 @@ export async function createGateway(options: GatewayOptions): Promise<FastifyIns
   }
   await app.register(registerOriginCheck, { corsOrigins, publicUrl: options.jobs.publicUrl });
   await app.register(registerAuth, { keys: options.keys });
-  await app.register(registerHealthRoute, { runner: options.runner });
+  await app.register(registerHealthRoute, { runner: options.runner, store });
   await app.register(registerDocsRoutes, { runner: options.runner, version: options.version, title: options.title, compute: options.compute });
   await app.register(registerJobRoutes, jobRoutes);
   await app.register(registerChatRoutes, options);

@@ -16,6 +16,7 @@ export type ErrorType =
   | 'method_not_allowed'
   | 'payload_too_large'
   | 'unsupported_media_type'
+  | 'too_many_requests'
   | 'queue_full'
   | 'unavailable'
   | 'endpoint_error'

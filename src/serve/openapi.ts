@@ -172,6 +172,7 @@ function describeOperation(
     '422': errorResponse('the input does not match the schema'),
     '500': errorResponse('the function raised an exception'),
     '503': errorResponse('the queue is full; retry after the Retry-After seconds'),
+    ...(answersWithJob ? { '429': errorResponse("this API key's jobs fill its share of the job store; read their results, or retry after the Retry-After seconds") } : {}),
   };
   return operation;
 }
