@@ -12,6 +12,7 @@ import { HttpError } from './http-error.js';
 import { JobRunner } from './jobs/job-runner.js';
 import { registerJobRoutes } from './jobs/job-routes.js';
 import { registerBodyParsers, unsupportedMediaType } from './request-bodies.js';
+import { wasDisconnectedStalled } from './stalled-client.js';
 import type { GatewayOptions } from './gateway-options.js';
 
 /** Fields and files of one multipart form, as Starlette (and so the apipod toolkit) reads at most. */
@@ -90,10 +91,18 @@ export async function createGateway(options: GatewayOptions): Promise<FastifyIns
   return app;
 }
 
-/** `POST /x 200 12ms`; `-` for a status never sent, and a note when the client left first. */
+/**
+ * `POST /x 200 12ms`; `-` for a status never sent, and a note when the client left first, or
+ * was let go for reading nothing (`--send-timeout`).
+ */
 function requestLogLine(method: string, url: string, response: ServerResponse, elapsedMs: number): string {
   const status = response.headersSent ? String(response.statusCode) : '-';
-  return `${method} ${url} ${status} ${Math.round(elapsedMs)}ms${response.writableFinished ? '' : ' (the client left)'}`;
+  const note = wasDisconnectedStalled(response)
+    ? ' (disconnected: the client read nothing for --send-timeout)'
+    : response.writableFinished
+      ? ''
+      : ' (the client left)';
+  return `${method} ${url} ${status} ${Math.round(elapsedMs)}ms${note}`;
 }
 
 function fromFastifyError(error: FastifyError, maxBodyBytes: number): HttpError {

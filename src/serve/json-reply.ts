@@ -2,6 +2,7 @@ import { Readable } from 'node:stream';
 import type { FastifyReply } from 'fastify';
 import type { Value } from '../worker/protocol.js';
 import { jsonChunks } from './json-chunks.js';
+import { disconnectStalled } from './stalled-client.js';
 
 /**
  * Sends a value as JSON (`application/json`, with its Content-Length). A small value goes
@@ -14,8 +15,9 @@ import { jsonChunks } from './json-chunks.js';
 export function sendJson(reply: FastifyReply, value: Value, sendTimeoutMs: number): FastifyReply {
   reply.type('application/json; charset=utf-8');
   const pieces = jsonChunks(value);
+  // A value's JSON has at least one piece; a small value's has only that one.
   const first = pieces.next();
-  const second = first.done ? first : pieces.next();
+  const second = pieces.next();
   if (second.done) return reply.send(first.value as string);
   // Counted in a pass of its own, so the text is never whole in memory.
   let length = 0;
@@ -23,7 +25,7 @@ export function sendJson(reply: FastifyReply, value: Value, sendTimeoutMs: numbe
   reply.header('content-length', String(length));
 
   const response = reply.raw;
-  const drop = setTimeout(() => response.destroy(), sendTimeoutMs);
+  const drop = setTimeout(() => disconnectStalled(response), sendTimeoutMs);
   drop.unref();
   response.once('close', () => clearTimeout(drop));
   // Each piece is taken only when the socket has room for it: taking one is the client reading.

@@ -8,11 +8,11 @@ const LARGE_ANSWERS = join(REPO_ROOT, 'test/fixtures/gateway/large-answers.py');
 const MIB = 2 ** 20;
 
 /** A raw HTTP client that sends its request and reads nothing until `read` is called. */
-function nonReadingClient(url: string, path: string, body: object) {
+function nonReadingClient(url: string, path: string, body: object, headers = '') {
   const { hostname, port } = new URL(url);
   const json = JSON.stringify(body);
   const socket: Socket = connect(Number(port), hostname, () => {
-    socket.write(`POST ${path} HTTP/1.1\r\nHost: ${hostname}\r\nContent-Type: application/json\r\nContent-Length: ${json.length}\r\n\r\n${json}`);
+    socket.write(`POST ${path} HTTP/1.1\r\nHost: ${hostname}\r\nContent-Type: application/json\r\nContent-Length: ${json.length}\r\n${headers}\r\n${json}`);
   });
   socket.pause();
   return {
@@ -44,7 +44,7 @@ describe('clients that ask for a large answer and do not read it', () => {
   it('are disconnected after --send-timeout with the answer cut, while a client that reads gets it whole', async () => {
     const idle = nonReadingClient(server.url, '/large', { count: 32 * MIB });
     // The server's log says when it let the client go: no guess at how long that takes.
-    await expect.poll(() => server.logs(), { timeout: 20_000, interval: 50 }).toMatch(/POST \/large 200 \d+ms \(the client left\)/);
+    await expect.poll(() => server.logs(), { timeout: 20_000, interval: 50 }).toMatch(/POST \/large 200 \d+ms \(disconnected: the client read nothing for --send-timeout\)/);
     const reader = await postJson(`${server.url}/large`, { unit: 'é😀', count: 4 * MIB });
     expect([reader.status, reader.body.length, reader.body.slice(0, 6)]).toEqual([200, 12 * MIB, 'é😀é😀']);
 
@@ -52,6 +52,11 @@ describe('clients that ask for a large answer and do not read it', () => {
     const length = Number(/content-length: (\d+)/i.exec(cut.head)?.[1]);
     expect(length).toBe(32 * MIB + 2);
     expect(cut.bodyBytes).toBeLessThan(length);
+  }, 60_000);
+
+  it('are disconnected after --send-timeout from an event stream too, whose chunks would pile up', async () => {
+    nonReadingClient(server.url, '/large-chunks', { count: 8 * MIB, chunks: 4 }, 'Accept: text/event-stream\r\n');
+    await expect.poll(() => server.logs(), { timeout: 20_000, interval: 50 }).toMatch(/POST \/large-chunks 200 \d+ms \(disconnected: the client read nothing for --send-timeout\)/);
   }, 60_000);
 
   it('sends a large answer whole to a client that reads, in dedicated and as a job, with its exact length', async () => {

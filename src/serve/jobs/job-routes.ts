@@ -6,8 +6,6 @@ import type { Job } from './job.js';
 
 export interface JobRoutesOptions extends JobStreamOptions {
   maxWaitSeconds: number;
-  /** How long a client may take none of a large envelope before it is disconnected (--send-timeout). */
-  sendTimeoutMs: number;
 }
 
 /**
