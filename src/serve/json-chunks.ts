@@ -3,6 +3,15 @@ import type { Value } from '../worker/protocol.js';
 /** Most characters of a string serialised at once: a large text is sent slice by slice. */
 const STRING_SLICE_CHARS = 64 * 1024;
 
+/** The longest a JSON number, true, false or null is written (-1.2345678901234567e-300). */
+const NUMBER_CHARS = 24;
+/**
+ * What an array or object counts for in `isSmallJson`: more than its brackets, so that
+ * JSON.stringify, which recurses, never meets more than 2,048 of them (Node's stack
+ * overflows near 4,500 levels).
+ */
+const CONTAINER_CHARS = 32;
+
 type Pending = { kind: 'value'; value: Value } | { kind: 'text'; text: string };
 
 /**
@@ -50,6 +59,35 @@ export function* jsonChunks(value: Value): Generator<string, void, undefined> {
     }
   }
   if (buffered !== '') yield buffered;
+}
+
+/**
+ * Whether a value's JSON text is short enough to write as one string: about 64 Ki
+ * characters, its strings and keys counted by their length, a number by the longest one
+ * takes, a container by CONTAINER_CHARS. Stops as soon as the budget is spent, so it costs a large
+ * value next to nothing, and a small one (a job envelope) a fraction of serialising it.
+ */
+export function isSmallJson(value: Value): boolean {
+  let budget = STRING_SLICE_CHARS;
+  const pending: Value[] = [value];
+  while (pending.length > 0 && budget >= 0) {
+    const next = pending.pop() as Value;
+    if (typeof next === 'string') {
+      budget -= next.length + 2;
+    } else if (Array.isArray(next)) {
+      budget -= CONTAINER_CHARS;
+      for (const item of next) pending.push(item);
+    } else if (next !== null && typeof next === 'object') {
+      budget -= CONTAINER_CHARS;
+      for (const key in next) {
+        budget -= key.length + 4;
+        pending.push(next[key] as Value);
+      }
+    } else {
+      budget -= NUMBER_CHARS;
+    }
+  }
+  return budget >= 0;
 }
 
 /** A long string as quoted JSON in slices; a slice never ends between a surrogate pair's halves. */

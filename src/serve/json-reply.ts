@@ -1,7 +1,7 @@
 import { Readable } from 'node:stream';
 import type { FastifyReply } from 'fastify';
 import type { Value } from '../worker/protocol.js';
-import { jsonChunks } from './json-chunks.js';
+import { isSmallJson, jsonChunks } from './json-chunks.js';
 import { disconnectStalled } from './stalled-client.js';
 
 /**
@@ -14,11 +14,7 @@ import { disconnectStalled } from './stalled-client.js';
  */
 export function sendJson(reply: FastifyReply, value: Value, sendTimeoutMs: number): FastifyReply {
   reply.type('application/json; charset=utf-8');
-  const pieces = jsonChunks(value);
-  // A value's JSON has at least one piece; a small value's has only that one.
-  const first = pieces.next();
-  const second = pieces.next();
-  if (second.done) return reply.send(first.value as string);
+  if (isSmallJson(value)) return reply.send(JSON.stringify(value));
   // Counted in a pass of its own, so the text is never whole in memory.
   let length = 0;
   for (const piece of jsonChunks(value)) length += Buffer.byteLength(piece);
@@ -30,11 +26,7 @@ export function sendJson(reply: FastifyReply, value: Value, sendTimeoutMs: numbe
   response.once('close', () => clearTimeout(drop));
   // Each piece is taken only when the socket has room for it: taking one is the client reading.
   function* watched(): Generator<string, void, undefined> {
-    for (const piece of [first.value, second.value]) {
-      drop.refresh();
-      yield piece as string;
-    }
-    for (const piece of pieces) {
+    for (const piece of jsonChunks(value)) {
       drop.refresh();
       yield piece;
     }

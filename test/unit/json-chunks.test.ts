@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { Value } from '../../src/worker/protocol.js';
-import { jsonChunks } from '../../src/serve/json-chunks.js';
+import { isSmallJson, jsonChunks } from '../../src/serve/json-chunks.js';
 
 const SLICE = 64 * 1024;
 
@@ -22,8 +22,17 @@ describe('a JSON value written in pieces', () => {
     });
   }
 
-  it('holds one piece for a small value, so a small answer goes out as one string', () => {
-    expect([...jsonChunks({ greeting: 'Hello.' })]).toEqual(['{"greeting":"Hello."}']);
+  it('tells a value small enough to write as one string from one to write in pieces', () => {
+    expect(isSmallJson({ greeting: 'Hello.', items: [1, 2, null], nested: { ok: true } })).toBe(true);
+    expect(isSmallJson({ image: 'A'.repeat(SLICE) })).toBe(false);
+    // Numbers count at their longest: 10,000 of them may take 240,000 characters.
+    expect(isSmallJson(Array.from({ length: 10_000 }, () => -1.2345678901234567e-300))).toBe(false);
+  });
+
+  it('sends a result nested too deep for JSON.stringify in pieces, never to JSON.stringify', () => {
+    let nested: Value = 'bottom';
+    for (let depth = 0; depth < 5_000; depth++) nested = [nested];
+    expect(isSmallJson(nested)).toBe(false);
   });
 
   it('writes a result nested deeper than the call stack goes', () => {
