@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import { assertTransition, isTerminal, type JobStatus } from './job-status.js';
 import type { Job } from './job.js';
+import type { KeyHolding, StoreLimits } from './key-share.js';
 import { approximateBytes } from './value-size.js';
 
 export interface RetentionPolicy {
@@ -42,6 +43,8 @@ export class JobStore {
   private readonly sizes = new Map<string, number>();
   private retainedBytes = 0;
   private unreadBytes = 0;
+  /** By owner: the jobs not ended or not read, and the unread ones' size; for each key's share. */
+  private readonly holdings = new Map<string | null, KeyHolding>();
   private readonly events = new EventEmitter();
 
   constructor(
@@ -70,6 +73,7 @@ export class JobStore {
       finishedAt: null,
     };
     this.jobs.set(job.id, job);
+    this.hold(owner, 1, 0);
     return job;
   }
 
@@ -103,6 +107,9 @@ export class JobStore {
       if (this.events.listenerCount(job.id) === 0) {
         this.unread.add(job.id);
         this.unreadBytes += size;
+        this.hold(job.owner, 0, size);
+      } else {
+        this.hold(job.owner, -1, 0);
       }
     }
     this.events.emit(job.id, job);
@@ -159,6 +166,31 @@ export class JobStore {
     };
   }
 
+  /** What this owner's jobs hold: those queued or running, and those ended and unread. */
+  holdingOf(owner: string | null): KeyHolding {
+    this.expire();
+    return { ...(this.holdings.get(owner) ?? { jobs: 0, unreadBytes: 0 }) };
+  }
+
+  /** Seconds until this owner's oldest unread job expires; null when it has none. */
+  secondsUntilUnreadExpires(owner: string | null): number | null {
+    for (const id of this.unread) {
+      const job = this.jobs.get(id);
+      if (job?.owner === owner) return Math.max(1, Math.ceil(((job.finishedAt ?? this.now()) + this.retention.ttlMs - this.now()) / 1000));
+    }
+    return null;
+  }
+
+  /** The most ended jobs, and bytes of their results, this store keeps. */
+  get limits(): StoreLimits {
+    return { maxRetained: this.retention.maxRetained, maxRetainedBytes: this.retention.maxRetainedBytes };
+  }
+
+  /** Its unread results, and whether they fill it: new jobs are refused then. */
+  get usage(): { unread: number; unreadBytes: number; full: boolean } {
+    return { unread: this.unread.size, unreadBytes: this.unreadBytes, full: this.refusal() !== null };
+  }
+
   /** How many ended jobs no client has read yet. */
   get unreadCount(): number {
     return this.unread.size;
@@ -201,6 +233,9 @@ export class JobStore {
 
   private forget(id: string): void {
     this.markRead(id);
+    const job = this.jobs.get(id);
+    // A job forgotten before it ended (its queue was full) holds nothing any more.
+    if (job && !isTerminal(job.status)) this.hold(job.owner, -1, 0);
     this.ended.delete(id);
     this.jobs.delete(id);
     this.retainedBytes -= this.sizes.get(id) ?? 0;
@@ -210,7 +245,17 @@ export class JobStore {
 
   private markRead(id: string): void {
     if (!this.unread.delete(id)) return;
-    this.unreadBytes -= this.sizes.get(id) ?? 0;
+    const size = this.sizes.get(id) ?? 0;
+    this.unreadBytes -= size;
+    this.hold(this.jobs.get(id)?.owner ?? null, -1, -size);
     if (this.unread.size === 0) this.events.emit(ALL_READ);
+  }
+
+  private hold(owner: string | null, jobs: number, bytes: number): void {
+    const holding = this.holdings.get(owner) ?? { jobs: 0, unreadBytes: 0 };
+    holding.jobs += jobs;
+    holding.unreadBytes += bytes;
+    if (holding.jobs === 0) this.holdings.delete(owner);
+    else this.holdings.set(owner, holding);
   }
 }
