@@ -7,11 +7,11 @@ import type { CallOutcome } from '../worker/worker-process.js';
 import type { GatewayOptions } from './gateway-options.js';
 import { cancelledWhenClientLeaves } from './client-disconnect.js';
 import { HttpError } from './http-error.js';
-import { compileValidators, type Arguments } from './input-validation.js';
+import { compileEndpointInputs } from './endpoint-inputs.js';
+import type { Arguments } from './input-validation.js';
 import type { JobRoutesOptions } from './jobs/job-routes.js';
 import { envelopeOf, sendEnvelope, streamJob, SVC_FRAMING } from './jobs/job-stream.js';
 import { acceptsEventStream } from './accept-header.js';
-import { mediaUrlParameters } from './media-urls.js';
 import { readPreferences } from './prefer-header.js';
 import { readArguments, removeStagedFiles } from './request-arguments.js';
 import { planRouteAliases, withoutTrailingSlash } from './route-aliases.js';
@@ -43,16 +43,15 @@ export async function registerEndpointRoutes(app: FastifyInstance, options: Endp
   }
   for (const endpoint of options.runner.endpoints) {
     if (endpoint.is_chat) continue; // served by the chat plugin (src/serve/chat/)
-    const validators = compileValidators(endpoint);
-    const mediaParameters = mediaUrlParameters(endpoint);
+    const inputs = compileEndpointInputs(endpoint);
     // Serverless compute answers with a job, but for an endpoint the service marked use_queue=False.
     const submitsJobs = options.compute === 'serverless' && !endpoint.direct;
     const handler = async (request: FastifyRequest, reply: FastifyReply) => {
       const preferences = readPreferences(request.headers.prefer, options.jobs.maxWaitSeconds);
       // Before the arguments are read: a client that leaves while its media URLs download stops them.
       const cancel = cancelledWhenClientLeaves(reply);
-      const staging = { dir: options.fileDir, mediaUrls: options.mediaUrls, mediaParameters, cancel };
-      const { arguments: args, stagedFiles } = await readArguments(request, endpoint, validators, staging);
+      const staging = { dir: options.fileDir, mediaUrls: options.mediaUrls, cancel };
+      const { arguments: args, stagedFiles } = await readArguments(request, inputs, staging);
       if (cancel.aborted) {
         // Nobody would read its answer or learn its job's id.
         await removeStagedFiles(stagedFiles);
