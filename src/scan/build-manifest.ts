@@ -6,6 +6,7 @@ import {
   type Provider,
 } from '../deployment-target.js';
 import type { BaseImageCatalog } from '../image/base-image-catalog.js';
+import type { AppDeclaration } from './app-resolution.js';
 import { baseImageWarnings, chooseBaseImage } from './base-image.js';
 import { formatDiagnostic, sortDiagnostics, type Diagnostic } from './diagnostic.js';
 import { droppedCudaWheels } from './dropped-cuda-wheels.js';
@@ -22,7 +23,7 @@ import { readPyproject } from './pyproject.js';
 import type { PythonParser } from './python-parser.js';
 import { choosePythonVersion, type PythonVersionChoice } from './python-version.js';
 import { outsideProjectWarning, readRequirements, type LocatedRequirement, type RequirementSet } from './requirements.js';
-import { readServiceFile, type AppDeclaration, type ServiceFile } from './service-file.js';
+import { readServiceFile, type ServiceFile } from './service-file.js';
 import { simulatedTarget } from './simulate-target.js';
 import { SVC_TOOLKIT, UPSTREAM_TOOLKIT } from './toolkit-distributions.js';
 

@@ -2,7 +2,7 @@ import type { Compute, Orchestrator, Provider } from '../deployment-target.js';
 import type { BaseImageChoice } from './base-image.js';
 import type { FrameworkName, FrameworkUse } from './frameworks.js';
 import type { StaticValue } from './python-literals.js';
-import type { ParameterDeclaration } from './service-file.js';
+import type { ParameterDeclaration } from './function-signature.js';
 
 /**
  * apipod-deploy/apipod.json, documented field by field in docs/manifest.md. The first block
@@ -65,7 +65,7 @@ export interface ManifestEndpoint {
   returns: string | null;
 }
 
-/** A parameter exactly as src/scan/service-file.ts reads it. */
+/** A parameter exactly as src/scan/function-signature.ts reads it. */
 export type ManifestParameter = ParameterDeclaration;
 
 export interface ManifestRequirement {
