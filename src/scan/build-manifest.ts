@@ -14,6 +14,7 @@ import { detectFrameworks, FRAMEWORK_NAMES } from './frameworks.js';
 import { localPinsWithoutIndex } from './local-version-pins.js';
 import { MANIFEST_SCHEMA_VERSION, type Manifest, type ManifestRequirement } from './manifest.js';
 import { evaluateMarker, linuxImageEnvironment, type MarkerEnvironment } from './markers.js';
+import { mediaSystemPackages } from './media-packages.js';
 import { findModelFiles } from './model-files.js';
 import { unmatchableVersions } from './pep508.js';
 import type { ProjectListing } from './project-files.js';
@@ -82,6 +83,7 @@ export function buildManifest(snapshot: ProjectSnapshot, parser: PythonParser, c
     diagnostics.push({ file: '.env', message: 'never copied into the image; pass its variables to the container at run time' });
   }
   const modelFiles = findModelFiles(snapshot.listing.files);
+  const endpoints = endpointsOf(service);
 
   return {
     entrypoint,
@@ -96,7 +98,7 @@ export function buildManifest(snapshot: ProjectSnapshot, parser: PythonParser, c
     transformers: frameworks.frameworks.transformers !== undefined,
     diffusers: frameworks.frameworks.diffusers !== undefined,
     cuda: frameworks.cuda,
-    system_packages: frameworks.systemPackages,
+    system_packages: [...new Set([...frameworks.systemPackages, ...mediaSystemPackages(endpoints)])].sort(),
     model_files: modelFiles.map((file) => file.path),
     has_env_file: snapshot.hasEnvFile,
 
@@ -112,7 +114,7 @@ export function buildManifest(snapshot: ProjectSnapshot, parser: PythonParser, c
     cuda_compiler_packages: frameworks.compilerPackages,
     base_image: baseImage,
     app: service.app,
-    endpoints: endpointsOf(service),
+    endpoints,
     dependencies: {
       files: [...requirementSet.files, ...(pyproject ? [PYPROJECT_FILE] : [])],
       requirements: installed.map(toManifestRequirement),

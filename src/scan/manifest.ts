@@ -9,7 +9,7 @@ import type { ParameterDeclaration } from './function-signature.js';
  * keeps the existing toolkit's fields with their names and meanings; the rest is svc's.
  * Bump the schema version when a field changes meaning or goes away.
  */
-export const MANIFEST_SCHEMA_VERSION = 5;
+export const MANIFEST_SCHEMA_VERSION = 6;
 
 export interface Manifest {
   entrypoint: string;

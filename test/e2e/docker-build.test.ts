@@ -106,6 +106,13 @@ describe.skipIf(!engineAnswers && !mustRun)('svc build --image and svc start --o
     expect(Object.keys(config.ExposedPorts)).toEqual(['8000/tcp']);
   });
 
+  it('leaves ffmpeg, the compilers and apt\'s caches out of an image with nothing to convert or compile', () => {
+    const found = docker('run', '--rm', '--user', '0', '--entrypoint', 'sh', IMAGE, '-c',
+      'command -v gcc g++ cc ffmpeg ffprobe; ls /var/cache/apt/archives/*.deb /var/cache/apt/*.bin 2>/dev/null; ls -A /var/lib/apt/lists; true');
+    expect(found).toBe('');
+    expect(Number(docker('image', 'inspect', IMAGE, '--format', '{{.Size}}'))).toBeLessThan(450e6);
+  });
+
   it('runs the image with svc start --orchestrator docker: /health and /hello answer over HTTP, the key comes from the environment', async () => {
     const server = await startSvc(['--orchestrator', 'docker', '--image', IMAGE, project], { SERVICE_API_KEY: 'e2e-key-123' });
     const health = await fetch(`${server.url}/health`);
