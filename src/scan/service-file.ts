@@ -957,7 +957,7 @@ function readRouteMethods(route: RouteDecorator, args: CallArguments | null, rep
 // ---------------------------------------------------------------------------------------------
 // Function signatures
 
-/** FastAPI's parameter markers, which the toolkit reads as defaults (python/apipod/signature.py, `_default_of`). */
+/** FastAPI's parameter markers, which the toolkit reads as defaults (python/apipod/_runtime/signature.py, `_default_of`). */
 const FASTAPI_MARKERS: ReadonlySet<string> = new Set(['File', 'Form', 'Body', 'Query', 'Header', 'Cookie', 'Path']);
 
 /** `File(...)`, `fastapi.Form(...)`: a marker whose default is `...`, which a client must send. */

@@ -2,7 +2,7 @@ import { isJsonObject, type Value } from '../worker/protocol.js';
 
 /**
  * The JSON types a parameter's schema accepts at its top level, through the `anyOf` the
- * worker writes for Optional[X] and unions (python/apipod/schema.py).
+ * worker writes for Optional[X] and unions (python/apipod/_runtime/schema.py).
  */
 export function acceptedTypes(schema: Value | undefined): Set<string> {
   if (!isJsonObject(schema)) return new Set();
