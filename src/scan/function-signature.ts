@@ -18,7 +18,7 @@ export interface ParameterDeclaration {
   injected: boolean;
 }
 
-/** FastAPI's parameter markers, which the toolkit reads as defaults (python/apipod/signature.py, `_default_of`). */
+/** FastAPI's parameter markers, which the toolkit reads as defaults (python/apipod/_runtime/signature.py, `_default_of`). */
 const FASTAPI_MARKERS: ReadonlySet<string> = new Set(['File', 'Form', 'Body', 'Query', 'Header', 'Cookie', 'Path']);
 
 /** `File(...)`, `fastapi.Form(...)`: a marker whose default is `...`, which a client must send. */

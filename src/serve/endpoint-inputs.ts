@@ -20,7 +20,7 @@ export interface FormModel {
 
 /**
  * What one parameter accepts, read from its JSON Schema once. The worker writes Optional[X]
- * and unions as `anyOf`, and marks media with `x-media-type` (python/apipod/schema.py).
+ * and unions as `anyOf`, and marks media with `x-media-type` (python/apipod/_runtime/schema.py).
  */
 export interface ParameterInput {
   /** The JSON types its schema accepts at its top level, through `anyOf`. */

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { compileEndpointInputs } from '../../src/serve/endpoint-inputs.js';
 import type { EndpointReport, Value } from '../../src/worker/protocol.js';
 
-/** Schemas as the worker reports them (python/apipod/schema.py). */
+/** Schemas as the worker reports them (python/apipod/_runtime/schema.py). */
 const OPTIONAL_INT: Value = { anyOf: [{ type: 'integer' }, { type: 'null' }], default: null };
 const OPTIONAL_STRINGS: Value = { anyOf: [{ type: 'array', items: { type: 'string' } }, { type: 'null' }], default: null };
 const BOX: Value = { type: 'object', properties: { width: { type: 'integer' } }, required: ['width'], additionalProperties: false };

@@ -44,7 +44,7 @@ COPY apipod-deploy/svc/ /opt/svc/
 # fails the build here with Python's message, rather than the container at start.
 WORKDIR /app
 COPY --chown=10001:10001 . /app/
-RUN PYTHONPATH=/opt/svc/python python -m apipod.compile_check service.py
+RUN PYTHONPATH=/opt/svc/python python -m apipod._runtime.compile_check service.py
 
 USER 10001:10001
 ENV HOME=/home/svc \
