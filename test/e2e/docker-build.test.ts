@@ -263,7 +263,7 @@ describe.skipIf(!engineAnswers && !mustRun)('svc build --image and svc start --o
     const run = await runSvc(['build', mixed, '--image', FAILING_IMAGE]);
     expect(run.exitCode).toBe(1);
     expect(run.stderr).toMatch(/^ {2}service\.py:9: TabError: inconsistent use of tabs and spaces in indentation$/m);
-    expect(run.stderr.trim().split('\n').at(-1)).toMatch(/^error: step \d+\/\d+ \(RUN PYTHONPATH=\/opt\/svc\/python python -m apipod\.compile_check service\.py\) failed: /);
+    expect(run.stderr.trim().split('\n').at(-1)).toMatch(/^error: step \d+\/\d+ \(RUN PYTHONPATH=\/opt\/svc\/python python -m apipod\._runtime\.compile_check service\.py\) failed: /);
   }, 600_000);
 
   it('names a file or directory of the build context that the user may not read, before building', async () => {

@@ -14,14 +14,15 @@ export interface RunningSvc {
 /**
  * Starts the built `svc start` on a free port and waits until it says it listens (the
  * `--json` listening event; or `starting`, before the workers are ready; or `taking-jobs`,
- * a provider's worker). Fails with the server's own output if it exits first.
+ * a provider's worker). Fails with the server's own output if it exits first. `bin` is
+ * another installation's `svc` (an installed npm package) in place of this checkout's.
  */
 export async function startSvc(
   args: string[],
   env: Record<string, string> = {},
-  { until = 'listening' }: { until?: 'listening' | 'starting' | 'taking-jobs' } = {},
+  { until = 'listening', bin = SVC_BIN }: { until?: 'listening' | 'starting' | 'taking-jobs'; bin?: string } = {},
 ): Promise<RunningSvc> {
-  const child = execa(process.execPath, [SVC_BIN, 'start', '--port', '0', '--host', '127.0.0.1', '--json', ...args], {
+  const child = execa(process.execPath, [bin, 'start', '--port', '0', '--host', '127.0.0.1', '--json', ...args], {
     env: { ...env },
     reject: false,
     buffer: false,
