@@ -1,5 +1,5 @@
 import { getHeapStatistics } from 'node:v8';
-import { Option, type Command } from 'commander';
+import { InvalidArgumentError, Option, type Command } from 'commander';
 import packageJson from '../../package.json' with { type: 'json' };
 import {
   COMPUTE_VALUES,
@@ -16,6 +16,7 @@ import { addMissing, readDotenvFile } from './dotenv-file.js';
 import { SvcError } from '../svc-error.js';
 import { createServeLog } from './serve-log.js';
 import { containerServeArgs, type ServeSettings } from './container-serve-args.js';
+import { JOB_STORE_ENV, parseJobStoreLocation, type JobStoreLocation } from '../serve/jobs/job-store-location.js';
 
 interface StartOptions extends CommonOptions, ServeSettings {
   entrypoint?: string;
@@ -29,6 +30,7 @@ interface StartOptions extends CommonOptions, ServeSettings {
   image?: string;
   apiKey?: string;
   apiKeys?: string;
+  jobStore?: JobStoreLocation;
 }
 
 /** Kept results live in Node's heap, so their limit is a share of it. */
@@ -88,6 +90,11 @@ export function registerStartCommand(program: Command): void {
       heapShare(HEAP_MEBIBYTES),
       Math.floor(HEAP_MEBIBYTES / 4),
     )
+    .addOption(
+      new Option('--job-store <url>', 'where jobs live: memory, or sqlite:PATH to survive a crash (default: sqlite in the state directory for serverless compute; docs/jobs.md)')
+        .env(JOB_STORE_ENV)
+        .argParser(jobStore),
+    )
     .option('--max-wait <seconds>', 'longest "Prefer: wait=N" honoured', seconds, 60)
     .option('--public-url <url>', 'origin used in job URLs (default: the request\'s Host)', publicUrl)
     .addOption(
@@ -101,6 +108,9 @@ export function registerStartCommand(program: Command): void {
         const fromEnvFile = dotenv.variables;
         addMissing(process.env, fromEnvFile);
         if (options.orchestrator === 'docker') {
+          if (options.jobStore !== undefined) {
+            throw new SvcError('usage', '--job-store names a file on this machine: with --orchestrator docker, the container keeps its jobs in its own (docs/jobs.md)');
+          }
           if (options.testInput) {
             throw new SvcError('usage', "--test-input needs --orchestrator local; with --orchestrator docker, a runpod image serves the provider library's test API (/run, /runsync) on --port");
           }
@@ -144,6 +154,7 @@ export function registerStartCommand(program: Command): void {
           corsOrigins: options.corsOrigin,
           apiKey: options.apiKey ?? process.env.SERVICE_API_KEY,
           apiKeysFile: options.apiKeys,
+          jobStore: options.jobStore,
           jobs: {
             ttlMs: options.jobTtl * 1000,
             maxRetained: options.maxJobs,
@@ -159,6 +170,14 @@ export function registerStartCommand(program: Command): void {
         });
       });
     });
+}
+
+function jobStore(text: string): JobStoreLocation {
+  try {
+    return parseJobStoreLocation(text, process.cwd());
+  } catch (error) {
+    throw new InvalidArgumentError((error as Error).message);
+  }
 }
 
 /**

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { homedir, tmpdir } from 'node:os';
 import { basename, join, resolve } from 'node:path';
 import { locateProject, recordedImagePython } from '../project-location.js';
 import { checkRunpodLibrary } from '../providers/runpod-library.js';
@@ -16,6 +16,10 @@ import { API_KEYS_ENV, ApiKeys } from '../serve/api-keys.js';
 import { createGateway } from '../serve/gateway.js';
 import type { JobSettings } from '../serve/gateway-options.js';
 import { JobStore } from '../serve/jobs/job-store.js';
+import type { JobJournal } from '../serve/jobs/job-journal.js';
+import { planRecovery } from '../serve/jobs/job-recovery.js';
+import { defaultJobStoreLocation, describeJobStore, type JobStoreLocation } from '../serve/jobs/job-store-location.js';
+import { SqliteJobJournal, sqliteLoads } from '../serve/jobs/sqlite-job-journal.js';
 import { urlHost } from '../listen-url.js';
 import { listenOn } from '../serve/listen.js';
 import type { ServeLog } from '../serve-log.js';
@@ -47,6 +51,8 @@ export interface LocalServeOptions {
   apiKey: string | undefined;
   apiKeysFile: string | undefined;
   jobs: JobSettings;
+  /** --job-store; by default sqlite for serverless compute, memory for dedicated. */
+  jobStore: JobStoreLocation | undefined;
   log: ServeLog;
 }
 
@@ -65,14 +71,17 @@ export async function serveLocally(options: LocalServeOptions): Promise<void> {
   // a directory of this server's own, readable by its user alone: a `$file` reference can
   // reach nothing else, and other users of the machine cannot read the uploads.
   const fileDir = await mkdtemp(join(tmpdir(), 'svc-files-'));
+  // Closed last, once no job can change: the next server to start takes the file.
+  const held: { journal: JobJournal | null } = { journal: null };
   try {
-    await serveWithFileDir(options, fileDir);
+    await serveWithFileDir(options, fileDir, held);
   } finally {
+    held.journal?.close();
     await rm(fileDir, { recursive: true, force: true });
   }
 }
 
-async function serveWithFileDir(options: LocalServeOptions, fileDir: string): Promise<void> {
+async function serveWithFileDir(options: LocalServeOptions, fileDir: string, held: { journal: JobJournal | null }): Promise<void> {
   const { root, entrypoint } = locateProject(options.target, options.entrypoint);
   const { log } = options;
   const keys = ApiKeys.from({ key: options.apiKey, keysFile: options.apiKeysFile, keysJson: process.env[API_KEYS_ENV] });
@@ -87,6 +96,9 @@ async function serveWithFileDir(options: LocalServeOptions, fileDir: string): Pr
   if (imagePython !== null && !python.version.startsWith(`${imagePython.version}.`)) {
     log.warn(`the image runs Python ${imagePython.version} (from ${imagePython.source}), these workers ${python.version}: what works here may not there (--python chooses another)`);
   }
+
+  // A file named on the command line is opened before any model loads: a bad path fails at once.
+  if (options.jobStore?.kind === 'sqlite') held.journal = SqliteJobJournal.open(options.jobStore.path);
 
   const pool = new WorkerPool({
     workers: options.workers,
@@ -125,9 +137,26 @@ async function serveWithFileDir(options: LocalServeOptions, fileDir: string): Pr
     checkTimeoutPaths(options.jobs.timeoutsMs, pool.endpoints.map((endpoint) => endpoint.path));
     // The runpod worker's jobs are its bridge's alone, read once as they end: kept longer, a
     // worker serving images for an hour held every result (20 MB each) until it ran out of memory.
-    const jobStore = new JobStore(prepared.runpod ? { ttlMs: 0, maxRetained: 0, maxRetainedBytes: 0 } : options.jobs);
+    let jobStore: JobStore;
+    let jobsToResume: ReturnType<JobStore['restore']> = [];
+    if (prepared.runpod) {
+      if (options.jobStore !== undefined) log.info("--job-store is not used with --provider runpod: the provider's queue keeps the jobs");
+      jobStore = new JobStore({ ttlMs: 0, maxRetained: 0, maxRetainedBytes: 0 });
+    } else {
+      held.journal ??= openDefaultJournal(defaultJobStoreLocation(compute, root, process.env, homedir()), log);
+      jobStore = new JobStore(options.jobs, Date.now, held.journal);
+      if (held.journal !== null) {
+        const plan = planRecovery(held.journal.load(), Date.now(), options.jobs.ttlMs);
+        jobsToResume = jobStore.restore(plan);
+        log.info(
+          `jobs are kept in ${held.journal}: ${plan.kept.length} ended job(s) still readable, ${plan.toRun.length} to run` +
+            (plan.failed.length > 0 ? `, ${plan.failed.length} failed as the server stopped twice while they ran` : ''),
+        );
+      }
+    }
     const gateway = await createGateway({
       jobStore,
+      jobsToResume,
       runner: pool,
       title,
       compute,
@@ -193,6 +222,19 @@ async function serveWithFileDir(options: LocalServeOptions, fileDir: string): Pr
     await pool.shutdown(options.gracePeriodMs);
   }
   log.info('stopped');
+}
+
+/**
+ * The default file, when SQLite loads here: an image's runtime carries no native modules, so
+ * a container keeps its jobs in memory unless it is given a store (docs/jobs.md).
+ */
+function openDefaultJournal(location: JobStoreLocation, log: ServeLog): JobJournal | null {
+  if (location.kind === 'memory') return null;
+  if (!sqliteLoads()) {
+    log.warn(`jobs are kept in memory, not in ${describeJobStore(location)}: SQLite (better-sqlite3) is not installed with this svc, and a crash loses them`);
+    return null;
+  }
+  return SqliteJobJournal.open(location.path);
 }
 
 /** A time-out for a path that is no endpoint is a typo that would leave the real one without a limit. */

@@ -160,7 +160,7 @@ function submitJob(request: FastifyRequest, options: EndpointRoutesOptions, endp
     onEnd();
     throw new HttpError(503, 'queue_full', 'results_unread', refusal.message, { headers: { 'retry-after': String(refusal.retryAfterSeconds) } });
   }
-  const job = store.create(endpoint.path, request.apiKey?.id ?? null, endpoint.is_generator);
+  const job = store.create(endpoint.path, request.apiKey?.id ?? null, endpoint.is_generator, args);
   try {
     runner.start(job, args, onEnd);
   } catch (error) {

@@ -63,6 +63,7 @@ export async function createGateway(options: GatewayOptions): Promise<FastifyIns
     defaultTimeoutMs: options.jobs.defaultTimeoutMs,
     debug: options.debug,
   });
+  jobRunner.resume(options.jobsToResume ?? []);
   const jobRoutes = {
     store,
     runner: jobRunner,

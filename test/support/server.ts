@@ -1,3 +1,6 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { execa, type ResultPromise } from 'execa';
 import { SVC_BIN } from './svc.js';
 
@@ -14,7 +17,9 @@ export interface RunningSvc {
 /**
  * Starts the built `svc start` on a free port and waits until it says it listens (the
  * `--json` listening event; or `starting`, before the workers are ready; or `taking-jobs`,
- * a provider's worker). Fails with the server's own output if it exits first.
+ * a provider's worker). Fails with the server's own output if it exits first. Each server
+ * gets a state directory of its own, where serverless compute keeps its job file by default:
+ * servers of one fixture project would otherwise share it (and the jobs of earlier runs).
  */
 export async function startSvc(
   args: string[],
@@ -22,7 +27,7 @@ export async function startSvc(
   { until = 'listening' }: { until?: 'listening' | 'starting' | 'taking-jobs' } = {},
 ): Promise<RunningSvc> {
   const child = execa(process.execPath, [SVC_BIN, 'start', '--port', '0', '--host', '127.0.0.1', '--json', ...args], {
-    env: { ...env },
+    env: { XDG_STATE_HOME: mkdtempSync(join(tmpdir(), 'svc-test-state-')), ...env },
     reject: false,
     buffer: false,
   });

@@ -1,6 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import { assertTransition, isTerminal, type JobStatus } from './job-status.js';
+import type { JobArguments, JobJournal } from './job-journal.js';
+import type { RecoveryPlan } from './job-recovery.js';
 import type { Job } from './job.js';
 import { approximateBytes } from './value-size.js';
 
@@ -31,7 +33,9 @@ export type JobChanges = Partial<Pick<Job, 'progress' | 'message' | 'result' | '
  * read go first; a job no client has read is never dropped before its TTL, so when those
  * alone fill the retention, new jobs are refused (`refusal`) rather than a result lost.
  * Every status change goes through the state machine and is announced, which is what
- * waiting requests and event streams listen to.
+ * waiting requests and event streams listen to. With a journal (`--job-store sqlite:`), each
+ * job is also written down as it is accepted, starts, ends, is read and is forgotten, so that
+ * a server started after a crash goes on where this one stopped (`restore`).
  */
 export class JobStore {
   private readonly jobs = new Map<string, Job>();
@@ -47,11 +51,13 @@ export class JobStore {
   constructor(
     private readonly retention: RetentionPolicy,
     private readonly now: () => number = Date.now,
+    private readonly journal: JobJournal | null = null,
   ) {
     this.events.setMaxListeners(0);
   }
 
-  create(endpoint: string, owner: string | null, streams = false): Job {
+  /** A new job, written to the journal with its arguments before the caller answers. */
+  create(endpoint: string, owner: string | null, streams = false, args: JobArguments = {}): Job {
     this.expire();
     const job: Job = {
       // 128 random bits: job URLs are unguessable, so a job id is not a way in.
@@ -69,8 +75,26 @@ export class JobStore {
       startedAt: null,
       finishedAt: null,
     };
+    this.journal?.record(job, args);
     this.jobs.set(job.id, job);
     return job;
+  }
+
+  /**
+   * Takes back what a journal kept when the last server stopped: ended jobs readable (and
+   * unread) as they were, and the jobs to run again, which it returns. Called once, before
+   * any job is created.
+   */
+  restore(plan: RecoveryPlan): RecoveryPlan['toRun'] {
+    for (const id of plan.expired) this.journal?.forget(id);
+    for (const { job, read } of plan.kept) this.keepEnded(job, !read);
+    for (const job of plan.failed) {
+      this.keepEnded(job, true);
+      this.journal?.ended(job);
+    }
+    for (const { job } of plan.toRun) this.jobs.set(job.id, job);
+    this.enforceCap();
+    return plan.toRun;
   }
 
   /** The job, when it exists, has not expired, and belongs to this caller. */
@@ -92,18 +116,15 @@ export class JobStore {
     assertTransition(job.status, status);
     Object.assign(job, changes);
     job.status = status;
-    if (status === 'PROCESSING') job.startedAt = this.now();
+    if (status === 'PROCESSING') {
+      job.startedAt = this.now();
+      this.journal?.started(job);
+    }
     if (isTerminal(status)) {
       job.finishedAt = this.now();
-      this.ended.add(job.id);
-      const size = approximateBytes([job.result, job.chunks, job.error?.message ?? null]);
-      this.sizes.set(job.id, size);
-      this.retainedBytes += size;
       // A client waiting on the job (Prefer: wait, a stream) is told by the event below.
-      if (this.events.listenerCount(job.id) === 0) {
-        this.unread.add(job.id);
-        this.unreadBytes += size;
-      }
+      this.keepEnded(job, this.events.listenerCount(job.id) === 0);
+      this.journal?.ended(job);
     }
     this.events.emit(job.id, job);
     // After the event: with no ended job retained, its watchers still hear how it ended.
@@ -181,6 +202,18 @@ export class JobStore {
     });
   }
 
+  private keepEnded(job: Job, unread: boolean): void {
+    this.jobs.set(job.id, job);
+    this.ended.add(job.id);
+    const size = approximateBytes([job.result, job.chunks, job.error?.message ?? null]);
+    this.sizes.set(job.id, size);
+    this.retainedBytes += size;
+    if (unread) {
+      this.unread.add(job.id);
+      this.unreadBytes += size;
+    }
+  }
+
   private expire(): void {
     const cutoff = this.now() - this.retention.ttlMs;
     for (const id of this.ended) {
@@ -206,10 +239,12 @@ export class JobStore {
     this.retainedBytes -= this.sizes.get(id) ?? 0;
     this.sizes.delete(id);
     this.events.removeAllListeners(id);
+    this.journal?.forget(id);
   }
 
   private markRead(id: string): void {
     if (!this.unread.delete(id)) return;
+    this.journal?.read(id);
     this.unreadBytes -= this.sizes.get(id) ?? 0;
     if (this.unread.size === 0) this.events.emit(ALL_READ);
   }
