@@ -2,12 +2,12 @@
 from __future__ import annotations
 
 import os
-import shutil
 import sys
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Optional, TypeVar, Union, overload
 
 from .service_module import SERVICE_MODULE_NAME
+from .svc_executable import find_svc, install_advice
 from .upstream_arguments import resolve_target, warn_unread
 
 # The methods an endpoint may take; the gateway serves these (src/http-methods.ts holds the same list).
@@ -117,15 +117,11 @@ class APIPod:
         service_file = os.path.abspath(caller.f_code.co_filename)
         chosen = [*(["--port", str(port)] if port is not None else []), *(["--host", host] if host is not None else [])]
         command = " ".join(["svc start", service_file, *chosen])
-        svc = shutil.which("svc")
+        svc = find_svc()
         if svc is None:
-            print(
-                "apipod: svc is not installed (no `svc` on PATH). Install it with `npm install -g svc-ml`, "
-                f"then run `{command}`; or run it once with `npx --package=svc-ml {command}`.",
-                file=sys.stderr,
-            )
+            print(install_advice(command), file=sys.stderr)
             sys.exit(1)
-        os.execvp(svc, [svc, "start", service_file, *chosen, *sys.argv[1:]])  # exec: signals reach svc directly
+        os.execv(svc[0], [*svc, "start", service_file, *chosen, *sys.argv[1:]])  # exec: signals reach svc directly
 
     def _add(self, endpoint: Endpoint) -> None:
         # A call names its endpoint by path alone, so one path is one function.

@@ -9,7 +9,7 @@ import inspect
 import re
 import typing
 import uuid
-from typing import Any, Callable
+from typing import Any, Callable, Optional
 
 from .chat import ChatCompletionRequest
 from .content_type import GENERIC_CONTENT_TYPE
@@ -17,6 +17,7 @@ from .file_reference import is_file_reference, read_file_reference
 from .file_model import FileModel
 from .media import AudioFile, ImageFile, MediaFile, VideoFile, base_file_name
 from .media_containers import MediaList
+from .media_kinds import CHECKED_KINDS, content_type_of_kind
 from .optional_types import is_pydantic_model_class, is_upload_file_class, media_toolkit_kind, upload_annotation_kind
 from .progress import JobProgress
 from .signature import EndpointParameter, strip_annotated, union_members
@@ -107,7 +108,7 @@ def convert(value: Any, annotation: Any) -> Any:
     if issubclass(base, FileModel):
         return _read_media(value, MediaFile)  # the function gets a MediaFile, as upstream's does
     if media_toolkit_kind(base) is not None:
-        return _as_media_toolkit_file(_read_media(value, MediaFile), base)
+        return _as_media_toolkit_file(_read_media(value, MediaFile, media_toolkit_kind(base)), base)
     if upload_annotation_kind(base) is not None:
         # As the apipod toolkit does: a media file, never the upload class itself.
         media_class = UploadedFile if is_upload_file_class(base) else _MEDIA_CLASS_OF_KIND[upload_annotation_kind(base)]
@@ -240,7 +241,19 @@ def _looks_like_media(value: Any) -> bool:
                                         and set(value) <= {"file_name", "content_type", "content"})
 
 
-def _read_media(value: Any, media_class: type) -> MediaFile:
+def _read_media(value: Any, media_class: type, kind: Optional[str] = None) -> MediaFile:
+    """The file a client sent, in `media_class`; one for a parameter of a checked kind (an
+    image, audio, a video: `kind`, else the class's own) must be of it. Checked here, where
+    every way of sending a file (base64, a data URL, a media object, an upload, a URL the
+    gateway fetched) has become bytes, so each gets the same verdict, in either compute."""
+    media = _media_of(value, media_class)
+    kind = kind or media_class.media_kind
+    if kind in CHECKED_KINDS:
+        media.content_type = content_type_of_kind(media.to_bytes(), media.content_type, kind)
+    return media
+
+
+def _media_of(value: Any, media_class: type) -> MediaFile:
     # The file names come from a client: only their last part is kept, as for an upload.
     if is_file_reference(value):
         content, file_name, content_type = read_file_reference(value)

@@ -11,7 +11,7 @@ import io
 import sys
 import threading
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any, Callable, Optional
 
 from . import protocol
 from .app import Endpoint
@@ -38,11 +38,12 @@ class StreamedChunks:
 
 class CallRunner:
     def __init__(self, endpoints: list[ServedEndpoint], events: EventWriter, cancellation: Cancellation,
-                 loop: asyncio.AbstractEventLoop):
+                 loop: asyncio.AbstractEventLoop, max_value_depth: Optional[int] = None):
         self._endpoints = {served.endpoint.path: served for served in endpoints}
         self._events = events
         self._cancellation = cancellation
         self._loop = loop  # one loop for the worker's life: lifespan resources may be bound to it
+        self._max_value_depth = max_value_depth  # the deepest result the gateway reads (APIPOD_MAX_VALUE_DEPTH)
 
     def run(self, command: dict) -> None:
         call_id = command["call"]
@@ -65,7 +66,7 @@ class CallRunner:
                 if isinstance(value, StreamedChunks):
                     outcome = protocol.streamed(call_id, value.count)
                 else:
-                    outcome = protocol.result(call_id, to_json_value(value))
+                    outcome = protocol.result(call_id, to_json_value(value, self._max_value_depth))
         except CallCancelled:
             delete_referenced_files(command["arguments"])  # cancelled before it started: unread uploads
             outcome = protocol.cancelled(call_id)
@@ -132,7 +133,7 @@ class CallRunner:
         return StreamedChunks(count)
 
     def _send_chunk(self, call_id: str, item: Any, sent_before: int) -> int:
-        value = to_json_value(item)
+        value = to_json_value(item, self._max_value_depth)
         try:
             return self._events.send_chunk(protocol.chunk(call_id, value), sent_before)
         except BaseException:  # unsent (too large, or the call cancelled): its files go with it

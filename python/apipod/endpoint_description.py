@@ -6,6 +6,7 @@ from typing import Callable
 
 from .app import Endpoint
 from .chat import ChatCompletionRequest
+from .parameter_docs import split_parameter_docs
 from .schema import SchemaBuilder, UnsupportedType, add_default, allows_null
 from .signature import RETURN, EndpointSchemaError, EndpointSignature, strip_annotated, union_members
 from .socaity_schemas_lookup import is_schema_endpoint_request
@@ -14,11 +15,14 @@ from .socaity_schemas_lookup import is_schema_endpoint_request
 def describe_endpoint(endpoint: Endpoint, signature: EndpointSignature) -> dict:
     target = inspect.unwrap(endpoint.function)
     is_async_generator = inspect.isasyncgenfunction(target)
+    schema = input_schema(endpoint.path, endpoint.function, signature)
+    doc = _document_parameters(inspect.getdoc(endpoint.function), schema["properties"],
+                               {parameter.name for parameter in signature.parameters})
     return {
         "path": endpoint.path,
         "methods": list(endpoint.methods),
         "function": getattr(endpoint.function, "__name__", type(endpoint.function).__name__),
-        "doc": inspect.getdoc(endpoint.function),
+        "doc": doc,
         "is_async": inspect.iscoroutinefunction(target) or is_async_generator,
         "is_generator": inspect.isgeneratorfunction(target) or is_async_generator,
         "is_chat": any(_is_chat_request(parameter.annotation) for parameter in signature.parameters
@@ -26,7 +30,7 @@ def describe_endpoint(endpoint: Endpoint, signature: EndpointSignature) -> dict:
         # The apipod package's use_queue=False: answered directly under serverless compute too.
         "direct": endpoint.options.get("use_queue") is False,
         "body_parameter": _body_parameter(signature),
-        "input_schema": input_schema(endpoint.path, endpoint.function, signature),
+        "input_schema": schema,
         "output_schema": output_schema(endpoint.path, endpoint.function, signature),
         "injected": [parameter.name for parameter in signature.parameters if parameter.is_injected],
     }
@@ -73,6 +77,18 @@ def output_schema(path: str, function: Callable, signature: EndpointSignature) -
     if builder.definitions:
         document["$defs"] = builder.definitions
     return document
+
+
+def _document_parameters(doc: str | None, properties: dict, names: set[str]) -> str | None:
+    """Gives each parameter its docstring help as its schema's `description` (an Annotated
+    description wins), so /openapi.json and /docs show it by the parameter; the docstring keeps
+    the rest. It keeps its parameter section too when that names a parameter the function
+    lacks, so no text is lost (`**options` and injected parameters are the function's)."""
+    rest, described = split_parameter_docs(doc)
+    for name, text in described.items():
+        if name in properties and text:
+            properties[name].setdefault("description", text)
+    return rest if all(name in names for name in described) else doc
 
 
 def _is_chat_request(annotation) -> bool:

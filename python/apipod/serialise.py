@@ -8,11 +8,12 @@ import json
 import math
 import sys
 import uuid
-from typing import Any
+from typing import Any, Optional
 
 from .file_model import FileModel
 from .file_reference import INLINE_LIMIT, write_file_reference
 from .media import ImageFile, MediaFile
+from .value_depth import ResultTooDeep
 from .optional_types import is_media_toolkit_file, is_numpy_value, is_pil_image, is_pydantic_model
 
 
@@ -29,9 +30,15 @@ def _note_large_integer(value: int) -> None:
               "round such integers; return them as str to keep every digit", file=sys.stderr)
 
 
-def to_json_value(value: Any) -> Any:
+def to_json_value(value: Any, max_depth: Optional[int] = None) -> Any:
     """Plain JSON for `value`. Media above 64 KiB become `$file` references; values without a
-    JSON form raise TypeError naming their type."""
+    JSON form raise TypeError naming their type, and lists and dicts nested more than
+    `max_depth` levels deep raise ResultTooDeep."""
+    return _json_value(value, max_depth if max_depth is not None else math.inf, max_depth)
+
+
+def _json_value(value: Any, levels_left: float, max_depth: Optional[int]) -> Any:
+    """`levels_left`: how many more lists and dicts may nest from here."""
     if isinstance(value, int) and not isinstance(value, bool) and abs(value) > _LARGEST_EXACT_INTEGER:
         _note_large_integer(value)  # sent as is, but the gateway (and most JSON readers) read it rounded
         return value
@@ -44,35 +51,45 @@ def to_json_value(value: Any) -> Any:
     if is_media_toolkit_file(value):  # media-toolkit's own, as services written for apipod return
         return _media_value(MediaFile.from_bytes(value.to_bytes(), value.file_name, value.content_type))
     if isinstance(value, enum.Enum):
-        return to_json_value(value.value)
+        return _json_value(value.value, levels_left, max_depth)
     if is_pydantic_model(value):
         # Before `to_json`: the openai SDK's models (ChatCompletion, ...) and LangChain's
         # messages have one, returning a JSON text or LangChain's own envelope, not their fields.
-        return to_json_value(value.model_dump() if hasattr(value, "model_dump") else value.dict())
+        return _json_value(value.model_dump() if hasattr(value, "model_dump") else value.dict(), levels_left, max_depth)
     # Containers go item by item, MediaList and MediaDict too (before their to_json), so their
     # large media travel as files.
     if isinstance(value, dict):
-        return {_json_key(key): to_json_value(item) for key, item in value.items()}
+        below = _level_below(levels_left, max_depth)
+        return {_json_key(key): _json_value(item, below, max_depth) for key, item in value.items()}
     if isinstance(value, (list, tuple, set, frozenset)):
-        return [to_json_value(item) for item in value]
+        below = _level_below(levels_left, max_depth)
+        return [_json_value(item, below, max_depth) for item in value]
     if callable(getattr(value, "to_json", None)) and not isinstance(value, type):
-        return to_json_value(value.to_json())
+        return _json_value(value.to_json(), levels_left, max_depth)
     if isinstance(value, FileModel):
         return _file_model_value(value)
     if isinstance(value, (bytes, bytearray, memoryview)):  # a file, as its schema says (and large ones by reference)
         return _media_value(MediaFile.from_bytes(bytes(value)))
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {field.name: to_json_value(getattr(value, field.name)) for field in dataclasses.fields(value)}
+        below = _level_below(levels_left, max_depth)
+        return {field.name: _json_value(getattr(value, field.name), below, max_depth) for field in dataclasses.fields(value)}
     if isinstance(value, (datetime.datetime, datetime.date, datetime.time)):
         return value.isoformat()
     if isinstance(value, uuid.UUID):
         return str(value)
     if is_numpy_value(value):
-        return to_json_value(value.tolist())  # arrays to nested lists, numpy scalars to Python numbers
+        return _json_value(value.tolist(), levels_left, max_depth)  # arrays to nested lists, numpy scalars to Python numbers
     if is_pil_image(value):
         return _media_value(ImageFile.from_pil(value))
     raise TypeError(f"cannot send a {_type_name(value)} as JSON; return JSON data, a dataclass, "
                     "a pydantic model, bytes or a media file (ImageFile, ...)")
+
+
+def _level_below(levels_left: float, max_depth: Optional[int]) -> float:
+    """The levels left inside a list or dict that starts here, which needs one."""
+    if levels_left < 1:
+        raise ResultTooDeep(max_depth)
+    return levels_left - 1
 
 
 def _file_model_value(model: FileModel) -> dict:

@@ -58,23 +58,33 @@ def warn(message: str) -> None:
     print(f"apipod: {message}", file=sys.stderr)
 
 
-def _simulated(target: str, direct: Optional[bool]) -> tuple[str, str]:
-    """What upstream runs locally for `simulate=target`: compute defaults to serverless, which
-    is upstream's local job queue (svc's serverless compute), or RunPod's own worker for
-    "serverless-runpod" with direct=True."""
+def simulated_target(target: str, direct: Optional[bool], source: str) -> tuple[str, str, Optional[str]]:
+    """What upstream runs locally for the deployment target "{compute}-{provider}" (`simulate=`,
+    `apipod simulate TARGET`): (compute, provider, a warning or None); `source` names where the
+    target was given, for the messages. Compute defaults to serverless, which is upstream's local
+    job queue (svc's serverless compute), or RunPod's own worker for "serverless-runpod" with
+    direct (the CLI's --native)."""
     compute, _, provider = str(target).partition("-")
     compute = compute or "serverless"
     if compute not in SIMULATE_COMPUTES:
-        raise ValueError(f"APIPod(simulate={target!r}): invalid compute {compute!r}; choose from "
+        raise ValueError(f"{source}: invalid compute {compute!r}; choose from "
                          f"{', '.join(SIMULATE_COMPUTES)}, optionally followed by -provider")
     if provider and provider not in SIMULATE_PROVIDERS:
-        raise ValueError(f"APIPod(simulate={target!r}): invalid provider {provider!r}; choose from "
+        raise ValueError(f"{source}: invalid provider {provider!r}; choose from "
                          f"{', '.join(SIMULATE_PROVIDERS)}")
     if compute == "dedicated":
-        return "dedicated", "localhost"
+        return "dedicated", "localhost", None
+    warning = None
     if provider in _NO_SERVERLESS:
-        warn(f"APIPod(simulate={target!r}): {provider} has no serverless offering; serving serverless "
-             "compute with svc's own job queue, as upstream falls back to its local one")
+        warning = (f"{source}: {provider} has no serverless offering; serving serverless "
+                   "compute with svc's own job queue, as upstream falls back to its local one")
     if provider == "runpod" and direct:
-        return "serverless", "runpod"
-    return "serverless", "localhost"
+        return "serverless", "runpod", warning
+    return "serverless", "localhost", warning
+
+
+def _simulated(target: str, direct: Optional[bool]) -> tuple[str, str]:
+    compute, provider, warning = simulated_target(target, direct, f"APIPod(simulate={target!r})")
+    if warning is not None:
+        warn(warning)
+    return compute, provider

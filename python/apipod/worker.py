@@ -27,6 +27,7 @@ from .endpoint_description import describe_endpoint
 from .lifespan import Lifespan
 from .service_loader import load_app
 from .signature import read_signature
+from .value_depth import make_room_for
 
 
 class SetupFailed(Exception):
@@ -68,11 +69,15 @@ def main(arguments: list[str]) -> int:
 
     poll_microseconds = os.environ.get("APIPOD_COMMAND_POLL_US", str(DEFAULT_COMMAND_POLL_US))
     max_event_bytes = os.environ.get("APIPOD_MAX_EVENT_BYTES", "")
+    max_value_depth = os.environ.get("APIPOD_MAX_VALUE_DEPTH", "")
     for name, value, unit in (("APIPOD_COMMAND_POLL_US", poll_microseconds, "microseconds"),
-                              ("APIPOD_MAX_EVENT_BYTES", max_event_bytes or "0", "bytes")):
+                              ("APIPOD_MAX_EVENT_BYTES", max_event_bytes or "0", "bytes"),
+                              ("APIPOD_MAX_VALUE_DEPTH", max_value_depth or "0", "levels")):
         if not value.isdigit():
             print(f"apipod worker: {name} must be a whole number of {unit}, not {value!r}", file=sys.stderr)
             return 2
+    if max_value_depth:
+        make_room_for(int(max_value_depth))
 
     threading.Thread(target=exit_when_orphaned, args=(os.getppid(),), name="apipod-orphan-watch", daemon=True).start()
     cancellation = Cancellation()
@@ -94,7 +99,7 @@ def main(arguments: list[str]) -> int:
 
     threading.Thread(target=receive_cancels, args=(cancel_descriptor, cancellation),
                      name="apipod-cancels", daemon=True).start()
-    runner = CallRunner(service.endpoints, events, cancellation, loop)
+    runner = CallRunner(service.endpoints, events, cancellation, loop, int(max_value_depth) if max_value_depth else None)
     for command in read_commands(command_descriptor, protocol.CALL_CHANNEL_TYPES, int(poll_microseconds) / 1e6):
         if command["type"] == "shutdown":  # start nothing more
             break

@@ -36,6 +36,14 @@ class ContentTypeTest(unittest.TestCase):
             b"\x1a\x45\xdf\xa3\x9f\x42\x86\x81\x01\x42\x82\x84webm": "video/webm",
             b"\x1a\x45\xdf\xa3\x9f\x42\x86\x81\x01\x42\x82\x88matroska": "video/x-matroska",
             b"%PDF-1.7": "application/pdf",
+            b"\xff\xfb\x90\x64": "audio/mpeg",  # an MP3 that opens with a frame, no ID3 tag
+            b"\xff\xe3\x38\xc0": "audio/mpeg",  # MPEG 2.5 (8 kHz)
+            b"\xff\xf1\x6c\x40": "audio/aac",  # ADTS
+            b"FORM\x00\x00\x00\x00AIFF": "audio/aiff",
+            b"\x00\x00\x00\x08wide\x00\x00\x00\x00mdat": "video/quicktime",  # a QuickTime file before ftyp
+            b"\x00\x00\x00\x18ftypmif1": "image/heif",
+            b"BMW drives": "application/octet-stream",  # text, though it opens as a BMP does
+            b"ID3 tags are...": "application/octet-stream",
         }
         for content, content_type in cases.items():
             self.assertEqual(guess_content_type(content), content_type, content)

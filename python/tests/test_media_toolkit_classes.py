@@ -30,6 +30,13 @@ class MediaToolkitAnnotationTest(WorkerTestCase):
         [event] = self.call(self.worker, "c-1", "/echo", {"audio": {"file_name": "a.wav", "content": wav}})
         self.assertEqual((event["value"]["file_name"], event["value"]["content"]), ("a.wav", wav))
 
+    def test_a_file_of_another_kind_is_refused_naming_the_parameter(self):
+        page = base64.b64encode(b"<html>not a picture</html>").decode()
+        [event] = self.call(self.worker, "c-1", "/size", {"image": f"data:text/html;base64,{page}"})
+        self.assertEqual([event["type"], event["error"]["argument"]], ["error", "image"])
+        self.assertIn("expected an image (png, jpg, ", event["error"]["message"])
+        self.assertIn("got bytes of no image format (labelled text/html)", event["error"]["message"])
+
 
 if __name__ == "__main__":
     unittest.main()

@@ -276,6 +276,33 @@ class SignatureSchemaTest(unittest.TestCase):
         self.assertEqual([describe_endpoint(endpoint, read_signature(endpoint.path, ping))["direct"] for endpoint in app.endpoints],
                          [True, False, False])
 
+    def test_docstring_parameter_help_becomes_each_property_description(self):
+        def endpoint(prompt: str, steps: Annotated[int, "From the annotation."] = 4, **options: str):
+            """Draws.
+
+            Args:
+                prompt: What to draw.
+                steps: From the docstring.
+                **options: Passed on.
+            """
+        described = _describe(endpoint)
+        properties = described["input_schema"]["properties"]
+        self.assertEqual(properties["prompt"], {"type": "string", "description": "What to draw."})
+        self.assertEqual(properties["steps"]["description"], "From the annotation.")
+        self.assertEqual(described["doc"], "Draws.")
+
+    def test_a_docstring_naming_a_parameter_the_function_lacks_keeps_its_section(self):
+        def endpoint(prompt: str):
+            """Draws.
+
+            Args:
+                prompt: What to draw.
+                seed: Gone since 1.2.
+            """
+        described = _describe(endpoint)
+        self.assertEqual(described["input_schema"]["properties"]["prompt"]["description"], "What to draw.")
+        self.assertIn("seed: Gone since 1.2.", described["doc"])
+
     def test_an_unsupported_parameter_names_the_endpoint_and_the_parameter(self):
         def endpoint(prompt: str, model: Unknown):
             ...

@@ -12,6 +12,7 @@ from apipod import ChatCompletionResponse, ImageFile
 from apipod.file_reference import INLINE_LIMIT
 from apipod import serialise
 from apipod.serialise import to_json_value
+from apipod.value_depth import ResultTooDeep
 
 
 class Mode(enum.Enum):
@@ -29,6 +30,19 @@ class SerialiseTest(unittest.TestCase):
     def test_json_values_pass_unchanged(self):
         value = {"a": [1, 2.5, "x", True, None], "b": {"c": []}}
         self.assertEqual(to_json_value(value), value)
+
+    def test_lists_and_dicts_nest_up_to_max_depth_and_no_deeper(self):
+        def nested(levels, inner=1):
+            for level in range(levels):
+                inner = [inner] if level % 2 else {"a": inner}
+            return inner
+        self.assertEqual(to_json_value(nested(5), max_depth=5), nested(5))
+        self.assertEqual(to_json_value(Result(Mode.fast, (nested(3),), None), max_depth=5)["scores"], [nested(3)])
+        for too_deep in (nested(6), Result(Mode.fast, (nested(4),), None)):
+            with self.assertRaises(ResultTooDeep) as raised:
+                to_json_value(too_deep, max_depth=5)
+            self.assertIn("more than 5 levels deep", str(raised.exception))
+        self.assertEqual(to_json_value(nested(300)), nested(300))  # no limit given: none applies
 
     def test_nan_and_infinities_become_null(self):
         self.assertEqual(to_json_value([float("nan"), float("inf"), -float("inf"), 1.5]), [None, None, None, 1.5])

@@ -243,10 +243,11 @@ class EventSizeTest(WorkerTestCase):
         self.assertEqual(self.call(worker, "c-2", "/echo", {"text": "small"})[-1]["value"], "small")
 
     def test_a_limit_that_is_not_a_number_is_refused(self):
-        worker = self.start_worker(service_path("calls.py"), {"APIPOD_MAX_EVENT_BYTES": "lots"})
-        code, _, stderr = worker.finish()
-        self.assertEqual(code, 2)
-        self.assertIn("APIPOD_MAX_EVENT_BYTES must be a whole number of bytes, not 'lots'", stderr)
+        for name, unit in (("APIPOD_MAX_EVENT_BYTES", "bytes"), ("APIPOD_MAX_VALUE_DEPTH", "levels")):
+            worker = self.start_worker(service_path("calls.py"), {name: "lots"})
+            code, _, stderr = worker.finish()
+            self.assertEqual(code, 2)
+            self.assertIn(f"{name} must be a whole number of {unit}, not 'lots'", stderr)
 
 
 class CancelTest(WorkerTestCase):

@@ -23,8 +23,17 @@ export function registerScanCommand(program: Command): void {
       await runCommand(all, async (output) => {
         // Loaded on use (a chunk of its own): `svc --help`, `--version` and the other commands never parse the scanner.
         const { scanProject } = await import('../scan/scan-project.js');
+        const { checkDependencies } = await import('../image/requirements-file.js');
         const scan = await scanProject(dir, { entrypoint: options.entrypoint });
         const manifestPath = await writeManifest(scan.root, scan.manifest);
+        try {
+          checkDependencies(scan.manifest.dependencies);
+        } catch (refusal) {
+          // What svc build would refuse fails the scan too (exit 1), after every warning, the
+          // other unreadable lines among them; the manifest is written all the same, as build writes it.
+          if (!output.mode.json) for (const warning of scan.manifest.warnings) output.warn(warning);
+          throw refusal;
+        }
         output.result(summariseScan(scan, manifestPath), {
           manifest_path: manifestPath,
           manifest: scan.manifest,

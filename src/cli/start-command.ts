@@ -1,3 +1,5 @@
+import { existsSync } from 'node:fs';
+import { join, relative } from 'node:path';
 import { getHeapStatistics } from 'node:v8';
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import packageJson from '../../package.json' with { type: 'json' };
@@ -14,6 +16,7 @@ import { corsOrigin, endpointSeconds, fileName, heapShare, imageReference, integ
 import { runCommand, type CommonOptions } from './run-command.js';
 import { addMissing, readDotenvFile } from './dotenv-file.js';
 import { SvcError } from '../svc-error.js';
+import { locateProject } from '../project-location.js';
 import { createServeLog } from './serve-log.js';
 import { containerServeArgs, type ServeSettings } from './container-serve-args.js';
 import { JOB_STORE_ENV, parseJobStoreLocation, type JobStoreLocation } from '../serve/jobs/job-store-location.js';
@@ -30,6 +33,7 @@ interface StartOptions extends CommonOptions, ServeSettings {
   image?: string;
   apiKey?: string;
   apiKeys?: string;
+  reload?: boolean;
   jobStore?: JobStoreLocation;
 }
 
@@ -51,6 +55,7 @@ export function registerStartCommand(program: Command): void {
     .option('--host <address>', 'address to listen on', '0.0.0.0')
     .option('--port <port>', 'port to listen on', integerBetween(0, 65535), 8000)
     .option('--workers <n>', 'worker processes, each running one call at a time', integerBetween(1, 256), 1)
+    .option('--reload', "restart the workers when the project's Python files or requirements change (local orchestrator)")
     .option('--python <path>', 'Python interpreter for the workers (default: $VIRTUAL_ENV, ./.venv, python3)')
     .option('--max-body-size <MiB>', 'largest request body accepted (413 above); also the most a call\'s media URLs may download', integerBetween(1, 1 << 20), 100)
     .option('--media-url-timeout <seconds>', 'longest the server takes to download a media URL a client gives (then 422)', seconds, 60)
@@ -84,11 +89,11 @@ export function registerStartCommand(program: Command): void {
     .option('--endpoint-timeout <path=seconds>', 'time-out for one endpoint, overriding --job-timeout (repeatable)', endpointSeconds)
     .option('--job-ttl <seconds>', 'how long an ended job stays readable', seconds, 1800)
     .option('--max-jobs <n>', 'most ended jobs kept readable; past it, those already read go first, then new jobs get 503', integerBetween(1, 10_000_000), 10_000)
-    .option(
-      '--max-job-memory <MiB>',
-      "most memory the ended jobs' results may hold, like --max-jobs (default: a quarter of Node's heap)",
-      heapShare(HEAP_MEBIBYTES),
-      Math.floor(HEAP_MEBIBYTES / 4),
+    .addOption(
+      // The default named once, in words and in MiB: commander would add its own (default: N) after the help text's.
+      new Option('--max-job-memory <MiB>', "most memory the ended jobs' results may hold, like --max-jobs")
+        .argParser(heapShare(HEAP_MEBIBYTES))
+        .default(Math.floor(HEAP_MEBIBYTES / 4), `a quarter of Node's heap, ${Math.floor(HEAP_MEBIBYTES / 4)}`),
     )
     .addOption(
       new Option('--job-store <url>', 'where jobs live: memory, or sqlite:PATH to survive a crash (default: sqlite in the state directory for serverless compute; docs/jobs.md)')
@@ -107,9 +112,15 @@ export function registerStartCommand(program: Command): void {
         for (const line of dotenv.ignoredLines) output.warn(`${options.dotenv}:${line}: not NAME=value; ignored`);
         const fromEnvFile = dotenv.variables;
         addMissing(process.env, fromEnvFile);
+        const log = createServeLog(output.mode);
+        const unread = options.dotenv === undefined ? unreadDotenv(target, options.entrypoint) : null;
+        if (unread !== null) log.info(`${unread} is not read: svc start --dotenv ${unread} gives its variables to the service`);
         if (options.orchestrator === 'docker') {
           if (options.jobStore !== undefined) {
             throw new SvcError('usage', '--job-store names a file on this machine: with --orchestrator docker, the container keeps its jobs in its own (docs/jobs.md)');
+          }
+          if (options.reload) {
+            throw new SvcError('usage', '--reload restarts local workers and cannot change a built image: leave out --orchestrator docker, or svc build --image after each change');
           }
           if (options.testInput) {
             throw new SvcError('usage', "--test-input needs --orchestrator local; with --orchestrator docker, a runpod image serves the provider library's test API (/run, /runsync) on --port");
@@ -129,7 +140,7 @@ export function registerStartCommand(program: Command): void {
             env: await containerSecrets(options),
             passEnv: Object.keys(fromEnvFile),
             stopTimeoutSeconds: options.gracePeriod + 5,
-            log: createServeLog(output.mode),
+            log,
           });
           return;
         }
@@ -164,9 +175,10 @@ export function registerStartCommand(program: Command): void {
             maxWaitSeconds: options.maxWait,
             publicUrl: options.publicUrl ?? null,
           },
+          reload: options.reload === true,
           debug: options.debug === true,
           version: packageJson.version,
-          log: createServeLog(output.mode),
+          log,
         });
       });
     });
@@ -178,6 +190,12 @@ function jobStore(text: string): JobStoreLocation {
   } catch (error) {
     throw new InvalidArgumentError((error as Error).message);
   }
+}
+
+/** The project's .env, as a path to give --dotenv, when it has one: svc reads none unless told, as Docker does. */
+function unreadDotenv(target: string, entrypoint: string | undefined): string | null {
+  const file = join(locateProject(target, entrypoint).root, '.env');
+  return existsSync(file) ? relative(process.cwd(), file) : null;
 }
 
 /**

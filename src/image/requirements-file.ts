@@ -63,6 +63,15 @@ const PIP_VARIABLE = /\$\{([A-Z_][A-Z0-9_]*)\}/g;
 /** pip's whole-install options a requirements file may carry, with a value where they take one. */
 const PIP_OPTION = /^--(?:no-index|pre|prefer-binary|require-hashes|(?:trusted-host|only-binary|no-binary|use-feature) [A-Za-z0-9:._,+[\]-]+)$/;
 
+/**
+ * Throws what svc build throws for these dependencies (a line pip cannot read, a value that
+ * would break out of its line, a find-links directory outside the project): svc scan calls
+ * it after writing the manifest, so both commands give one verdict, from this one code path.
+ */
+export function checkDependencies(dependencies: ManifestDependencies): void {
+  renderRequirementFiles(dependencies);
+}
+
 export function renderRequirementFiles(dependencies: ManifestDependencies, compilerPackages: readonly string[] = []): RequirementFiles {
   refuseUnreadableLines(dependencies.unreadable);
   const remote: string[] = [];

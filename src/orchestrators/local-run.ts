@@ -11,15 +11,19 @@ import { SvcError } from '../svc-error.js';
 import { waitForStopSignal } from '../stop-signal.js';
 import { findPythonInterpreter, type PythonInterpreter } from '../worker/python-interpreter.js';
 import { WorkerPool } from '../worker/worker-pool.js';
+import { PoolSwitch } from '../worker/pool-switch.js';
 import { COMPUTE_VALUES, DEFAULT_TARGET, SERVED_PROVIDERS, type Compute, type Provider, type ServedProvider } from '../deployment-target.js';
 import { API_KEYS_ENV, ApiKeys } from '../serve/api-keys.js';
 import { createGateway } from '../serve/gateway.js';
 import type { JobSettings } from '../serve/gateway-options.js';
+import { JobRunner } from '../serve/jobs/job-runner.js';
 import { JobStore } from '../serve/jobs/job-store.js';
 import type { JobJournal } from '../serve/jobs/job-journal.js';
 import { planRecovery } from '../serve/jobs/job-recovery.js';
 import { defaultJobStoreLocation, describeJobStore, type JobStoreLocation } from '../serve/jobs/job-store-location.js';
 import { SqliteJobJournal, sqliteLoads } from '../serve/jobs/sqlite-job-journal.js';
+import { serveReloading } from './local-reload.js';
+import { closeWhenJobsRead } from './server-stop.js';
 import { urlHost } from '../listen-url.js';
 import { listenOn } from '../serve/listen.js';
 import type { ServeLog } from '../serve-log.js';
@@ -51,14 +55,15 @@ export interface LocalServeOptions {
   apiKey: string | undefined;
   apiKeysFile: string | undefined;
   jobs: JobSettings;
-  /** --job-store; by default sqlite for serverless compute, memory for dedicated. */
+  /** --job-store; by default sqlite for serverless compute, memory for dedicated (and --reload). */
   jobStore: JobStoreLocation | undefined;
+  /** Restart the workers, and follow their endpoints, when the project's Python files or requirements change. */
+  reload: boolean;
   log: ServeLog;
 }
 
 const RETRY_AFTER_SECONDS = 5;
-/** The least time a stopping server gives clients to read jobs that ended while it stopped: a poll a second or two apart. */
-const ENDED_JOBS_READING_MS = 5_000;
+const RELOAD_WITH_RUNPOD = "--reload serves HTTP on this machine and does not take a provider's jobs: leave out --provider runpod, --test-server and --test-input, or add --provider localhost";
 
 /**
  * `svc start` with the local orchestrator: Python workers on this machine behind the
@@ -90,6 +95,7 @@ async function serveWithFileDir(options: LocalServeOptions, fileDir: string, hel
   // and --test-input name runpod themselves, so their file and library are checked first too.
   const { testServer, testInputFile } = options.runpodTrial;
   const named = options.provider ?? (testServer || testInputFile !== undefined ? 'runpod' : undefined);
+  if (options.reload && named === 'runpod') throw new SvcError('usage', RELOAD_WITH_RUNPOD);
   const early = named === undefined ? null : await prepareProvider(named, options, python);
   log.info(`starting ${options.workers} worker${options.workers === 1 ? '' : 's'} of ${entrypoint} with ${python.path} (Python ${python.version}, from ${python.source})`);
   const imagePython = recordedImagePython(root);
@@ -99,17 +105,98 @@ async function serveWithFileDir(options: LocalServeOptions, fileDir: string, hel
 
   // A file named on the command line is opened before any model loads: a bad path fails at once.
   if (options.jobStore?.kind === 'sqlite') held.journal = SqliteJobJournal.open(options.jobStore.path);
+  /** The store, with the jobs its journal kept from the last server, which the runner takes up again. */
+  const openJobs = (retention: JobSettings | null, runner: (store: JobStore) => JobRunner) => {
+    const store = new JobStore(retention ?? options.jobs, Date.now, held.journal);
+    const jobRunner = runner(store);
+    if (held.journal !== null) {
+      const plan = planRecovery(held.journal.load(), Date.now(), options.jobs.ttlMs);
+      jobRunner.resume(store.restore(plan));
+      log.info(
+        `jobs are kept in ${held.journal.location}: ${plan.kept.length} ended job(s) still readable, ${plan.toRun.length} to run` +
+          (plan.failed.length > 0 ? `, ${plan.failed.length} failed as the server stopped twice while they ran` : ''),
+      );
+    }
+    return { store, jobRunner };
+  };
 
-  const pool = new WorkerPool({
-    workers: options.workers,
-    python: python.path,
-    fileDir,
-    serviceFile: join(root, entrypoint),
-    projectDir: root,
-    maxQueue: options.queueSize,
-    cancelGraceMs: options.cancelGraceMs,
-    onLog: (line) => log.worker(line.worker, line.call, line.stream, line.line),
-  });
+  const newPool = () =>
+    new WorkerPool({
+      workers: options.workers,
+      python: python.path,
+      fileDir,
+      serviceFile: join(root, entrypoint),
+      projectDir: root,
+      maxQueue: options.queueSize,
+      cancelGraceMs: options.cancelGraceMs,
+      onLog: (line) => log.worker(line.worker, line.call, line.stream, line.line),
+    });
+  // One for the server's life: a job outlives the pool and the gateway that took it (--reload).
+  const calls = new PoolSwitch();
+  const newJobRunner = (jobStore: JobStore) =>
+    new JobRunner(jobStore, calls, { timeoutsMs: options.jobs.timeoutsMs, defaultTimeoutMs: options.jobs.defaultTimeoutMs, debug: options.debug });
+  const newGateway = (pool: WorkerPool, { keys: gatewayKeys, jobStore, jobRunner }: { keys: ApiKeys; jobStore: JobStore; jobRunner: JobRunner }) => {
+    const title = pool.app.title ?? basename(root);
+    const compute = options.compute ?? serviceCompute(pool.app.compute);
+    checkTimeoutPaths(options.jobs.timeoutsMs, pool.endpoints.map((endpoint) => endpoint.path));
+    const gateway = createGateway({
+      keys: gatewayKeys,
+      jobStore,
+      runner: calls.describing(pool),
+      title,
+      compute,
+      jobs: options.jobs,
+      version: options.version,
+      maxBodyBytes: options.maxBodyBytes,
+      retryAfterSeconds: RETRY_AFTER_SECONDS,
+      debug: options.debug,
+      fileDir,
+      mediaUrls: options.mediaUrlTimeoutMs === null ? null : { maxBytes: options.maxBodyBytes, timeoutMs: options.mediaUrlTimeoutMs },
+      onRequestLog: (line) => log.request(line),
+      log,
+      corsOrigins: options.corsOrigins,
+    }, jobRunner);
+    const logReady = (address: string, event: 'listening' | 'reloaded') => {
+      const shown = address.replace('0.0.0.0', 'localhost');
+      log.info(`${title} is ready on ${shown} (docs: ${shown}/docs; ${compute} compute${keys.enabled ? ', API key required' : ''}${reachNote(options.host)})`);
+      for (const endpoint of pool.endpoints) log.info(`  ${endpoint.methods.join(',')} ${endpoint.path}`);
+      log.event(event, { url: address, endpoints: pool.endpoints.map((endpoint) => endpoint.path) });
+    };
+    return { gateway, logReady };
+  };
+
+  if (options.reload) {
+    const { store: jobStore, jobRunner } = openJobs(null, newJobRunner);
+    let isFirst = true;
+    await serveReloading({
+      root,
+      host: options.host,
+      port: options.port,
+      gracePeriodMs: options.gracePeriodMs,
+      log,
+      stopSignal: waitForStopSignal(),
+      calls,
+      jobStore,
+      newPool,
+      newGateway: async (pool) => {
+        if (options.provider === undefined && serviceProvider(pool.app.provider, log) === 'runpod') throw new SvcError('usage', RELOAD_WITH_RUNPOD);
+        const { gateway, logReady } = newGateway(pool, { keys, jobStore, jobRunner });
+        const ready = await gateway;
+        await ready.ready();
+        return {
+          gateway: ready,
+          ready: (url) => {
+            logReady(url, isFirst ? 'listening' : 'reloaded');
+            isFirst = false;
+          },
+        };
+      },
+    });
+    log.info('stopped');
+    return;
+  }
+
+  const pool = newPool();
   const stopSignal = waitForStopSignal();
   // The port answers STARTING while the workers load, unless nothing will listen on it.
   const usesPort = early === null || early.runpod === null || early.runpod.kind === 'test-server';
@@ -131,48 +218,21 @@ async function serveWithFileDir(options: LocalServeOptions, fileDir: string, hel
 
   try {
     const prepared = early ?? (await prepareProvider(serviceProvider(pool.app.provider, log), options, python));
-    const title = pool.app.title ?? basename(root);
-    const compute = options.compute ?? serviceCompute(pool.app.compute);
     const gatewayKey = prepared.runpod ? randomBytes(32).toString('base64url') : null;
-    checkTimeoutPaths(options.jobs.timeoutsMs, pool.endpoints.map((endpoint) => endpoint.path));
     // The runpod worker's jobs are its bridge's alone, read once as they end: kept longer, a
     // worker serving images for an hour held every result (20 MB each) until it ran out of memory.
-    let jobStore: JobStore;
-    let jobsToResume: ReturnType<JobStore['restore']> = [];
     if (prepared.runpod) {
-      if (options.jobStore !== undefined) log.info("--job-store is not used with --provider runpod: the provider's queue keeps the jobs");
-      jobStore = new JobStore({ ttlMs: 0, maxRetained: 0, maxRetainedBytes: 0 });
+      if (held.journal !== null) log.info("--job-store is not used with --provider runpod: the provider's queue keeps the jobs");
+      held.journal?.close();
+      held.journal = null;
     } else {
-      held.journal ??= openDefaultJournal(defaultJobStoreLocation(compute, root, process.env, homedir()), log);
-      jobStore = new JobStore(options.jobs, Date.now, held.journal);
-      if (held.journal !== null) {
-        const plan = planRecovery(held.journal.load(), Date.now(), options.jobs.ttlMs);
-        jobsToResume = jobStore.restore(plan);
-        log.info(
-          `jobs are kept in ${held.journal}: ${plan.kept.length} ended job(s) still readable, ${plan.toRun.length} to run` +
-            (plan.failed.length > 0 ? `, ${plan.failed.length} failed as the server stopped twice while they ran` : ''),
-        );
-      }
+      held.journal ??= openDefaultJournal(defaultJobStoreLocation(options.compute ?? serviceCompute(pool.app.compute), root, process.env, homedir()), log);
     }
-    const gateway = await createGateway({
-      jobStore,
-      jobsToResume,
-      runner: pool,
-      title,
-      compute,
-      // The runpod worker's gateway answers only its bridge: the provider authenticates callers.
-      keys: gatewayKey ? ApiKeys.from({ key: gatewayKey }) : keys,
-      jobs: options.jobs,
-      version: options.version,
-      maxBodyBytes: options.maxBodyBytes,
-      retryAfterSeconds: RETRY_AFTER_SECONDS,
-      debug: options.debug,
-      fileDir,
-      mediaUrls: options.mediaUrlTimeoutMs === null ? null : { maxBytes: options.maxBodyBytes, timeoutMs: options.mediaUrlTimeoutMs },
-      onRequestLog: (line) => log.request(line),
-      log,
-      corsOrigins: options.corsOrigins,
-    });
+    const { store: jobStore, jobRunner } = openJobs(prepared.runpod ? { ...options.jobs, ttlMs: 0, maxRetained: 0, maxRetainedBytes: 0 } : null, newJobRunner);
+    calls.switchTo(pool);
+    // The runpod worker's gateway answers only its bridge: the provider authenticates callers.
+    const served = newGateway(pool, { keys: gatewayKey ? ApiKeys.from({ key: gatewayKey }) : keys, jobStore, jobRunner });
+    const gateway = await served.gateway;
     if (prepared.runpod && gatewayKey) {
       if (keys.enabled) log.info('--api-key and SERVICE_API_KEY are not used with --provider runpod: the provider authenticates its callers');
       await runAsRunpodWorker({
@@ -191,11 +251,7 @@ async function serveWithFileDir(options: LocalServeOptions, fileDir: string, hel
         log,
       });
     } else {
-      const address = await listenOn(gateway, options.host, starting?.port ?? options.port);
-      const shown = address.replace('0.0.0.0', 'localhost');
-      log.info(`${title} is ready on ${shown} (docs: ${shown}/docs; ${compute} compute${keys.enabled ? ', API key required' : ''}${reachNote(options.host)})`);
-      for (const endpoint of pool.endpoints) log.info(`  ${endpoint.methods.join(',')} ${endpoint.path}`);
-      log.event('listening', { url: address, endpoints: pool.endpoints.map((endpoint) => endpoint.path) });
+      served.logReady(await listenOn(gateway, options.host, starting?.port ?? options.port), 'listening');
 
       const signal = await stopSignal;
       log.info(`${signal}: finishing in-flight calls (up to ${options.gracePeriodMs / 1000} s), then stopping`);
@@ -203,19 +259,7 @@ async function serveWithFileDir(options: LocalServeOptions, fileDir: string, hel
       // stopping pool, and clients can still poll, stream or cancel their jobs.
       const deadline = Date.now() + options.gracePeriodMs;
       await pool.shutdown(options.gracePeriodMs);
-      if (jobStore.unreadCount > 0) {
-        // Jobs that ended as the grace period ran out still get a few seconds to be read.
-        const readingMs = Math.max(deadline - Date.now(), ENDED_JOBS_READING_MS);
-        log.info(`waiting up to ${Math.ceil(readingMs / 1000)} s for clients to read ${jobStore.unreadCount} ended job(s)`);
-        await jobStore.whenEndedJobsRead(readingMs);
-      }
-      const closing = gateway.close();
-      // Every call has ended and its answer is written: keep-alive connections that clients
-      // hold open would otherwise keep the server up.
-      gateway.server.closeIdleConnections();
-      await Promise.race([closing, new Promise((resolve) => setTimeout(resolve, 1000).unref())]);
-      gateway.server.closeAllConnections();
-      await closing;
+      await closeWhenJobsRead({ jobStore, deadline, log, server: gateway.server, close: () => gateway.close() });
     }
   } finally {
     // Also when the provider stopped on its own or a check failed: the workers must not outlive svc.

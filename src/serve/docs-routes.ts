@@ -1,10 +1,16 @@
 import type { FastifyInstance } from 'fastify';
 import type { Compute } from '../deployment-target.js';
 import type { CallBackend } from './call-backend.js';
-import { renderDocsPage } from './docs-page.js';
+import { FAVICON_SVG, renderDocsPage } from './docs-page.js';
 import { describeService } from './openapi.js';
 
-/** `GET /openapi.json` and `GET /docs`; both stay open when auth is on. */
+const FAVICON_PATH = '/favicon.ico';
+
+/**
+ * `GET /openapi.json`, `GET /docs` and `GET /favicon.ico`; all stay open when auth is on.
+ * The icon answers the request a browser makes on its own (SVG, which browsers take at that
+ * path); a service's own endpoint at /favicon.ico keeps it.
+ */
 export async function registerDocsRoutes(
   app: FastifyInstance,
   { runner, version, title, compute }: { runner: CallBackend; version: string; title: string; compute: Compute },
@@ -13,4 +19,9 @@ export async function registerDocsRoutes(
   const page = renderDocsPage(title);
   app.get('/openapi.json', { config: { public: true } }, async () => document);
   app.get('/docs', { config: { public: true } }, async (_request, reply) => reply.type('text/html; charset=utf-8').send(page));
+  if (!runner.endpoints.some((endpoint) => endpoint.path.replace(/\/$/, '') === FAVICON_PATH)) {
+    app.get(FAVICON_PATH, { config: { public: true } }, async (_request, reply) =>
+      reply.type('image/svg+xml').header('cache-control', 'public, max-age=86400').send(FAVICON_SVG),
+    );
+  }
 }

@@ -1,9 +1,7 @@
 import type { Compute } from '../deployment-target.js';
 import type { ApiKeys } from './api-keys.js';
 import type { CallBackend } from './call-backend.js';
-import type { JobArguments } from './jobs/job-journal.js';
 import type { JobStore } from './jobs/job-store.js';
-import type { Job } from './jobs/job.js';
 import type { MediaUrlSettings } from './media-urls.js';
 import type { ServeLog } from '../serve-log.js';
 
@@ -33,8 +31,6 @@ export interface GatewayOptions {
   jobs: JobSettings;
   /** Where jobs live; the server that owns the gateway reads it when stopping. */
   jobStore: JobStore;
-  /** Jobs the store took back from its journal (a restart after a crash): the gateway runs them. */
-  jobsToResume?: ReadonlyArray<{ job: Job; args: JobArguments }>;
   onRequestLog?: (line: string) => void;
   /** Where the gateway tells what it notices as it starts (an endpoint's alias, one left out). */
   log?: Pick<ServeLog, 'info' | 'warn'>;

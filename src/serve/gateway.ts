@@ -9,7 +9,7 @@ import { registerDocsRoutes } from './docs-routes.js';
 import { registerEndpointRoutes } from './endpoint-routes.js';
 import { registerHealthRoute } from './health-route.js';
 import { HttpError } from './http-error.js';
-import { JobRunner } from './jobs/job-runner.js';
+import type { JobRunner } from './jobs/job-runner.js';
 import { registerJobRoutes } from './jobs/job-routes.js';
 import { registerUnknownRouteAnswers } from './unknown-routes.js';
 import { registerBodyParsers, unsupportedMediaType } from './request-bodies.js';
@@ -21,9 +21,10 @@ const MAX_FORM_PARTS = 1000;
 /**
  * The HTTP side of `svc start`: routing, body parsing, validation, docs, health, and the
  * single place where errors become the one error body shape. Features are plugins that
- * each own their routes.
+ * each own their routes. `jobRunner` is made once per server, so that a job outlives the
+ * gateway that took it (svc start --reload).
  */
-export async function createGateway(options: GatewayOptions): Promise<FastifyInstance> {
+export async function createGateway(options: GatewayOptions, jobRunner: JobRunner): Promise<FastifyInstance> {
   const sendError = (error: FastifyError | HttpError, reply: FastifyReply) => {
     const httpError = error instanceof HttpError ? error : fromFastifyError(error, options.maxBodyBytes);
     for (const [name, value] of Object.entries(httpError.extra.headers ?? {})) reply.header(name, value);
@@ -58,12 +59,6 @@ export async function createGateway(options: GatewayOptions): Promise<FastifyIns
   }
 
   const store = options.jobStore;
-  const jobRunner = new JobRunner(store, options.runner, {
-    timeoutsMs: options.jobs.timeoutsMs,
-    defaultTimeoutMs: options.jobs.defaultTimeoutMs,
-    debug: options.debug,
-  });
-  jobRunner.resume(options.jobsToResume ?? []);
   const jobRoutes = {
     store,
     runner: jobRunner,

@@ -1,11 +1,15 @@
-import type { FastifyInstance } from 'fastify';
 import { SvcError } from '../svc-error.js';
+
+/** Anything that listens as Fastify does, resolving with its URL. */
+interface Listener {
+  listen(address: { host: string; port: number }): Promise<string>;
+}
 
 /**
  * Listens on the address, turning what a user can fix (a port in use, a port that needs
  * privileges, an address this machine does not have) into one line that says how.
  */
-export async function listenOn(app: FastifyInstance, host: string, port: number): Promise<string> {
+export async function listenOn(app: Listener, host: string, port: number): Promise<string> {
   try {
     return await app.listen({ host, port });
   } catch (error) {

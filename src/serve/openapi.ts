@@ -248,7 +248,9 @@ function multipartSchema(endpoint: EndpointReport, mediaKinds: Set<string>): Jso
     }
     mediaKinds.add(upload.media);
     const file = uploadSchema(upload.media);
-    properties[name] = upload.repeated ? { type: 'array', items: file } : file;
+    // The docstring's help for the parameter stays with it.
+    const help: Json = isJsonObject(schema) && typeof schema.description === 'string' ? { description: schema.description } : {};
+    properties[name] = upload.repeated ? { type: 'array', items: file, ...help } : { ...file, ...help };
   }
   return { ...endpoint.input_schema, properties };
 }

@@ -12,7 +12,7 @@ import { fileUploadOf } from './file-parameters.js';
 import { fetchMediaUrls, type MediaUrlSettings } from './media-urls.js';
 import { acceptedTypes, listItemSchema } from './parameter-schemas.js';
 import { PartContentTypes } from './multipart-part-types.js';
-import { FormFields } from './request-bodies.js';
+import { FormFields, jsonProblem } from './request-bodies.js';
 import { gatherFormModels } from './form-models.js';
 
 export interface ReadArguments {
@@ -168,7 +168,7 @@ async function readMultipart(request: FastifyRequest, endpoint: EndpointReport, 
       const reference = { $file: { path, file_name: part.filename || null, content_type: (gaveContentType && part.mimetype) || null } };
       files[part.fieldname] = upload?.repeated ? [...((files[part.fieldname] as Value[] | undefined) ?? []), reference] : reference;
     }
-    const fields = Object.fromEntries(Object.entries(withoutEmptyFields(texts)).map(([name, values]) => [name, fieldsValue([values].flat(), properties[name])]));
+    const fields = Object.fromEntries(Object.entries(withoutEmptyFields(texts)).map(([name, values]) => [name, fieldsValue(name, [values].flat(), properties[name])]));
     rejectFileReferences(fields, '');
     // Validate with each file standing in as a string, then hand the worker the file references.
     const placeholders = Object.entries(files).map(([name, value]) => [name, Array.isArray(value) ? value.map(() => '') : '']);
@@ -190,8 +190,8 @@ function withoutEmptyFields<T extends string | string[]>(fields: Record<string, 
 }
 
 /** A parameter's text parts: one is the value, several are a list's items. */
-function fieldsValue(texts: string[], schema: Value | undefined): Value {
-  return texts.length === 1 ? fieldValue(texts[0], schema) : texts.map((text) => fieldValue(text, listItemSchema(schema)));
+function fieldsValue(name: string, texts: string[], schema: Value | undefined): Value {
+  return texts.length === 1 ? fieldValue(name, texts[0], schema) : texts.map((text, index) => fieldValue(`${name}[${index}]`, text, listItemSchema(schema)));
 }
 
 /**
@@ -214,11 +214,12 @@ function givenTwice(name: string, mixedList: boolean): HttpError {
 }
 
 /**
- * Form fields are text, and may carry JSON (`[1, 2]`). A parameter that takes a string
- * (`str`, `Optional[str]`) gets the text as it is, quotes and spaces included, unless it is
- * JSON of another type the parameter also takes (a media object for an image).
+ * Form fields are text, and may carry JSON (`[1, 2]`), held to what a JSON body is: no
+ * deeper than the protocol carries, no number beyond a double. A parameter that takes a
+ * string (`str`, `Optional[str]`) gets the text as it is, quotes and spaces included, unless
+ * it is JSON of another type the parameter also takes (a media object for an image).
  */
-function fieldValue(text: unknown, schema: Value | undefined): Value {
+function fieldValue(name: string, text: unknown, schema: Value | undefined): Value {
   const value = String(text);
   let parsed: Value;
   try {
@@ -233,9 +234,11 @@ function fieldValue(text: unknown, schema: Value | undefined): Value {
   // JSON of a type the parameter does not take stays text, refused as a URL-encoded form's
   // is: parsed, `true` for an int would become 1.
   if (types.size > 0 && !types.has(jsonTypeOf(parsed)) && !(typeof parsed === 'number' && types.has('number'))) return value;
-  if (!types.has('string')) return parsed;
   const container = Array.isArray(parsed) ? 'array' : isJsonObject(parsed) ? 'object' : null;
-  return container !== null && types.has(container) ? parsed : value;
+  if (types.has('string') && (container === null || !types.has(container))) return value;
+  const problem = jsonProblem(parsed, name);
+  if (problem !== null) throw problem;
+  return parsed;
 }
 
 function jsonTypeOf(value: Value): string {

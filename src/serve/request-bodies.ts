@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify';
+import { MAX_VALUE_DEPTH } from '../worker/protocol.js';
 import { HttpError } from './http-error.js';
 
 /**
@@ -8,12 +9,6 @@ import { HttpError } from './http-error.js';
 export class FormFields {
   constructor(readonly fields: Record<string, string | string[]>) {}
 }
-
-/**
- * Deeper JSON is refused: svc's own recursive passes over arguments overflow the stack
- * somewhere past a thousand levels, and Python's json module (the worker's) fails near 1,000.
- */
-export const MAX_JSON_DEPTH = 512;
 
 const JSON_MEDIA_TYPE = /^application\/([\w.+-]+\+)?json\s*(;|$)/i;
 const FORM_MEDIA_TYPE = /^application\/x-www-form-urlencoded\s*(;|$)/i;
@@ -71,34 +66,40 @@ function utf8Text(body: Buffer): string | HttpError {
 }
 
 /**
- * What JSON.parse accepts but cannot pass on unchanged: nesting deeper than the limit, and
- * a number beyond a double's range (`1e999`), which JavaScript reads as infinity and JSON
- * would send on as null. Walks with its own stack, so no depth of input can overflow the
- * call stack here.
+ * What JSON.parse accepts but cannot pass on unchanged: nesting deeper than the protocol
+ * carries (MAX_VALUE_DEPTH), and a number beyond a double's range (`1e999`), which
+ * JavaScript reads as infinity and JSON would send on as null. `name` is where the value
+ * came from: the body (null) or a form field. Walks with its own stack, so no depth of input
+ * can overflow the call stack here, and to the end, so the answer says how deep it went.
  */
-function jsonProblem(root: unknown): HttpError | null {
+export function jsonProblem(root: unknown, name: string | null = null): HttpError | null {
   type Entry = { value: unknown; depth: number; parent: Entry | null; key: string | number };
-  const pending: Entry[] = [{ value: root, depth: 0, parent: null, key: '' }];
+  const pending: Entry[] = [{ value: root, depth: 0, parent: null, key: name ?? '' }];
+  let deepest = 0;
+  let beyondDouble: Entry | null = null;
   for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
     const { value, depth } = next;
-    if (typeof value === 'number' && !Number.isFinite(value)) {
-      const field = fieldPath(next);
-      return new HttpError(422, 'validation_error', 'invalid_input', `invalid input: ${field}: is a number beyond the range of a double, which would read as infinity`, {
-        detail: [{ field, message: 'is a number beyond the range of a double, which would read as infinity' }],
-      });
-    }
+    if (typeof value === 'number' && !Number.isFinite(value)) beyondDouble ??= next;
     if (value === null || typeof value !== 'object') continue;
-    if (depth >= MAX_JSON_DEPTH) {
-      return new HttpError(400, 'invalid_request', 'too_deep', `the body nests arrays or objects more than ${MAX_JSON_DEPTH} levels deep`);
-    }
+    deepest = Math.max(deepest, depth + 1);
     const entries: Array<[string | number, unknown]> = Array.isArray(value) ? value.map((item, index) => [index, item]) : Object.entries(value);
     for (const [key, child] of entries) pending.push({ value: child, depth: depth + 1, parent: next, key });
+  }
+  if (deepest > MAX_VALUE_DEPTH) {
+    const what = name === null ? 'the body' : `the form field ${JSON.stringify(name)}`;
+    return new HttpError(400, 'invalid_request', 'too_deep', `${what} nests arrays or objects ${deepest} levels deep, more than the ${MAX_VALUE_DEPTH} this server takes`);
+  }
+  if (beyondDouble !== null) {
+    const field = fieldPath(beyondDouble);
+    return new HttpError(422, 'validation_error', 'invalid_input', `invalid input: ${field}: is a number beyond the range of a double, which would read as infinity`, {
+      detail: [{ field, message: 'is a number beyond the range of a double, which would read as infinity' }],
+    });
   }
   return null;
 
   function fieldPath(entry: Entry): string {
     const keys: Array<string | number> = [];
-    for (let at: Entry | null = entry; at !== null && at.parent !== null; at = at.parent) keys.unshift(at.key);
+    for (let at: Entry | null = entry; at !== null && (at.parent !== null || name !== null); at = at.parent) keys.unshift(at.key);
     return keys.map((key, index) => (typeof key === 'number' ? `[${key}]` : index === 0 ? key : `.${key}`)).join('') || '(the body)';
   }
 }

@@ -8,12 +8,7 @@ import { listenOn } from './listen.js';
  * Retry-After. The gateway replaces it on the same port once every worker is ready.
  */
 export async function listenWhileStarting(host: string, port: number): Promise<{ port: number; close: () => Promise<void> }> {
-  const app: FastifyInstance = Fastify({ logger: false });
-  app.get('/health', async () => ({ status: 'STARTING' }));
-  app.setNotFoundHandler(async (_request, reply) => {
-    const error = new HttpError(503, 'unavailable', 'starting', 'the service is starting; retry shortly');
-    return reply.code(503).header('retry-after', '2').send(error.toBody());
-  });
+  const app = startingGateway();
   await listenOn(app, host, port);
   const address = app.server.address();
   const boundPort = typeof address === 'object' && address !== null ? address.port : port;
@@ -25,4 +20,15 @@ export async function listenWhileStarting(host: string, port: number): Promise<{
       await closing;
     },
   };
+}
+
+/** The routes that answer while the workers load, not yet listening. */
+export function startingGateway(): FastifyInstance {
+  const app: FastifyInstance = Fastify({ logger: false });
+  app.get('/health', async () => ({ status: 'STARTING' }));
+  app.setNotFoundHandler(async (_request, reply) => {
+    const error = new HttpError(503, 'unavailable', 'starting', 'the service is starting; retry shortly');
+    return reply.code(503).header('retry-after', '2').send(error.toBody());
+  });
+  return app;
 }

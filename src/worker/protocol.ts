@@ -18,6 +18,15 @@ export const PROTOCOL_VERSION = 4;
 export const MAX_EVENT_BYTES = 200 * 2 ** 20;
 export const MAX_INLINE_MEDIA_CHARS = 200 * 2 ** 20;
 
+/**
+ * How deep arrays and objects may nest in a value either way: the gateway refuses deeper
+ * input, and a worker (told so in APIPOD_MAX_VALUE_DEPTH) makes its Python deep enough to
+ * carry it through decoding, the function and encoding, and fails a deeper result with
+ * ResultTooDeep. Python's json module gives up near 1,000 levels, and the gateway's own
+ * JSON.stringify a few thousand levels in.
+ */
+export const MAX_VALUE_DEPTH = 512;
+
 /** Plain JSON, as it travels on the pipes. */
 export type Value = null | boolean | number | string | Value[] | { [key: string]: Value };
 

@@ -41,7 +41,7 @@ export class PoolClosedError extends Error {
   override readonly name = 'PoolClosedError';
 }
 
-type Phase = 'created' | 'starting' | 'running' | 'setup_failed' | 'stopping' | 'stopped';
+type Phase = 'created' | 'starting' | 'running' | 'retiring' | 'setup_failed' | 'stopping' | 'stopped';
 
 interface Slot {
   id: number;
@@ -79,6 +79,8 @@ export class WorkerPool {
   private report: ReadyEvent | null = null;
   private readonly onLog: (line: LogLine) => void;
   private stopped: Promise<void> | null = null;
+  /** Called when a retiring pool has run its last call. */
+  private onIdle: (() => void) | null = null;
 
   constructor(private readonly options: WorkerPoolOptions) {
     const count = options.workers ?? 1;
@@ -145,6 +147,7 @@ export class WorkerPool {
         this.waiting.splice(this.waiting.indexOf(call), 1);
         this.countWaiting(endpoint, -1);
         settle({ kind: 'cancelled' });
+        this.settleIfIdle();
       };
       const call: WaitingCall = {
         endpoint,
@@ -170,8 +173,33 @@ export class WorkerPool {
     return this.stopped;
   }
 
+  /**
+   * Takes no more calls but runs those already accepted, queued ones included (their
+   * arguments were checked against this pool's endpoints), then shuts the workers down as
+   * shutdown does. A pool replaced by a reload retires; shutdown still cuts it short.
+   */
+  async retire(graceMs: number): Promise<void> {
+    if (this.phase === 'running') {
+      this.phase = 'retiring';
+      await new Promise<void>((resolve) => {
+        this.onIdle = resolve;
+        this.settleIfIdle();
+      });
+    }
+    await this.shutdown(graceMs);
+  }
+
+  private settleIfIdle(): void {
+    if (this.onIdle && this.waiting.length === 0 && this.slots.every((slot) => slot.running === null)) {
+      this.onIdle();
+      this.onIdle = null;
+    }
+  }
+
   private async stop(graceMs: number): Promise<void> {
     this.phase = 'stopping';
+    this.onIdle?.();
+    this.onIdle = null;
     const deadline = Date.now() + graceMs;
     for (const call of this.takeAllWaiting()) {
       call.stopListening();
@@ -209,6 +237,12 @@ export class WorkerPool {
       this.note(slot, 'worker killed: the grace period ended during a call, which fails (raise --grace-period to let calls finish)');
     }
     const isStartFailure = this.phase === 'starting' && !this.readyWorkers.has(worker);
+    if (this.phase === 'retiring') {
+      // Not replaced: the pool is going. Calls still waiting fail only when no worker is left for them.
+      if (this.hasNoWorkerLeft()) this.failWaitingCalls();
+      this.settleIfIdle();
+      return;
+    }
     if (isStartFailure || this.phase === 'setup_failed' || this.phase === 'stopping' || this.phase === 'stopped') return;
 
     if (exit.killedFor === 'cancel-timeout') {
@@ -249,7 +283,7 @@ export class WorkerPool {
 
   /** Hands waiting calls, oldest first, to idle workers. */
   private dispatch(): void {
-    if (this.phase !== 'running') return;
+    if (this.phase !== 'running' && this.phase !== 'retiring') return;
     for (let slot = this.idleSlot(); slot && this.waiting.length > 0; slot = this.idleSlot()) {
       const call = this.waiting.shift()!;
       this.countWaiting(call.endpoint, -1);
@@ -265,6 +299,7 @@ export class WorkerPool {
       if (slot.running === running) slot.running = null;
       call.settle(outcome);
       this.dispatch();
+      this.settleIfIdle();
     });
   }
 
@@ -295,7 +330,7 @@ export class WorkerPool {
 
   private healthState(serving: number, busy: number): HealthState {
     if (this.phase === 'setup_failed') return 'SETUP_FAILED';
-    if (this.phase === 'stopping' || this.phase === 'stopped') return 'STOPPING';
+    if (this.phase === 'retiring' || this.phase === 'stopping' || this.phase === 'stopped') return 'STOPPING';
     if (this.phase !== 'created' && this.phase !== 'starting' && this.hasNoWorkerLeft()) return 'DEFUNCT';
     if (this.phase === 'created' || this.phase === 'starting' || serving === 0) return 'STARTING';
     return busy === serving ? 'BUSY' : 'READY';
@@ -304,6 +339,7 @@ export class WorkerPool {
   private describeClosed(): string {
     if (this.phase === 'created' || this.phase === 'starting') return 'not started';
     if (this.phase === 'setup_failed') return 'failed to start';
+    if (this.phase === 'retiring') return 'being replaced by a reload';
     if (this.phase === 'running') return 'without workers: the service keeps crashing';
     return 'shutting down';
   }

@@ -6,7 +6,7 @@ import type { Readable, Writable } from 'node:stream';
 import type { CancelSignal } from './cancel-signal.js';
 import { FileReferenceError, ResultTooLarge, deleteReferencedFiles, inlineFileReferences, type InlineBudget } from './file-references.js';
 import { readLines, readLogLines } from './line-reader.js';
-import { MAX_EVENT_BYTES, MAX_INLINE_MEDIA_CHARS, ProtocolError, encodeCommand, parseEvent } from './protocol.js';
+import { MAX_EVENT_BYTES, MAX_INLINE_MEDIA_CHARS, MAX_VALUE_DEPTH, ProtocolError, encodeCommand, parseEvent } from './protocol.js';
 import type { CallEvent, Command, ErrorInfo, ReadyEvent, Value } from './protocol.js';
 import { toolkitPythonDir } from './svc-package.js';
 import { WorkerStartError } from './worker-start-error.js';
@@ -147,6 +147,7 @@ export class WorkerProcess {
         PYTHONUNBUFFERED: '1',
         APIPOD_FILE_DIR: this.fileDir,
         APIPOD_MAX_EVENT_BYTES: String(MAX_EVENT_BYTES),
+        APIPOD_MAX_VALUE_DEPTH: String(MAX_VALUE_DEPTH),
       },
       stdio: ['ignore', 'pipe', 'pipe', 'pipe', 'pipe', 'pipe'],
       // Its own process group: a Ctrl-C at the terminal reaches the gateway, which shuts

@@ -22,8 +22,10 @@ describe('svc scan', () => {
     it(`writes the reviewed manifest for ${name}, the same bytes every time`, async () => {
       const project = copyProject(source);
       const first = await runSvc(['scan', project]);
-      expect(first.stderr).not.toContain('error:');
-      expect(first.exitCode).toBe(0);
+      // The one project whose requirements svc build refuses: the scan refuses them too, and writes its manifest all the same.
+      const refused = name === 'messy-requirements';
+      expect(first.stderr.includes('error:')).toBe(refused);
+      expect(first.exitCode).toBe(refused ? 1 : 0);
       const manifest = readFileSync(join(project, 'apipod-deploy/apipod.json'), 'utf8');
       expectGolden(manifest, join(GOLDEN, `${name}.json`));
       await runSvc(['scan', project]);
@@ -47,7 +49,8 @@ describe('svc scan', () => {
   });
 
   it('decides colour per stream: on a terminal, a stderr sent to a file gets no escape codes', async () => {
-    const project = copyProject(join(PROJECTS, 'messy-requirements'));
+    const project = copyProject(join(EXAMPLES, 'hello'));
+    writeFileSync(join(project, 'requirements.txt'), 'torch==1.12.0+cpu\n'); // a warning, which svc build does not refuse
     const errors = join(project, 'stderr.txt');
     const inner = [process.execPath, SVC_BIN, 'scan', project].map((word) => `'${word}'`).join(' ');
     const { NO_COLOR: _, FORCE_COLOR: __, ...env } = process.env;
@@ -72,10 +75,14 @@ describe('svc scan', () => {
     execFileSync('mkfifo', [join(project, '.python-version')]);
     symlinkSync(join(project, 'gone.toml'), join(project, 'pyproject.toml'));
     const run = await runSvc(['scan', project]);
-    expect(run.exitCode).toBe(0);
     expect(run.stderr).toContain('warning: requirements.txt: is a directory, not a file svc can read; the scan goes on without it');
     expect(run.stderr).toContain('warning: .python-version: is not a regular file, not a file svc can read; the scan goes on without it');
     expect(run.stderr).toContain('warning: pyproject.toml: is a symbolic link to nothing; the scan goes on without it');
+    // An image built without the requirements would lack them: refused, as svc build refuses it.
+    expect([run.exitCode, run.stderr.trim().split('\n').at(-1)]).toEqual([
+      1,
+      'error: requirements.txt: is a directory, not a file svc can read (and 1 more unreadable line: svc scan lists them); pip cannot read it either, so the image would lack it: fix it and build again',
+    ]);
   });
 
   it('refuses an empty --entrypoint as bad usage', async () => {
@@ -150,23 +157,40 @@ describe('svc scan', () => {
     expect((await runSvc(['scan', project, '--entrypoint', 'alias.py'])).exitCode).toBe(0);
   });
 
-  it('warns about each unreadable requirement with file and line, and still writes the manifest', async () => {
+  it('refuses an unreadable requirement as svc build does, after warning about each with file and line, and still writes the manifest', async () => {
     const project = copyProject(join(PROJECTS, 'messy-requirements'));
     const run = await runSvc(['scan', project]);
-    expect(run.exitCode).toBe(0);
+    expect(run.exitCode).toBe(1);
     expect(run.stderr).toMatch(/^warning: requirements\.txt:2: /m);
     expect(run.stderr).toContain('warning: base.txt:1: requirements.txt includes itself');
+    expect(run.stderr.trim().split('\n').at(-1)).toBe(
+      "error: requirements.txt:2: 'not a valid == line!': unexpected 'a valid == line!' after the requirement; pip cannot read it either, so the image would lack it: fix it and build again",
+    );
     expect(run.stderr).not.toMatch(ANSI);
+    expect(JSON.parse(readFileSync(join(project, 'apipod-deploy/apipod.json'), 'utf8')).dependencies.unreadable).toHaveLength(1);
   });
 
-  it('warns about an exact pin that no release can match, instead of failing', async () => {
-    const project = copyProject(join(EXAMPLES, 'hello'));
-    writeFileSync(join(project, 'requirements.txt'), 'torch===>2\n');
-    const run = await runSvc(['scan', project]);
-    expect(run.exitCode).toBe(0);
-    expect(run.stderr).toContain(
-      "warning: requirements.txt:1: torch===>2: '>2' is not a PEP 440 version, so no release of torch matches it",
-    );
+  it('gives the verdict svc build gives on every requirement line: the same error and exit 1, or both go on', async () => {
+    const refused = [
+      'numpy ===', // pip cannot parse it
+      'numpy[bad extra]',
+      'pkg @ https://example.com/a b.whl',
+      'numpy >=1.0 --hash=sha256:zz',
+      'https://example.com/x.whl#egg=foo bar', // parsed, but no line pip reads whole
+      'numpy==1.0; python_version >= "3.8" or extra == "x\\y"',
+      'torch===>2', // no release can match: the scan says so, and both refuse it
+      '--find-links ../wheels', // a directory the image cannot have
+    ];
+    const accepted = ['numpy>=1.0 ; python_version >= "3"  # a comment', 'pkg==1!2.0'];
+    for (const line of [...refused, ...accepted]) {
+      const project = copyProject(join(EXAMPLES, 'hello'));
+      writeFileSync(join(project, 'requirements.txt'), `${line}\n`);
+      const scan = await runSvc(['scan', project]);
+      const build = await runSvc(['build', project]);
+      const verdict = (run: typeof scan) => [run.exitCode, run.stderr.split('\n').find((text) => text.startsWith('error:')) ?? null];
+      expect([line, ...verdict(scan)]).toEqual([line, ...verdict(build)]);
+      expect([line, scan.exitCode]).toEqual([line, refused.includes(line) ? 1 : 0]);
+    }
   });
 
   it('warns that pip will not find torch==X+cpu when the requirements name no index that serves it', async () => {
@@ -209,7 +233,7 @@ describe('svc scan', () => {
   it('lists warnings by file, then line', async () => {
     const project = copyProject(join(EXAMPLES, 'hello'));
     writeFileSync(join(project, '.env'), 'TOKEN=x\n');
-    writeFileSync(join(project, 'requirements.txt'), 'numpy\nnot a requirement!\n');
+    writeFileSync(join(project, 'requirements.txt'), 'numpy\ntorch==1.12.0+cpu\n');
     writeFileSync(
       join(project, 'service.py'),
       'from apipod import APIPod\napp = APIPod(compute="gpu")\n\n@other.endpoint("/x")\ndef x():\n    pass\n\n' +

@@ -2,10 +2,10 @@ import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { startSvc } from '../support/server.js';
-import { REPO_ROOT, runSvc } from '../support/svc.js';
+import { copyProject, REPO_ROOT, runSvc } from '../support/svc.js';
 
 const HELLO = join(REPO_ROOT, 'examples/hello');
 
@@ -72,10 +72,47 @@ describe('svc start on the command line', () => {
     try {
       const run = await runSvc(['start', HELLO, '--host', '127.0.0.1', '--port', String(port)]);
       expect(run.exitCode).toBe(1);
+      // In the order things happen: the workers were being started when the port was found taken.
+      expect(run.stderr.trim().split('\n').map((line) => line.split(' ').slice(0, 3).join(' '))).toEqual(['svc starting 1', 'error: port ' + port]);
       expect(run.stderr.trim().split('\n').at(-1)).toBe(`error: port ${port} is in use on 127.0.0.1: stop what listens there, or choose another with --port`);
     } finally {
       taken.close();
     }
+  });
+
+  it("says once that the project's .env is not read, naming --dotenv, and nothing when --dotenv reads it", async () => {
+    const project = copyProject(HELLO);
+    writeFileSync(join(project, '.env'), 'GREETING=hi\n');
+    const server = await startSvc([project]);
+    const unread = `svc ${relative(REPO_ROOT, join(project, '.env'))} is not read: svc start --dotenv ${relative(REPO_ROOT, join(project, '.env'))} gives its variables to the service`;
+    await server.stop();
+    expect(server.logs().split('\n').filter((line) => line.includes('.env'))).toEqual([unread]);
+    const told = await startSvc([project, '--dotenv', join(project, '.env')]);
+    await told.stop();
+    expect(told.logs()).not.toContain('is not read');
+  });
+
+  it('names each default once in --help', async () => {
+    const run = await runSvc(['start', '--help']);
+    const help = run.stdout.replace(/\s+/g, ' ');
+    expect(help).toMatch(/--max-job-memory <MiB> most memory the ended jobs' results may hold, like --max-jobs \(default: a quarter of Node's heap, \d+\)/);
+    expect(help.match(/\(default: [^)]*\) \(default:/g)).toBeNull();
+  });
+
+  it('stops at once on a second Ctrl-C, without waiting for the call in flight', async () => {
+    const project = copyProject(HELLO);
+    writeFileSync(join(project, 'service.py'), 'import time\nfrom apipod import APIPod\napp = APIPod()\n@app.endpoint("/slow")\ndef slow() -> dict:\n    time.sleep(30)\n    return {}\n');
+    const server = await startSvc([project]);
+    void fetch(`${server.url}/slow`, { method: 'POST', body: '{}', headers: { 'content-type': 'application/json' } }).catch(() => undefined);
+    while (!server.logs().includes('POST /slow') && JSON.stringify(await (await fetch(`${server.url}/health`)).json()).includes('"busy":0')) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    server.process.kill('SIGINT');
+    while (!server.logs().includes('SIGINT: finishing')) await new Promise((resolve) => setTimeout(resolve, 50));
+    const second = Date.now();
+    server.process.kill('SIGINT');
+    const result = await server.process;
+    expect([result.exitCode, Date.now() - second < 2000]).toEqual([130, true]);
   });
 
   it('rejects a --public-url that clients could not follow', async () => {

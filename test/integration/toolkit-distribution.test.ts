@@ -1,10 +1,10 @@
-import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { delimiter, dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { postJson, startSvc } from '../support/server.js';
-import { REPO_ROOT } from '../support/svc.js';
+import { REPO_ROOT, SVC_BIN } from '../support/svc.js';
 
 const SVC_VERSION: string = JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')).version;
 const BUNDLED_TOOLKIT = join(REPO_ROOT, 'python', 'apipod');
@@ -64,7 +64,8 @@ describe('the toolkit as the svc-apipod distribution', () => {
     expect(installed.requires).toBeNull();
     expect(installed.files).toContain('apipod/py.typed');
     expect(installed.files).toContain('apipod/worker.py');
-    expect(installed.files.filter((file: string) => !file.startsWith('apipod/') && !file.startsWith('svc_apipod-'))).toEqual([]);
+    // Beside the package, only the apipod command's console script (into the venv's bin/).
+    expect(installed.files.filter((file: string) => !file.startsWith('apipod/') && !file.startsWith('svc_apipod-'))).toEqual(['../../../bin/apipod']);
   });
 
   it("keeps svc's version in its sdist, whose wheel builds away from package.json (as a published sdist does)", () => {
@@ -92,6 +93,22 @@ describe('the toolkit as the svc-apipod distribution', () => {
       advice = String((error as { stderr: string }).stderr);
     }
     expect(advice).toContain('Install it with `npm install -g svc-ml`');
+  });
+
+  it('installs the apipod command, which needs no Node for its help and refusals and runs the svc on PATH', () => {
+    const apipod = join(dir, 'venv', 'bin', 'apipod');
+    const run = (args: string[], path: string) => spawnSync(apipod, args, { cwd: project, env: { PATH: path }, encoding: 'utf8' });
+    const venvOnly = join(dir, 'venv', 'bin');
+    expect(run(['--help'], venvOnly)).toMatchObject({ status: 0, stdout: expect.stringContaining('apipod --scan, apipod scan            svc scan') });
+    expect(run(['deploy'], venvOnly)).toMatchObject({ status: 2, stderr: expect.stringContaining("svc does not deploy to SocAIty's hosted platform") });
+    expect(run(['--scan'], venvOnly)).toMatchObject({ status: 1, stderr: expect.stringContaining('Install it with `npm install -g svc-ml`, then run `svc scan`') });
+    // With svc on PATH (and the node it runs on), the toolkit's own form runs it.
+    const bin = join(dir, 'svc-bin');
+    mkdirSync(bin);
+    symlinkSync(SVC_BIN, join(bin, 'svc'));
+    const scanned = run(['--scan'], [venvOnly, bin, dirname(process.execPath)].join(delimiter));
+    expect(scanned.status, scanned.stderr).toBe(0);
+    expect(JSON.parse(readFileSync(join(project, 'apipod-deploy', 'apipod.json'), 'utf8')).title).toBe('Which');
   });
 
   it('is not what `svc start` serves with: the toolkit bundled with svc wins, in step with its gateway', async () => {

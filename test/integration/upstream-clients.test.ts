@@ -139,17 +139,21 @@ describe('clients of an apipod-package service against svc start', () => {
     expect((await postJson(`${server.url}/either`, { source: 'a caption' })).body).toBe('str');
   });
 
-  it("tells an upload's type from its bytes and name when its part gave none (requests), and keeps one given", async () => {
+  it("tells an upload's type from its bytes and name when its part gave none (requests), and keeps one given of the parameter's kind", async () => {
     const wav = Buffer.concat([Buffer.from('RIFF'), Buffer.alloc(4), Buffer.from('WAVEfmt ')]).toString('base64');
     const untyped = await callWithRequests({
       url: `${server.url}/content_type`,
       files: [['image', 'red.png', PNG_BASE64, null], ['audio', 'tone.wav', wav, null]],
     });
     expect(untyped).toEqual({ status: 200, body: { image: 'image/png', audio: 'audio/wav' } });
-    const form = new FormData();
-    form.append('image', new Blob([Buffer.from(PNG_BASE64, 'base64')], { type: 'text/plain' }), 'red.png');
-    const typed = await fetch(`${server.url}/content_type`, { method: 'POST', body: form });
-    expect(await typed.json()).toEqual({ image: 'text/plain', audio: null });
+    const typed = async (type: string) => {
+      const form = new FormData();
+      form.append('image', new Blob([Buffer.from(PNG_BASE64, 'base64')], { type }), 'red.png');
+      return (await fetch(`${server.url}/content_type`, { method: 'POST', body: form })).json();
+    };
+    expect(await typed('image/x-png')).toEqual({ image: 'image/x-png', audio: null });
+    // A type of another kind is the client's mistake: an image parameter's file is an image's.
+    expect(await typed('text/plain')).toEqual({ image: 'image/png', audio: null });
   });
 
   it('takes a large upload whose part headers are too long to read at the pace of any other', async () => {

@@ -5,7 +5,8 @@ import { closedPort } from './ports.js';
 
 /**
  * A web server on this machine that media URLs point at, as a storage bucket or a CDN would
- * answer them: a PNG with and without a Content-Type, redirects (a loop, one to ftp://),
+ * answer them: a PNG with and without a Content-Type, a web page (/page.png, an image by
+ * its name only), redirects (a loop, one to ftp://),
  * a 404, a body larger than 1 MiB, one that never ends, and one held until the test says.
  */
 export interface MediaHost {
@@ -47,6 +48,9 @@ export async function startMediaHost(): Promise<MediaHost> {
         response.write(png.subarray(0, 8));
         response.once('close', heldClosed);
         heldRequested();
+        return;
+      case '/page.png':
+        response.writeHead(200, { 'content-type': 'text/html' }).end('<html><body>not an image</body></html>');
         return;
       case '/stalls.png':
         response.writeHead(200, { 'content-type': 'image/png' });

@@ -23,6 +23,8 @@ export interface JournaledJob {
  * follows); the other writes may be grouped, as losing the last of them only runs a job again.
  */
 export interface JobJournal {
+  /** Where the jobs are, as --job-store names it (sqlite:PATH). */
+  readonly location: string;
   /** A job just accepted, with its arguments. */
   record(job: Job, args: JobArguments): void;
   /** A worker took the job: counts a run. */

@@ -33,7 +33,7 @@ export class JobRunner {
 
   constructor(
     private readonly store: JobStore,
-    private readonly runner: CallBackend,
+    private readonly runner: Pick<CallBackend, 'submit'>,
     private readonly options: JobRunnerOptions,
   ) {}
 

@@ -193,7 +193,7 @@ export class SqliteJobJournal implements JobJournal {
     this.db.close();
   }
 
-  toString(): string {
+  get location(): string {
     return `sqlite:${this.path}`;
   }
 
