@@ -97,27 +97,28 @@ async function serveWithFileDir(options: LocalServeOptions, fileDir: string, hel
   const named = options.provider ?? (testServer || testInputFile !== undefined ? 'runpod' : undefined);
   if (options.reload && named === 'runpod') throw new SvcError('usage', RELOAD_WITH_RUNPOD);
   const early = named === undefined ? null : await prepareProvider(named, options, python);
+  // A file named on the command line is opened before any model loads: a bad path fails at once.
+  if (options.jobStore?.kind === 'sqlite') held.journal = SqliteJobJournal.open(options.jobStore.path);
   log.info(`starting ${options.workers} worker${options.workers === 1 ? '' : 's'} of ${entrypoint} with ${python.path} (Python ${python.version}, from ${python.source})`);
   const imagePython = recordedImagePython(root);
   if (imagePython !== null && !python.version.startsWith(`${imagePython.version}.`)) {
     log.warn(`the image runs Python ${imagePython.version} (from ${imagePython.source}), these workers ${python.version}: what works here may not there (--python chooses another)`);
   }
 
-  // A file named on the command line is opened before any model loads: a bad path fails at once.
-  if (options.jobStore?.kind === 'sqlite') held.journal = SqliteJobJournal.open(options.jobStore.path);
-  /** The store, with the jobs its journal kept from the last server, which the runner takes up again. */
+  /** The store, with the jobs its journal kept from the last server, which `resume` runs once a pool serves. */
   const openJobs = (retention: JobSettings | null, runner: (store: JobStore) => JobRunner) => {
     const store = new JobStore(retention ?? options.jobs, Date.now, held.journal);
     const jobRunner = runner(store);
+    let toRun: ReturnType<JobStore['restore']> = [];
     if (held.journal !== null) {
       const plan = planRecovery(held.journal.load(), Date.now(), options.jobs.ttlMs);
-      jobRunner.resume(store.restore(plan));
+      toRun = store.restore(plan);
       log.info(
         `jobs are kept in ${held.journal.location}: ${plan.kept.length} ended job(s) still readable, ${plan.toRun.length} to run` +
           (plan.failed.length > 0 ? `, ${plan.failed.length} failed as the server stopped twice while they ran` : ''),
       );
     }
-    return { store, jobRunner };
+    return { store, jobRunner, resume: () => jobRunner.resume(toRun.splice(0)) };
   };
 
   const newPool = () =>
@@ -166,7 +167,7 @@ async function serveWithFileDir(options: LocalServeOptions, fileDir: string, hel
   };
 
   if (options.reload) {
-    const { store: jobStore, jobRunner } = openJobs(null, newJobRunner);
+    const { store: jobStore, jobRunner, resume } = openJobs(null, newJobRunner);
     let isFirst = true;
     await serveReloading({
       root,
@@ -187,6 +188,7 @@ async function serveWithFileDir(options: LocalServeOptions, fileDir: string, hel
           gateway: ready,
           ready: (url) => {
             logReady(url, isFirst ? 'listening' : 'reloaded');
+            resume();
             isFirst = false;
           },
         };
@@ -228,8 +230,9 @@ async function serveWithFileDir(options: LocalServeOptions, fileDir: string, hel
     } else {
       held.journal ??= openDefaultJournal(defaultJobStoreLocation(options.compute ?? serviceCompute(pool.app.compute), root, process.env, homedir()), log);
     }
-    const { store: jobStore, jobRunner } = openJobs(prepared.runpod ? { ...options.jobs, ttlMs: 0, maxRetained: 0, maxRetainedBytes: 0 } : null, newJobRunner);
+    const { store: jobStore, jobRunner, resume } = openJobs(prepared.runpod ? { ...options.jobs, ttlMs: 0, maxRetained: 0, maxRetainedBytes: 0 } : null, newJobRunner);
     calls.switchTo(pool);
+    resume();
     // The runpod worker's gateway answers only its bridge: the provider authenticates callers.
     const served = newGateway(pool, { keys: gatewayKey ? ApiKeys.from({ key: gatewayKey }) : keys, jobStore, jobRunner });
     const gateway = await served.gateway;

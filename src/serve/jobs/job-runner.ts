@@ -1,5 +1,5 @@
 import type { CallOutcome } from '../../worker/worker-process.js';
-import { PoolClosedError, QueueFullError } from '../../worker/worker-pool.js';
+import { QueueFullError } from '../../worker/worker-pool.js';
 import type { CallBackend } from '../call-backend.js';
 import { isTerminal } from './job-status.js';
 import type { JobArguments } from './job-journal.js';
@@ -80,8 +80,9 @@ export class JobRunner {
   }
 
   /**
-   * Runs the jobs a journal kept across a restart, in the order they came. A job whose
-   * endpoint the service no longer has, or that the pool refuses otherwise, fails saying so.
+   * Runs the jobs a journal kept across a restart, in the order they came, once the pool
+   * serves. A job whose endpoint the service no longer has, or that the pool refuses
+   * otherwise (it is stopping), fails saying so.
    */
   resume(jobs: ReadonlyArray<{ job: Job; args: JobArguments }>): void {
     this.backlog.push(...jobs);
@@ -94,7 +95,7 @@ export class JobRunner {
         try {
           this.start(next.job, next.args);
         } catch (error) {
-          if (error instanceof QueueFullError || error instanceof PoolClosedError) return;
+          if (error instanceof QueueFullError) return;
           this.store.move(next.job, 'FAILED', { error: { type: 'NotRunnable', message: `the job could not be run again after the server restarted: ${(error as Error).message}` } });
         }
       }

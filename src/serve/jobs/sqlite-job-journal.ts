@@ -1,4 +1,4 @@
-import { mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { hostname } from 'node:os';
 import { dirname } from 'node:path';
@@ -103,7 +103,7 @@ export class SqliteJobJournal implements JobJournal {
     let db: BetterSqlite3.Database;
     try {
       // The jobs' results are the callers' data: a directory of this user's alone.
-      mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+      makeDirectory(dirname(path));
       db = new Database(path);
       db.pragma('journal_mode = WAL');
       db.pragma('synchronous = NORMAL');
@@ -216,6 +216,13 @@ export class SqliteJobJournal implements JobJournal {
   }
 }
 
+/** Creates the missing directories one by one: Node 20's recursive mkdir loops forever under /proc. */
+function makeDirectory(directory: string): void {
+  if (existsSync(directory)) return;
+  makeDirectory(dirname(directory));
+  mkdirSync(directory, { mode: 0o700 });
+}
+
 /** Takes the file for this process, unless a server that still runs holds it. */
 function takeFile(db: BetterSqlite3.Database, where: string): void {
   const host = hostname();
@@ -242,9 +249,14 @@ function holderRuns(holder: HolderRow, host: string, now: number): boolean {
   if (holder.pid === process.pid) return false;
   try {
     process.kill(holder.pid, 0);
-    return true;
   } catch (error) {
     return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+  // Killed but not yet reaped by its parent (a zombie, on Linux): it holds nothing.
+  try {
+    return !/^\d+ \(.*\) Z/.test(readFileSync(`/proc/${holder.pid}/stat`, 'utf8'));
+  } catch {
+    return true;
   }
 }
 
