@@ -228,7 +228,9 @@ async function serveWithFileDir(options: LocalServeOptions, fileDir: string, hel
       held.journal?.close();
       held.journal = null;
     } else {
-      held.journal ??= openDefaultJournal(defaultJobStoreLocation(options.compute ?? serviceCompute(pool.app.compute), root, process.env, homedir()), log);
+      if (options.jobStore === undefined) {
+        held.journal = openDefaultJournal(defaultJobStoreLocation(options.compute ?? serviceCompute(pool.app.compute), root, process.env, homedir()), log);
+      }
     }
     const { store: jobStore, jobRunner, resume } = openJobs(prepared.runpod ? { ...options.jobs, ttlMs: 0, maxRetained: 0, maxRetainedBytes: 0 } : null, newJobRunner);
     calls.switchTo(pool);

@@ -134,6 +134,41 @@ describe('jobs in a SQLite file (--job-store sqlite:PATH)', () => {
     }
   }, 60_000);
 
+  it('does not hold up a stop for unread results a crash carried over: they stay in the file for the next start', async () => {
+    const file = jobFile();
+    let server = await startWith(file);
+    const { id } = (await postJson(`${server.url}/order`, { tag: 'unread' })).body as Envelope;
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    await kill9(server);
+
+    server = await startWith(file);
+    const stopping = Date.now();
+    expect(await server.stop()).toBe(0);
+    expect(Date.now() - stopping).toBeLessThan(5000);
+    expect(server.logs()).not.toContain('waiting up to');
+    server = await startWith(file);
+    try {
+      expect((await readJob(server, id)).body).toMatchObject({ status: 'FINISHED', result: 'unread' });
+    } finally {
+      await server.stop();
+    }
+  }, 60_000);
+
+  it('keeps serverless jobs in memory with --job-store memory: a crash loses them', async () => {
+    const memory = [SERVICE, '--compute', 'serverless', '--job-store', 'memory'];
+    let server = await startSvc(memory);
+    const { id } = (await postJson(`${server.url}/order`, { tag: 'gone' })).body as Envelope;
+    await waitUntil(server, id, ['FINISHED']);
+    await kill9(server);
+    server = await startSvc(memory);
+    try {
+      expect(server.logs()).not.toContain('jobs are kept in');
+      expect((await readJob(server, id)).status).toBe(404);
+    } finally {
+      await server.stop();
+    }
+  }, 60_000);
+
   it('refuses a second server on a file another one is using, naming its process', async () => {
     const file = jobFile();
     const server = await startWith(file);

@@ -42,6 +42,11 @@ export class JobStore {
   private readonly ended = new Set<string>();
   /** Ended jobs whose outcome no client has seen yet; a stopping server waits for them to be read. */
   private readonly unread = new Set<string>();
+  /**
+   * The unread jobs taken back from a journal: they count against the retention, but a
+   * stopping server does not wait for them, as they outlive it in the journal once more.
+   */
+  private readonly carried = new Set<string>();
   /** The estimated size of each ended job's result and chunks. */
   private readonly sizes = new Map<string, number>();
   private retainedBytes = 0;
@@ -87,7 +92,10 @@ export class JobStore {
    */
   restore(plan: RecoveryPlan): RecoveryPlan['toRun'] {
     for (const id of plan.expired) this.journal?.forget(id);
-    for (const { job, read } of plan.kept) this.keepEnded(job, !read);
+    for (const { job, read } of plan.kept) {
+      this.keepEnded(job, !read);
+      if (!read) this.carried.add(job.id);
+    }
     for (const job of plan.failed) {
       this.keepEnded(job, true);
       this.journal?.ended(job);
@@ -180,17 +188,18 @@ export class JobStore {
     };
   }
 
-  /** How many ended jobs no client has read yet. */
+  /** How many jobs that ended while this server ran no client has read yet. */
   get unreadCount(): number {
-    return this.unread.size;
+    return this.unread.size - this.carried.size;
   }
 
   /**
-   * Resolves when every ended job has been read, or `timeoutMs` has passed: a server that
+   * Resolves when every job that ended while this server ran has been read, or `timeoutMs`
+   * has passed (those a journal carries over stay readable after a restart): a server that
    * stops right after its last job ends would leave the client polling for it with nothing.
    */
   whenEndedJobsRead(timeoutMs: number): Promise<void> {
-    if (this.unread.size === 0 || timeoutMs <= 0) return Promise.resolve();
+    if (this.unreadCount === 0 || timeoutMs <= 0) return Promise.resolve();
     return new Promise((resolve) => {
       const finish = () => {
         clearTimeout(timer);
@@ -244,8 +253,9 @@ export class JobStore {
 
   private markRead(id: string): void {
     if (!this.unread.delete(id)) return;
+    this.carried.delete(id);
     this.journal?.read(id);
     this.unreadBytes -= this.sizes.get(id) ?? 0;
-    if (this.unread.size === 0) this.events.emit(ALL_READ);
+    if (this.unreadCount === 0) this.events.emit(ALL_READ);
   }
 }
