@@ -19,14 +19,17 @@ export interface JournaledJob {
  * The durable side of a job store: every job, with its arguments, from the moment it is
  * accepted until its retention ends, and the claim of one server on them. The store keeps its
  * jobs in memory as well and tells watchers of changes itself; the journal is what is left
- * when the process is killed. `record` is written through before it returns (the job's 2xx
- * follows); the other writes may be grouped, as losing the last of them only runs a job again.
+ * when the process is killed. A job's submit is answered once `record` is `persisted` (the
+ * jobs of one turn of the event loop share a commit); the other writes are grouped over a
+ * few milliseconds, as losing the last of them to a crash only runs a job again.
  */
 export interface JobJournal {
   /** Where the jobs are, as --job-store names it (sqlite:PATH). */
   readonly location: string;
-  /** A job just accepted, with its arguments. */
+  /** A job just accepted, with its arguments: on disk once `persisted` resolves. */
   record(job: Job, args: JobArguments): void;
+  /** Resolves when every job recorded so far is on disk; its submit may then be answered. */
+  persisted(): Promise<void>;
   /** A worker took the job: counts a run. */
   started(job: Job): void;
   /** The job ended: its outcome, and its arguments dropped. */

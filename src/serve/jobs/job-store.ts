@@ -85,6 +85,11 @@ export class JobStore {
     return job;
   }
 
+  /** Resolves once the jobs created so far are in the journal, if there is one: then a submit may be answered. */
+  persisted(): Promise<void> {
+    return this.journal?.persisted() ?? Promise.resolve();
+  }
+
   /**
    * Takes back what a journal kept when the last server stopped: ended jobs readable (and
    * unread) as they were, and the jobs to run again, which it returns. Called once, before

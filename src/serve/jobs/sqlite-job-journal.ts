@@ -11,6 +11,8 @@ import type { Job } from './job.js';
 /** How long a server's claim on the file lasts without being renewed, and how often it renews it. */
 export const LEASE_MS = 15_000;
 const RENEW_MS = 5_000;
+/** How long a status change may wait to be written with others: losing it to a crash only runs a job again. */
+const GROUP_MS = 10;
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS jobs (
@@ -72,7 +74,10 @@ interface HolderRow {
  */
 export class SqliteJobJournal implements JobJournal {
   private pending: Array<() => void> = [];
-  private flushScheduled = false;
+  private groupTimer: NodeJS.Timeout | null = null;
+  private immediate: NodeJS.Immediate | null = null;
+  /** Callers waiting for the jobs they recorded to be on disk. */
+  private waiting: Array<() => void> = [];
   private readonly renewal: NodeJS.Timeout;
   private readonly statements;
 
@@ -122,7 +127,7 @@ export class SqliteJobJournal implements JobJournal {
   }
 
   record(job: Job, args: JobArguments): void {
-    this.statements.insert.run({
+    const row = {
       id: job.id,
       endpoint: job.endpoint,
       streams: job.streams ? 1 : 0,
@@ -130,7 +135,15 @@ export class SqliteJobJournal implements JobJournal {
       status: job.status,
       args: JSON.stringify(args),
       created_at: job.createdAt,
-    });
+    };
+    this.pending.push(() => this.statements.insert.run(row));
+    // The jobs accepted in one turn of the event loop are written in one commit, at its end.
+    this.immediate ??= setImmediate(() => this.flush());
+  }
+
+  persisted(): Promise<void> {
+    if (this.immediate === null) return Promise.resolve();
+    return new Promise((resolve) => this.waiting.push(resolve));
   }
 
   started(job: Job): void {
@@ -197,22 +210,27 @@ export class SqliteJobJournal implements JobJournal {
     return `sqlite:${this.path}`;
   }
 
-  /** Status changes of one turn of the event loop go in one transaction: a commit each would cap throughput. */
+  /** Status changes go in one transaction every few milliseconds: a commit each would cap throughput. */
   private later(write: () => void): void {
     this.pending.push(write);
-    if (this.flushScheduled) return;
-    this.flushScheduled = true;
-    setImmediate(() => this.flush());
+    this.groupTimer ??= setTimeout(() => this.flush(), GROUP_MS);
   }
 
   private flush(): void {
-    this.flushScheduled = false;
-    if (this.pending.length === 0) return;
+    if (this.groupTimer !== null) clearTimeout(this.groupTimer);
+    if (this.immediate !== null) clearImmediate(this.immediate);
+    this.groupTimer = null;
+    this.immediate = null;
     const writes = this.pending;
+    const waiting = this.waiting;
     this.pending = [];
-    this.db.transaction(() => {
-      for (const write of writes) write();
-    })();
+    this.waiting = [];
+    if (writes.length > 0) {
+      this.db.transaction(() => {
+        for (const write of writes) write();
+      })();
+    }
+    for (const resolve of waiting) resolve();
   }
 }
 
