@@ -1,5 +1,5 @@
 // An experiment for profile_gateway.js, not a server to use: the least a gateway can do in front of
-// svc's real Python worker (`python -m apipod.worker`, same pipes and protocol as svc): Fastify,
+// svc's real Python worker (`python -m apipod._runtime.worker`, same pipes and protocol as svc): Fastify,
 // one route, one worker, no validation, pool, logging or cancellation. With --pipeline N it
 // keeps up to N calls written to the worker at once (the worker already queues calls it has read),
 // so neither side sleeps between calls under load.
@@ -15,7 +15,7 @@ const { default: Fastify } = await import(join(root, 'node_modules', 'fastify', 
 const port = Number(process.argv[2]);
 const pipeline = process.argv[3] === '--pipeline' ? Number(process.argv[4]) : 1;
 
-const worker = spawn('python3', ['-m', 'apipod.worker', join(here, 'svc', 'service.py')], {
+const worker = spawn('python3', ['-m', 'apipod._runtime.worker', join(here, 'svc', 'service.py')], {
   env: { ...process.env, PYTHONPATH: join(root, 'python'), APIPOD_COMMAND_FD: '3', APIPOD_EVENT_FD: '4', APIPOD_CANCEL_FD: '5', PYTHONUNBUFFERED: '1' },
   stdio: ['ignore', 'inherit', 'inherit', 'pipe', 'pipe', 'pipe'],
 });

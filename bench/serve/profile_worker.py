@@ -4,7 +4,7 @@
 
 1. in-process: svc's CallRunner.run() on one `call` command, events written to /dev/null
    (argument binding, the call, serialising and writing the result event);
-2. over the pipes: a real `python -m apipod.worker` child, driven from here the way the
+2. over the pipes: a real `python -m apipod._runtime.worker` child, driven from here the way the
    gateway drives it (one call line on fd 3, wait for the result line on fd 4), so the
    difference to (1) is the pipe round trip and the worker's reader-thread hand-off;
 3. the bare floor: the same pipe ping-pong with a 10-line Python echo child.
@@ -27,11 +27,11 @@ TOOLKIT = os.path.join(HERE, "..", "..", "python")
 SERVICE = os.path.join(HERE, "svc", "service.py")
 sys.path.insert(0, TOOLKIT)
 
-from apipod.call_runner import CallRunner, ServedEndpoint  # noqa: E402
-from apipod.cancellation import Cancellation  # noqa: E402
-from apipod.channel import EventWriter  # noqa: E402
-from apipod.service_loader import load_app  # noqa: E402
-from apipod.signature import read_signature  # noqa: E402
+from apipod._runtime.call_runner import CallRunner, ServedEndpoint  # noqa: E402
+from apipod._runtime.cancellation import Cancellation  # noqa: E402
+from apipod._runtime.channel import EventWriter  # noqa: E402
+from apipod._runtime.service_loader import load_app  # noqa: E402
+from apipod._runtime.signature import read_signature  # noqa: E402
 
 ECHO_CHILD = r"""
 import os
@@ -122,7 +122,7 @@ def main() -> None:
     env = {**os.environ, "PYTHONPATH": TOOLKIT, "APIPOD_COMMAND_FD": "3", "APIPOD_EVENT_FD": "4",
            "APIPOD_CANCEL_FD": "5", "PYTHONUNBUFFERED": "1"}
     run_us = in_process(options.calls, False)
-    worker_us, worker_cpu_us = ping_pong([sys.executable, "-m", "apipod.worker", SERVICE], options.calls, env, True)
+    worker_us, worker_cpu_us = ping_pong([sys.executable, "-m", "apipod._runtime.worker", SERVICE], options.calls, env, True)
     echo_us, echo_cpu_us = ping_pong([sys.executable, "-c", ECHO_CHILD], options.calls, env, False)
     print(f"calls: {options.calls}, Python {sys.version.split()[0]}")
     print(f"1. CallRunner.run in-process (bind, call, serialise, write event): {run_us:7.1f} us/call")

@@ -9,7 +9,7 @@ import threading
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "python"))
-from apipod.channel import _read_lines  # noqa: E402  the reader under test
+from apipod._runtime.channel import _read_lines  # noqa: E402  the reader under test
 
 READ_SIZE = 1 << 16
 

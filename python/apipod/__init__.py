@@ -14,8 +14,8 @@ from .job_result import JobLinks, JobMetrics, JobResult
 from .media import AudioFile, ImageFile, MediaFile, VideoFile
 from .media_containers import MediaDict, MediaList
 from .progress import JobProgress
-from .upstream_names import install_module_finder, missing_name
-from .version import toolkit_version
+from ._runtime.upstream_names import install_module_finder, missing_name
+from ._runtime.version import toolkit_version
 
 __version__ = toolkit_version()
 install_module_finder()

@@ -6,9 +6,9 @@ import sys
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Optional, TypeVar, Union, overload
 
-from .service_module import SERVICE_MODULE_NAME
-from .svc_executable import find_svc, install_advice
-from .upstream_arguments import resolve_target, warn_unread
+from ._runtime.service_module import SERVICE_MODULE_NAME
+from ._runtime.svc_executable import find_svc, install_advice
+from ._runtime.upstream_arguments import resolve_target, warn_unread
 
 # The methods an endpoint may take; the gateway serves these (src/http-methods.ts holds the same list).
 HTTP_METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS", "TRACE")

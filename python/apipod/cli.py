@@ -10,8 +10,8 @@ import shlex
 import sys
 from typing import Optional, Sequence
 
-from .cli_forms import HelpText, Refusal, translate
-from .svc_executable import find_svc, install_advice
+from ._runtime.cli_forms import HelpText, Refusal, translate
+from ._runtime.svc_executable import find_svc, install_advice
 
 
 def main(argv: Optional[Sequence[str]] = None) -> None:

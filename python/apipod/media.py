@@ -16,11 +16,11 @@ import types
 from typing import Any, Optional
 from urllib.parse import unquote_to_bytes
 
-from .content_type import GENERIC_CONTENT_TYPE, extension_for, guess_content_type
-from .image_arrays import IMAGE_FORMATS, decode_image, encode_image, image_channels, image_size
-from .media_api_gaps import media_api_gap, missing_media_attribute
-from .optional_types import is_numpy_array_class, is_pil_image, require
-from .wav_audio import WAV_CONTENT_TYPE, decode_wav, encode_wav, read_wav_info, resample
+from ._runtime.content_type import GENERIC_CONTENT_TYPE, extension_for, guess_content_type
+from ._runtime.image_arrays import IMAGE_FORMATS, decode_image, encode_image, image_channels, image_size
+from ._runtime.media_api_gaps import media_api_gap, missing_media_attribute
+from ._runtime.optional_types import is_numpy_array_class, is_pil_image, require
+from ._runtime.wav_audio import WAV_CONTENT_TYPE, decode_wav, encode_wav, read_wav_info, resample
 
 # RFC 2397: data:[<mediatype>][;base64],<data>
 _DATA_URL = re.compile(r"^data:(?P<content_type>[^;,]*)(?P<parameters>(?:;[^;,]*)*),", re.IGNORECASE)
@@ -122,7 +122,7 @@ class MediaFile:
     def from_url(self, url: str, headers: Optional[dict] = None):
         """Download an http(s) URL (at most 512 MiB in 5 minutes); its name comes from the
         response's Content-Disposition or the URL's path."""
-        from .url_download import download  # here: urllib and http.client take longer to import than the rest
+        from ._runtime.url_download import download  # here: urllib and http.client take longer to import than the rest
 
         downloaded = download(url, headers)
         self.from_bytes(downloaded.content, downloaded.file_name)

@@ -11,8 +11,8 @@ from unittest import mock
 from typing import Optional, TypedDict, Union
 
 from apipod import ChatCompletionRequest, ImageFile, JobProgress, MediaFile
-from apipod.arguments import ArgumentError, bind_arguments, convert
-from apipod.signature import read_signature
+from apipod._runtime.arguments import ArgumentError, bind_arguments, convert
+from apipod._runtime.signature import read_signature
 
 PNG = b"\x89PNG\r\n\x1a\n" + b"\x00" * 8
 PNG_BASE64 = base64.b64encode(PNG).decode()

@@ -4,8 +4,8 @@ import threading
 import time
 import unittest
 
-from apipod.channel import read_commands
-from apipod import protocol
+from apipod._runtime.channel import read_commands
+from apipod._runtime import protocol
 
 
 class ReadCommandsTest(unittest.TestCase):

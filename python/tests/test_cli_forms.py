@@ -1,7 +1,7 @@
 """The toolkit's command lines (both forms, every option) and the svc command each becomes."""
 import unittest
 
-from apipod.cli_forms import HelpText, Refusal, SvcCall, translate
+from apipod._runtime.cli_forms import HelpText, Refusal, SvcCall, translate
 
 
 def svc(command: str) -> tuple[str, ...]:

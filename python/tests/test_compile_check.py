@@ -1,4 +1,4 @@
-"""`python -m apipod.compile_check`, which the image build runs on the service file."""
+"""`python -m apipod._runtime.compile_check`, which the image build runs on the service file."""
 import os
 import subprocess
 import sys
@@ -14,7 +14,7 @@ def check(source: bytes, directory: str = "") -> subprocess.CompletedProcess:
     with open(os.path.join(directory, "service.py"), "wb") as file:
         file.write(source)
     return subprocess.run(
-        [sys.executable, "-m", "apipod.compile_check", "service.py"],
+        [sys.executable, "-m", "apipod._runtime.compile_check", "service.py"],
         cwd=directory,
         env={**os.environ, "PYTHONPATH": PYTHON_DIRECTORY, "PYTHONDONTWRITEBYTECODE": "1"},
         capture_output=True,

@@ -6,7 +6,7 @@ import tempfile
 import unittest
 
 from apipod import AudioFile, ImageFile, MediaFile, VideoFile
-from apipod.content_type import guess_content_type
+from apipod._runtime.content_type import guess_content_type
 
 PNG = b"\x89PNG\r\n\x1a\n" + b"\x00" * 24
 PNG_BASE64 = base64.b64encode(PNG).decode()

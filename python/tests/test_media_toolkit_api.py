@@ -13,7 +13,8 @@ import unittest
 import wave
 from unittest import mock
 
-from apipod import AudioFile, ImageFile, MediaFile, VideoFile, url_download
+from apipod import AudioFile, ImageFile, MediaFile, VideoFile
+from apipod._runtime import url_download
 from tests.test_media import PNG, importable
 from tests.test_worker import WorkerTestCase
 from tests.worker_process import PYTHON_DIRECTORY, service_path

@@ -1,7 +1,7 @@
 """Parameter help read from docstrings in Google, NumPy and reST style."""
 import unittest
 
-from apipod.parameter_docs import split_parameter_docs
+from apipod._runtime.parameter_docs import split_parameter_docs
 
 
 class ParameterDocsTest(unittest.TestCase):

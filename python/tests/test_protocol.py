@@ -3,7 +3,7 @@ import json
 import os
 import unittest
 
-from apipod import protocol
+from apipod._runtime import protocol
 from tests.worker_process import REPOSITORY
 
 FIXTURES = os.path.join(REPOSITORY, "test", "fixtures", "protocol")

@@ -8,9 +8,9 @@ import json
 import os
 import unittest
 
-from apipod.event_stream import EventStreamParser, ServerSentEvent
-from apipod.provider_routes import JobInputError, Route, route_job
-from apipod.route_names import upstream_route_name
+from apipod._runtime.event_stream import EventStreamParser, ServerSentEvent
+from apipod._runtime.provider_routes import JobInputError, Route, route_job
+from apipod._runtime.route_names import upstream_route_name
 from tests.worker_process import REPOSITORY
 
 HELLO = Route("/hello", ("POST",), streaming=False, chat=False)
@@ -88,7 +88,7 @@ class ProgressReporterTest(unittest.TestCase):
 
     def setUp(self):
         try:
-            from apipod.runpod_bridge import ProgressReporter, progress_payload
+            from apipod._runtime.runpod_bridge import ProgressReporter, progress_payload
         except ImportError as error:
             raise unittest.SkipTest(f"the provider's library is not installed: {error}")
         self.ProgressReporter = ProgressReporter
@@ -122,7 +122,7 @@ class ProgressReporterTest(unittest.TestCase):
         self.assertEqual(asyncio.run(scenario()), [{"progress": 0.5}])
 
     def test_the_fraction_goes_out_as_it_is_and_the_initial_state_not_at_all(self):
-        from apipod.gateway_client import Progress
+        from apipod._runtime.gateway_client import Progress
 
         self.assertEqual(self.progress_payload(Progress(0.125, "an eighth")), {"progress": 0.125, "message": "an eighth"})
         self.assertIsNone(self.progress_payload(Progress(0, None)))
@@ -135,7 +135,7 @@ class LibraryResultTest(unittest.TestCase):
 
     def setUp(self):
         try:
-            from apipod.runpod_bridge import library_result
+            from apipod._runtime.runpod_bridge import library_result
         except ImportError as error:
             raise unittest.SkipTest(f"the provider's library is not installed: {error}")
         self.library_result = library_result

@@ -8,9 +8,9 @@ import uuid
 from typing import Annotated, Any, AsyncIterator, Dict, Iterator, List, Literal, Optional, Tuple, TypedDict, Union
 
 from apipod import APIPod, AudioFile, ChatCompletionRequest, ImageFile, JobProgress, MediaFile, VideoFile
-from apipod.endpoint_description import describe_endpoint, input_schema, output_schema
-from apipod.schema import MEDIA_OBJECT_SCHEMA
-from apipod.signature import EndpointSchemaError, read_signature
+from apipod._runtime.endpoint_description import describe_endpoint, input_schema, output_schema
+from apipod._runtime.schema import MEDIA_OBJECT_SCHEMA
+from apipod._runtime.signature import EndpointSchemaError, read_signature
 
 
 def parameter_schema(annotation, default=None, has_default=False) -> dict:

@@ -9,10 +9,10 @@ import unittest
 import uuid
 
 from apipod import ChatCompletionResponse, ImageFile
-from apipod.file_reference import INLINE_LIMIT
-from apipod import serialise
-from apipod.serialise import to_json_value
-from apipod.value_depth import ResultTooDeep
+from apipod._runtime.file_reference import INLINE_LIMIT
+from apipod._runtime import serialise
+from apipod._runtime.serialise import to_json_value
+from apipod._runtime.value_depth import ResultTooDeep
 
 
 class Mode(enum.Enum):

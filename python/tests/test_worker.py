@@ -5,7 +5,7 @@ import tempfile
 import time
 import unittest
 
-from apipod import protocol
+from apipod._runtime import protocol
 from tests.worker_process import REPOSITORY, WorkerProcess, service_path
 
 

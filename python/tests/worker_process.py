@@ -11,7 +11,7 @@ import sys
 import threading
 from typing import Optional
 
-from apipod.protocol import validate_event
+from apipod._runtime.protocol import validate_event
 
 PYTHON_DIRECTORY = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SERVICES = os.path.join(PYTHON_DIRECTORY, "tests", "services")
@@ -34,7 +34,7 @@ class WorkerProcess:
             os.dup2(cancel_read, 5)
 
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "apipod.worker", service_file],
+            [sys.executable, "-m", "apipod._runtime.worker", service_file],
             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
             env={**os.environ, "PYTHONPATH": PYTHON_DIRECTORY, **(environment or {})},
             preexec_fn=wire_protocol_descriptors, close_fds=False,

@@ -17,6 +17,8 @@ interface BuildOptions extends CommonOptions {
   buildArg: string[];
   cache: boolean;
   skipDiskCheck?: boolean;
+  ffmpeg?: boolean;
+  compilers?: boolean;
 }
 
 export function registerBuildCommand(program: Command): void {
@@ -33,6 +35,8 @@ export function registerBuildCommand(program: Command): void {
     .option('--entrypoint <file>', 'service file, relative to the project directory (default: service.py)', fileName)
     .option('--image [tag]', 'build the image, tagged TAG (default: from the title, e.g. hello:latest)')
     .option('--base-image <ref>', 'build FROM this image instead of the one the manifest chose')
+    .option('--ffmpeg', 'put ffmpeg in the image even when no endpoint takes audio or video and no requirement runs it')
+    .option('--compilers', 'keep gcc and g++ in the image even when nothing compiles while the service runs')
     .addOption(new Option('--build-arg <name=value>', 'a build argument for the Dockerfile (repeatable)').argParser(collect).default([], 'none'))
     .option('--no-cache', 'build every step again instead of reusing cached layers')
     .option('--skip-disk-check', 'build a GPU image even with less than 30 GB free')
@@ -125,7 +129,13 @@ async function buildWithEngine(dir: string, options: BuildOptions, output: Outpu
 
 async function prepare(dir: string, options: BuildOptions): Promise<PreparedBuild> {
   const { prepareBuild } = await import('../image/prepare-build.js');
-  return prepareBuild(dir, { entrypoint: options.entrypoint, baseImage: options.baseImage, svcVersion: packageJson.version });
+  return prepareBuild(dir, {
+    entrypoint: options.entrypoint,
+    baseImage: options.baseImage,
+    ffmpeg: options.ffmpeg,
+    compilers: options.compilers,
+    svcVersion: packageJson.version,
+  });
 }
 
 function reportPreparation(prepared: PreparedBuild, view: BuildProgressView): void {
@@ -180,6 +190,8 @@ function summariseFiles(prepared: PreparedBuild): Summary {
       ['base image', plan.base.image],
       ['python', python],
       ['system packages', plan.systemPackages.join(' ')],
+      ['ffmpeg', `${plan.ffmpeg.included ? 'yes' : 'no'}: ${plan.ffmpeg.reason}`],
+      ['gcc, g++', `${COMPILER_PLACES[plan.compilers.where]}: ${plan.compilers.reason}`],
       ['requirements', requirementsRow(plan)],
       ['provider', `${plan.provider ?? 'chosen by the app'}${plan.providerPackages.length ? ` (${plan.providerPackages.join(', ')})` : ''}`],
       build,
@@ -200,6 +212,8 @@ function machineResult(prepared: PreparedBuild, build: Record<string, unknown> |
       base_image: prepared.plan.base.image,
       python: prepared.plan.python,
       system_packages: prepared.plan.systemPackages,
+      ffmpeg: prepared.plan.ffmpeg,
+      compilers: prepared.plan.compilers,
       provider_packages: prepared.plan.providerPackages,
       toolkit_packages: prepared.plan.toolkitPackages,
       notes: prepared.plan.notes,
@@ -207,6 +221,12 @@ function machineResult(prepared: PreparedBuild, build: Record<string, unknown> |
     build,
   };
 }
+
+const COMPILER_PLACES: Record<BuildPlan['compilers']['where'], string> = {
+  image: 'in the image',
+  'build-stage': 'in the build stage only',
+  none: 'none',
+};
 
 function requirementsRow(plan: BuildPlan): string {
   const file = plan.requirementFiles.requirements ? 'apipod-deploy/requirements.txt' : 'none';

@@ -8,6 +8,7 @@ export interface ServeSettings {
   /** false with --no-media-urls. */
   mediaUrls: boolean;
   queueSize: number;
+  sendTimeout: number;
   gracePeriod: number;
   cancelGrace: number;
   jobTimeout: number;
@@ -28,6 +29,7 @@ const FORWARDED_VALUES = {
   maxBodySize: '--max-body-size',
   mediaUrlTimeout: '--media-url-timeout',
   queueSize: '--queue-size',
+  sendTimeout: '--send-timeout',
   gracePeriod: '--grace-period',
   cancelGrace: '--cancel-grace',
   jobTimeout: '--job-timeout',

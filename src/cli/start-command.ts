@@ -61,6 +61,7 @@ export function registerStartCommand(program: Command): void {
     .option('--media-url-timeout <seconds>', 'longest the server takes to download a media URL a client gives (then 422)', seconds, 60)
     .option('--no-media-urls', 'refuse http(s) URLs for media parameters rather than download them (the server would fetch any URL a client names)')
     .option('--queue-size <n>', 'calls waiting per endpoint before 503 with Retry-After', integerBetween(0, 1_000_000), 100)
+    .option('--send-timeout <seconds>', 'longest a client may take none of a large answer before it is disconnected', seconds, 60)
     .option('--grace-period <seconds>', 'time in-flight calls get to finish on shutdown', seconds, 30)
     .option('--cancel-grace <seconds>', 'time a cancelled call gets to stop before its worker is killed', seconds, 5)
     .addOption(
@@ -88,7 +89,7 @@ export function registerStartCommand(program: Command): void {
     .option('--job-timeout <seconds>', 'longest a call or job may run once started (then 504, or TIMEOUT for a job)', seconds, 3600)
     .option('--endpoint-timeout <path=seconds>', 'time-out for one endpoint, overriding --job-timeout (repeatable)', endpointSeconds)
     .option('--job-ttl <seconds>', 'how long an ended job stays readable', seconds, 1800)
-    .option('--max-jobs <n>', 'most ended jobs kept readable; past it, those already read go first, then new jobs get 503', integerBetween(1, 10_000_000), 10_000)
+    .option('--max-jobs <n>', 'most ended jobs kept readable; past it, those already read go first, then new jobs get 503 (each API key gets an equal share)', integerBetween(1, 10_000_000), 10_000)
     .addOption(
       // The default named once, in words and in MiB: commander would add its own (default: N) after the help text's.
       new Option('--max-job-memory <MiB>', "most memory the ended jobs' results may hold, like --max-jobs")
@@ -157,6 +158,7 @@ export function registerStartCommand(program: Command): void {
           maxBodyBytes: options.maxBodySize * 1024 * 1024,
           mediaUrlTimeoutMs: options.mediaUrls ? options.mediaUrlTimeout * 1000 : null,
           queueSize: options.queueSize,
+          sendTimeoutMs: options.sendTimeout * 1000,
           gracePeriodMs: options.gracePeriod * 1000,
           cancelGraceMs: options.cancelGrace * 1000,
           compute: options.compute,

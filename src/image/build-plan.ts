@@ -10,11 +10,14 @@ import { normaliseName } from '../scan/pep508.js';
 import { renderRequirementFiles, type RequirementFiles } from './requirements-file.js';
 import { SvcError } from '../svc-error.js';
 import {
+  COMPILER_PACKAGES,
+  FFMPEG_PACKAGE,
   IMAGE_PLATFORM,
   IMAGE_PORT,
   IMAGE_USER,
   NODE_IMAGE,
   PROVIDER_PACKAGES,
+  RUN_TIME_COMPILER_REQUIREMENTS,
   RUNTIME_SYSTEM_PACKAGES,
   TOOLKIT_MEDIA_PACKAGES,
   UV_IMAGE,
@@ -32,8 +35,17 @@ export interface BuildPlan {
   nodeImage: string;
   uvImage: string | null;
   python: PythonPlan;
-  /** Debian packages, sorted: the manifest's plus svc's runtime needs. */
+  /** Debian packages of the image, sorted: the manifest's, svc's runtime needs, gcc and g++ when `compilers.where` is `image`. */
   systemPackages: string[];
+  /** Whether the image has ffmpeg, and why. */
+  ffmpeg: { included: boolean; reason: string };
+  /**
+   * Where gcc and g++ are: in the image, for what compiles at run time; in a build stage
+   * only, whose installed packages the image copies; or nowhere, when pip installs nothing.
+   */
+  compilers: { where: CompilerPlace; reason: string };
+  /** The build stage's Debian packages (the image's and the compilers), when there is one. */
+  buildStage: { systemPackages: string[] } | null;
   requirementFiles: RequirementFiles;
   /** pip specifiers installed with the requirements (the provider's client library). */
   providerPackages: string[];
@@ -54,11 +66,17 @@ export interface BuildPlan {
   notes: string[];
 }
 
+export type CompilerPlace = 'image' | 'build-stage' | 'none';
+
 export interface PlanOptions {
   svcVersion: string;
   catalog: BaseImageCatalog;
   /** `--base-image REF`. */
   baseImage?: string | undefined;
+  /** `--ffmpeg`: ffmpeg in the image whatever the scan found. */
+  ffmpeg?: boolean | undefined;
+  /** `--compilers`: gcc and g++ in the image whatever the project needs. */
+  compilers?: boolean | undefined;
 }
 
 /** Labels longer than this hold the manifest's digest instead: the engine reads a Dockerfile line by line into 64 KiB. */
@@ -81,9 +99,8 @@ export function planBuild(manifest: Manifest, options: PlanOptions): BuildPlan {
   }
   if (overridden) notes.push(`base image ${image} from --base-image (the manifest chose ${manifest.base_image.image})`);
 
-  const systemPackages = [...new Set([...manifest.system_packages, ...RUNTIME_SYSTEM_PACKAGES])]
-    .map((name, index) => checkDebianPackage(name, `system_packages[${index}]`))
-    .sort();
+  const projectPackages = manifest.system_packages.map((name, index) => checkDebianPackage(name, `system_packages[${index}]`));
+  const ffmpeg = includeFfmpeg(projectPackages, options.ffmpeg === true);
   const branches = manifest.app?.branch_arguments ?? {};
   const provider = 'provider' in branches ? null : checkChoice(manifest.provider, PROVIDER_VALUES, 'provider');
   // A provider chosen by a branch gets every library one of its values needs.
@@ -96,6 +113,11 @@ export function planBuild(manifest: Manifest, options: PlanOptions): BuildPlan {
   // The options file is staged only when svc installs packages of its own through it.
   const needsPipOptions = rendered.compiled !== null || toolkitPackages.length + providerPackages.length > 0;
   const requirementFiles = needsPipOptions ? rendered : { ...rendered, pipOptions: null };
+  const installsPackages = requirementFiles.requirements !== null || toolkitPackages.length + providerPackages.length > 0;
+  const compilers = placeCompilers(manifest, requirementFiles, installsPackages, options.compilers === true);
+  const imagePackages = [...projectPackages, ...RUNTIME_SYSTEM_PACKAGES, ...(ffmpeg.included ? [FFMPEG_PACKAGE] : [])];
+  const withCompilers = (names: readonly string[]) => [...new Set([...names, ...COMPILER_PACKAGES])].sort();
+  const systemPackages = compilers.where === 'image' ? withCompilers(imagePackages) : [...new Set(imagePackages)].sort();
   if (requirementFiles.omittedApipod) {
     const inItsPlace = toolkitPackages.length ? `, and the image gets ${toolkitPackages.join(' and ')} in its place for the toolkit's media conversions (to_np_array, from_np_array)` : '';
     notes.push(
@@ -121,6 +143,9 @@ export function planBuild(manifest: Manifest, options: PlanOptions): BuildPlan {
     uvImage: python.strategy === 'install' ? UV_IMAGE : null,
     python,
     systemPackages,
+    ffmpeg,
+    compilers,
+    buildStage: compilers.where === 'build-stage' ? { systemPackages: withCompilers(imagePackages) } : null,
     requirementFiles,
     providerPackages,
     toolkitPackages,
@@ -132,6 +157,32 @@ export function planBuild(manifest: Manifest, options: PlanOptions): BuildPlan {
     labels: imageLabels(manifest, options.svcVersion, notes),
     notes,
   };
+}
+
+/** ffmpeg is large (its Debian package brings Mesa, LLVM and codec libraries): only where the service handles audio or video, or asked for. */
+function includeFfmpeg(projectPackages: readonly string[], forced: boolean): BuildPlan['ffmpeg'] {
+  if (projectPackages.includes(FFMPEG_PACKAGE)) return { included: true, reason: 'the service handles audio or video' };
+  if (forced) return { included: true, reason: '--ffmpeg' };
+  return { included: false, reason: 'no endpoint takes or returns audio or video and no requirement runs ffmpeg (--ffmpeg adds it)' };
+}
+
+/**
+ * gcc and g++ stay in the image only for what compiles while the service runs (torch,
+ * triton, CUDA extensions built against the image's torch, requirements that are paths into
+ * the project and install after the code) or when asked; otherwise pip uses them in a build
+ * stage and the image copies what it installed, without them.
+ */
+function placeCompilers(manifest: Manifest, files: RequirementFiles, installsPackages: boolean, forced: boolean): BuildPlan['compilers'] {
+  const runTimeCompilers = manifest.dependencies.requirements
+    .map((requirement) => requirement.name)
+    .filter((name) => RUN_TIME_COMPILER_REQUIREMENTS.includes(normaliseName(name)));
+  if (forced) return { where: 'image', reason: '--compilers' };
+  if (manifest.pytorch) return { where: 'image', reason: 'torch compiles code while it runs, with torch.compile and triton' };
+  if (manifest.cuda_compiler_packages.length) return { where: 'image', reason: `${manifest.cuda_compiler_packages.join(', ')} compile against the image's torch` };
+  if (runTimeCompilers.length) return { where: 'image', reason: `${runTimeCompilers.join(', ')} compiles code while it runs` };
+  if (files.local) return { where: 'image', reason: 'requirements that are paths into the project install after the code is copied' };
+  if (installsPackages) return { where: 'build-stage', reason: 'pip builds source distributions with them in a build stage; the image gets what it installed' };
+  return { where: 'none', reason: 'pip installs nothing' };
 }
 
 /** URLs' user information (an index token, a password) blanked: anyone who can pull the image reads its labels. */

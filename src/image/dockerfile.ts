@@ -34,7 +34,7 @@ export function renderDockerfile(plan: BuildPlan, template: string = loadDockerf
   const healthcheck = plan.provider === 'runpod' ? null : ['node', '-e',
     `fetch('http://127.0.0.1:${plan.port}/health').then((r) => r.json()).then((h) => process.exit(${JSON.stringify(SERVING_HEALTH_STATES)}.includes(h.status) ? 0 : 1), () => process.exit(1))`];
   // The image's `python`, as the pip steps call it, with the toolkit on PYTHONPATH as the workers have it.
-  const compileCheck = `PYTHONPATH=${RUNTIME_DIR_IN_IMAGE}/python python -m apipod.compile_check ${shellQuote(plan.entrypoint)}`;
+  const compileCheck = `PYTHONPATH=${RUNTIME_DIR_IN_IMAGE}/python python -m apipod._runtime.compile_check ${shellQuote(plan.entrypoint)}`;
   const { requirements, constraints, compiled, pipOptions } = plan.requirementFiles;
   const requirementSources = [
     ...(requirements ? [STAGED_FILES.requirements] : []),

@@ -14,6 +14,9 @@ import { STAGED_FILES, stageBuildFiles } from './runtime-staging.js';
 export interface PrepareOptions {
   entrypoint?: string | undefined;
   baseImage?: string | undefined;
+  /** `--ffmpeg` and `--compilers`: see PlanOptions. */
+  ffmpeg?: boolean | undefined;
+  compilers?: boolean | undefined;
   svcVersion: string;
 }
 
@@ -54,7 +57,13 @@ export async function prepareBuild(target: string, options: PrepareOptions): Pro
     manifest = scan.manifest;
   }
 
-  const plan = planBuild(manifest, { svcVersion: options.svcVersion, catalog: BASE_IMAGE_CATALOG, baseImage: options.baseImage });
+  const plan = planBuild(manifest, {
+    svcVersion: options.svcVersion,
+    catalog: BASE_IMAGE_CATALOG,
+    baseImage: options.baseImage,
+    ffmpeg: options.ffmpeg,
+    compilers: options.compilers,
+  });
   const stagedFiles = stageBuildFiles({
     root,
     dockerfile: renderDockerfile(plan),

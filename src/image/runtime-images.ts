@@ -29,11 +29,25 @@ export const IMAGE_USER = { name: 'svc', uid: 10001 } as const;
 export const IMAGE_PORT = 8000;
 
 /**
- * Debian packages svc's runtime needs in every image, beside the manifest's own
- * (ffmpeg, gcc, g++ and whatever the requirements need): tini runs as PID 1 so that
- * SIGTERM reaches the gateway and orphaned processes are reaped; ca-certificates for pip.
+ * Debian packages svc's runtime needs in every image, beside the manifest's own (what the
+ * requirements need, ffmpeg for audio and video): tini runs as PID 1 so that SIGTERM
+ * reaches the gateway and orphaned processes are reaped; ca-certificates for pip.
  */
 export const RUNTIME_SYSTEM_PACKAGES = ['ca-certificates', 'tini'] as const;
+
+/** The C and C++ compilers: pip builds source distributions with them, and some frameworks compile at run time. */
+export const COMPILER_PACKAGES = ['g++', 'gcc'] as const;
+
+/**
+ * Requirements that run the C compiler while the service runs, not only when pip installs
+ * them: triton builds its kernel launchers with gcc at first use. torch counts through the
+ * manifest's `pytorch` (torch.compile's CPU backend writes C++ and builds it with g++).
+ * PEP 503 names.
+ */
+export const RUN_TIME_COMPILER_REQUIREMENTS: readonly string[] = ['triton'];
+
+/** ffmpeg, for `svc build --ffmpeg`: the Debian package the scan adds for audio and video. */
+export const FFMPEG_PACKAGE = 'ffmpeg';
 
 /** The oldest release of the provider's library with what svc uses (concurrency, streaming, test server). */
 export const RUNPOD_MINIMUM_VERSION = '1.7.7';

@@ -40,6 +40,8 @@ export interface LocalServeOptions {
   /** How long the server may take to fetch a media URL a client gives; null: it fetches none (--no-media-urls). */
   mediaUrlTimeoutMs: number | null;
   queueSize: number;
+  /** How long a client may take none of a large answer before it is disconnected. */
+  sendTimeoutMs: number;
   gracePeriodMs: number;
   cancelGraceMs: number;
   debug: boolean;
@@ -149,6 +151,7 @@ async function serveWithFileDir(options: LocalServeOptions, fileDir: string, hel
       jobs: options.jobs,
       version: options.version,
       maxBodyBytes: options.maxBodyBytes,
+      sendTimeoutMs: options.sendTimeoutMs,
       retryAfterSeconds: RETRY_AFTER_SECONDS,
       debug: options.debug,
       fileDir,

@@ -6,7 +6,7 @@ import { readLogLines } from '../worker/line-reader.js';
 import { toolkitPythonDir } from '../worker/svc-package.js';
 import type { TestJob } from './runpod-mode.js';
 
-/** An endpoint as the bridge routes jobs to it (python/apipod/provider_routes.py: Route). */
+/** An endpoint as the bridge routes jobs to it (python/apipod/_runtime/provider_routes.py: Route). */
 export interface BridgeRoute {
   path: string;
   methods: string[];
@@ -61,7 +61,7 @@ export function bridgeRoutes(endpoints: readonly EndpointReport[]): BridgeRoute[
 }
 
 /**
- * Starts `python -m apipod.runpod_bridge`: the provider's library taking jobs, with svc's
+ * Starts `python -m apipod._runtime.runpod_bridge`: the provider's library taking jobs, with svc's
  * handler sending them to the gateway. The process gets its own group, like the workers,
  * so that svc stops it in order; it exits by itself when svc's end of its stdin closes,
  * so it never outlives svc and takes jobs nobody can run.
@@ -76,7 +76,7 @@ export function startRunpodBridge(options: RunpodBridgeOptions): RunpodBridge {
     mode: options.mode,
     result_fd: RESULT_FD,
   };
-  const child = spawn(options.python, ['-m', 'apipod.runpod_bridge'], {
+  const child = spawn(options.python, ['-m', 'apipod._runtime.runpod_bridge'], {
     cwd: options.projectDir,
     env: {
       ...baseEnv,

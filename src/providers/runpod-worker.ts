@@ -33,7 +33,7 @@ const PORT_POLL_MS = 100;
 
 /**
  * `svc start --provider runpod`, once the workers are ready: the provider's library takes
- * the jobs (python -m apipod.runpod_bridge) and hands each to the gateway. Resolves when
+ * the jobs (python -m apipod._runtime.runpod_bridge) and hands each to the gateway. Resolves when
  * a stop signal has stopped it (running jobs finish first) or, with a test input, when the
  * job has ended; rejects when the job failed or the library stopped on its own.
  */
@@ -75,7 +75,7 @@ export async function runAsRunpodWorker(options: RunpodWorkerOptions): Promise<v
   }
 }
 
-/** A job's "path" names its endpoint (python/apipod/provider_routes.py), so a parameter of that name can never be given. */
+/** A job's "path" names its endpoint (python/apipod/_runtime/provider_routes.py), so a parameter of that name can never be given. */
 function warnOfPathParameters(endpoints: readonly EndpointReport[], log: ServeLog): void {
   for (const endpoint of endpoints) {
     const parameters = endpoint.input_schema.properties;

@@ -6,7 +6,7 @@ import { areExclusive, runsBefore, TOP_LEVEL, type Placement, type PlacedStateme
  * module's top level: a name is rebound by a later assignment (`app = APIPod(...)` twice), an
  * alias shares its instance (`api = app`, `app = service = APIPod()`), and each arm of an `if`
  * may bind it differently. From the names at the end of the import follows the app the runtime
- * serves (python/apipod/service_loader.py, `find_app`): the module's one APIPod instance, or of
+ * serves (python/apipod/_runtime/service_loader.py, `find_app`): the module's one APIPod instance, or of
  * several the one named `app`.
  */
 

@@ -6,6 +6,7 @@ import {
   type Provider,
 } from '../deployment-target.js';
 import type { BaseImageCatalog } from '../image/base-image-catalog.js';
+import type { AppDeclaration } from './app-resolution.js';
 import { baseImageWarnings, chooseBaseImage } from './base-image.js';
 import { formatDiagnostic, sortDiagnostics, type Diagnostic } from './diagnostic.js';
 import { droppedCudaWheels } from './dropped-cuda-wheels.js';
@@ -13,6 +14,7 @@ import { detectFrameworks, FRAMEWORK_NAMES } from './frameworks.js';
 import { localPinsWithoutIndex } from './local-version-pins.js';
 import { MANIFEST_SCHEMA_VERSION, type Manifest, type ManifestRequirement } from './manifest.js';
 import { evaluateMarker, linuxImageEnvironment, type MarkerEnvironment } from './markers.js';
+import { mediaSystemPackages } from './media-packages.js';
 import { findModelFiles } from './model-files.js';
 import { unmatchableVersions } from './pep508.js';
 import type { ProjectListing } from './project-files.js';
@@ -22,7 +24,7 @@ import { readPyproject } from './pyproject.js';
 import type { PythonParser } from './python-parser.js';
 import { choosePythonVersion, type PythonVersionChoice } from './python-version.js';
 import { outsideProjectWarning, readRequirements, type LocatedRequirement, type RequirementSet } from './requirements.js';
-import { readServiceFile, type AppDeclaration, type ServiceFile } from './service-file.js';
+import { readServiceFile, type ServiceFile } from './service-file.js';
 import { simulatedTarget } from './simulate-target.js';
 import { SVC_TOOLKIT, UPSTREAM_TOOLKIT } from './toolkit-distributions.js';
 
@@ -81,6 +83,7 @@ export function buildManifest(snapshot: ProjectSnapshot, parser: PythonParser, c
     diagnostics.push({ file: '.env', message: 'never copied into the image; pass its variables to the container at run time' });
   }
   const modelFiles = findModelFiles(snapshot.listing.files);
+  const endpoints = endpointsOf(service);
 
   return {
     entrypoint,
@@ -95,7 +98,7 @@ export function buildManifest(snapshot: ProjectSnapshot, parser: PythonParser, c
     transformers: frameworks.frameworks.transformers !== undefined,
     diffusers: frameworks.frameworks.diffusers !== undefined,
     cuda: frameworks.cuda,
-    system_packages: frameworks.systemPackages,
+    system_packages: [...new Set([...frameworks.systemPackages, ...mediaSystemPackages(endpoints)])].sort(),
     model_files: modelFiles.map((file) => file.path),
     has_env_file: snapshot.hasEnvFile,
 
@@ -111,7 +114,7 @@ export function buildManifest(snapshot: ProjectSnapshot, parser: PythonParser, c
     cuda_compiler_packages: frameworks.compilerPackages,
     base_image: baseImage,
     app: service.app,
-    endpoints: endpointsOf(service),
+    endpoints,
     dependencies: {
       files: [...requirementSet.files, ...(pyproject ? [PYPROJECT_FILE] : [])],
       requirements: installed.map(toManifestRequirement),

@@ -26,3 +26,6 @@ export function sortDiagnostics(diagnostics: readonly Diagnostic[]): Diagnostic[
     (a, b) => (a.file < b.file ? -1 : a.file > b.file ? 1 : 0) || (a.line ?? Infinity) - (b.line ?? Infinity),
   );
 }
+
+/** Records a diagnostic; with `failure`, one that fails the import or svc start, an error too when that is `certain`. */
+export type Report = (line: number | undefined, message: string, failure?: { certain: boolean }) => void;

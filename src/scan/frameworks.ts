@@ -154,7 +154,7 @@ function findRequestedCuda(torch: LocatedRequirement | undefined, indexUrls: rea
 }
 
 function chooseSystemPackages(keys: string[], requirements: readonly LocatedRequirement[]): string[] {
-  const chosen = new Set<string>(packages.systemPackages.always);
+  const chosen = new Set<string>();
   const byRequirement: Record<string, string[]> = packages.systemPackages.byRequirement;
   for (const key of keys) for (const pkg of byRequirement[key] ?? []) chosen.add(pkg);
   if (requirements.some((requirement) => /^git\+|^hg\+|^svn\+|^bzr\+/.test(requirement.url ?? ''))) {

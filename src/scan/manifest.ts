@@ -2,14 +2,14 @@ import type { Compute, Orchestrator, Provider } from '../deployment-target.js';
 import type { BaseImageChoice } from './base-image.js';
 import type { FrameworkName, FrameworkUse } from './frameworks.js';
 import type { StaticValue } from './python-literals.js';
-import type { ParameterDeclaration } from './service-file.js';
+import type { ParameterDeclaration } from './function-signature.js';
 
 /**
  * apipod-deploy/apipod.json, documented field by field in docs/manifest.md. The first block
  * keeps the existing toolkit's fields with their names and meanings; the rest is svc's.
  * Bump the schema version when a field changes meaning or goes away.
  */
-export const MANIFEST_SCHEMA_VERSION = 5;
+export const MANIFEST_SCHEMA_VERSION = 6;
 
 export interface Manifest {
   entrypoint: string;
@@ -65,7 +65,7 @@ export interface ManifestEndpoint {
   returns: string | null;
 }
 
-/** A parameter exactly as src/scan/service-file.ts reads it. */
+/** A parameter exactly as src/scan/function-signature.ts reads it. */
 export type ManifestParameter = ParameterDeclaration;
 
 export interface ManifestRequirement {

@@ -1,4 +1,5 @@
 import type { Node, TreeCursor } from 'web-tree-sitter';
+import { childrenOf, namedChildrenOf } from './syntax-nodes.js';
 
 /**
  * What CPython refuses to compile although tree-sitter-python's grammar accepts it: that
@@ -960,14 +961,6 @@ function ancestorsUntil(node: Node, type: string): Node[] {
   const found: Node[] = [];
   for (let up = node.parent; up !== null && up.type !== type; up = up.parent) found.push(up);
   return found;
-}
-
-function childrenOf(node: Node): Node[] {
-  return node.children.filter((child): child is Node => child !== null);
-}
-
-function namedChildrenOf(node: Node): Node[] {
-  return node.namedChildren.filter((child): child is Node => child !== null);
 }
 
 /** Named children without comments and line continuations, which tree-sitter lets in anywhere. */

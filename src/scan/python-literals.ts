@@ -1,6 +1,10 @@
 import type { Node } from 'web-tree-sitter';
+import { childrenOf, namedChildrenOf } from './syntax-nodes.js';
 
-/** Python literals and call arguments, read from the tree without running anything. */
+/**
+ * Python literals and call arguments, read from the tree without running anything; and values
+ * and source quoted back as Python writes them, for messages.
+ */
 
 /** A Python literal read statically, or the expression's source text when it is not a literal. */
 export type StaticValue =
@@ -170,10 +174,17 @@ export function sourceText(node: Node): string {
     .trim();
 }
 
-function childrenOf(node: Node): Node[] {
-  return node.children.filter((child): child is Node => child !== null);
+/** A node's first line, shortened, to quote in a message. */
+export function firstLineOf(text: string): string {
+  const line = (text.split('\n')[0] ?? '').trim();
+  return line.length > 40 ? `${line.slice(0, 40)}...` : line;
 }
 
-function namedChildrenOf(node: Node): Node[] {
-  return node.namedChildren.filter((child): child is Node => child !== null);
+/** A value as Python writes it: `'serverless'`, `None`, `True`; an expression as written. */
+export function pythonRepr(value: StaticValue): string {
+  if (typeof value === 'string') return `'${value.replace(/\\/gu, '\\\\').replace(/'/gu, "\\'")}'`;
+  if (value === null) return 'None';
+  if (typeof value === 'boolean') return value ? 'True' : 'False';
+  if (typeof value === 'object' && 'expression' in value) return String(value.expression);
+  return JSON.stringify(value);
 }

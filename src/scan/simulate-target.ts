@@ -3,7 +3,7 @@ import type { Compute, Provider } from '../deployment-target.js';
 /**
  * The upstream apipod toolkit's `APIPod(simulate="{compute}-{provider}", direct=...)`: the
  * compute and provider it runs locally (apipod 1.0.33, apipod/api.py `_resolve_intent`),
- * which svc's toolkit serves the same way (python/apipod/upstream_arguments.py). Compute
+ * which svc's toolkit serves the same way (python/apipod/_runtime/upstream_arguments.py). Compute
  * defaults to serverless, upstream's local job queue; "serverless-runpod" with direct=True
  * is RunPod's own worker. null for a target upstream refuses: the service fails on import.
  */

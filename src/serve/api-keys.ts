@@ -52,6 +52,11 @@ export class ApiKeys {
     return this.keys.length > 0;
   }
 
+  /** How many keys the server accepts: each gets its share of the job store (key-share.ts). */
+  get count(): number {
+    return this.keys.length;
+  }
+
   /** Compares against every key in constant time per key, without stopping at a match. */
   check(presented: string): KeyCheck {
     const digest = digestOf(presented);

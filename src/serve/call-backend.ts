@@ -5,7 +5,7 @@ import type { AppReport, EndpointReport, Value } from '../worker/protocol.js';
 /**
  * What the gateway needs from whatever runs calls behind it: the worker pool locally, and
  * any stand-in a test or a provider puts in its place. Keeps HTTP free of process handling.
- * (The worker's python/apipod/call_runner.py is the other end: it runs one call in Python.)
+ * (The worker's python/apipod/_runtime/call_runner.py is the other end: it runs one call in Python.)
  */
 export interface CallBackend {
   readonly app: AppReport;

@@ -28,10 +28,16 @@ export function submitFailure(error: unknown, endpoint: EndpointReport, options:
 }
 
 /** `accept` is the request's Accept header, `subject` names the result in a 406 ("the result of /grayscale"). */
-export function sendOutcome(reply: FastifyReply, outcome: CallOutcome, debug: boolean, { accept, subject }: { accept: string | undefined; subject: string }): FastifyReply {
+export function sendOutcome(
+  reply: FastifyReply,
+  outcome: CallOutcome,
+  options: Pick<GatewayOptions, 'debug' | 'sendTimeoutMs'>,
+  { accept, subject }: { accept: string | undefined; subject: string },
+): FastifyReply {
+  const { debug } = options;
   switch (outcome.kind) {
     case 'result':
-      return sendResult(reply, accept, outcome.value, subject);
+      return sendResult(reply, accept, outcome.value, subject, options.sendTimeoutMs);
     case 'error':
       throw endpointFailure(outcome.error, debug);
     case 'crashed':

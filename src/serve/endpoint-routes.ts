@@ -7,11 +7,11 @@ import type { CallOutcome } from '../worker/worker-process.js';
 import type { GatewayOptions } from './gateway-options.js';
 import { cancelledWhenClientLeaves } from './client-disconnect.js';
 import { HttpError } from './http-error.js';
-import { compileValidators, type Arguments } from './input-validation.js';
+import { compileEndpointInputs } from './endpoint-inputs.js';
+import type { Arguments } from './input-validation.js';
 import type { JobRoutesOptions } from './jobs/job-routes.js';
-import { envelopeOf, streamJob, SVC_FRAMING } from './jobs/job-stream.js';
+import { envelopeOf, sendEnvelope, streamJob, SVC_FRAMING } from './jobs/job-stream.js';
 import { acceptsEventStream } from './accept-header.js';
-import { mediaUrlParameters } from './media-urls.js';
 import { readPreferences } from './prefer-header.js';
 import { readArguments, removeStagedFiles } from './request-arguments.js';
 import { planRouteAliases, withoutTrailingSlash } from './route-aliases.js';
@@ -19,6 +19,7 @@ import { sendOutcome, submitFailure } from './call-outcome-http.js';
 import { generatorResult } from './generator-result.js';
 import { refusalBeforeCall } from './result-answer.js';
 import { CallDeadline, callTimedOut, timeoutMsFor } from './call-timeout.js';
+import { keyShareRefusal } from './jobs/key-share.js';
 
 type EndpointRoutesOptions = GatewayOptions & { jobRoutes: JobRoutesOptions };
 
@@ -42,16 +43,15 @@ export async function registerEndpointRoutes(app: FastifyInstance, options: Endp
   }
   for (const endpoint of options.runner.endpoints) {
     if (endpoint.is_chat) continue; // served by the chat plugin (src/serve/chat/)
-    const validators = compileValidators(endpoint);
-    const mediaParameters = mediaUrlParameters(endpoint);
+    const inputs = compileEndpointInputs(endpoint);
     // Serverless compute answers with a job, but for an endpoint the service marked use_queue=False.
     const submitsJobs = options.compute === 'serverless' && !endpoint.direct;
     const handler = async (request: FastifyRequest, reply: FastifyReply) => {
       const preferences = readPreferences(request.headers.prefer, options.jobs.maxWaitSeconds);
       // Before the arguments are read: a client that leaves while its media URLs download stops them.
       const cancel = cancelledWhenClientLeaves(reply);
-      const staging = { dir: options.fileDir, mediaUrls: options.mediaUrls, mediaParameters, cancel };
-      const { arguments: args, stagedFiles } = await readArguments(request, endpoint, validators, staging);
+      const staging = { dir: options.fileDir, mediaUrls: options.mediaUrls, cancel };
+      const { arguments: args, stagedFiles } = await readArguments(request, inputs, staging);
       if (cancel.aborted) {
         // Nobody would read its answer or learn its job's id.
         await removeStagedFiles(stagedFiles);
@@ -77,7 +77,7 @@ export async function registerEndpointRoutes(app: FastifyInstance, options: Endp
         // The hosted API answers a submit with 200; a dedicated server asked to go async says 202.
         // Either way the job's URL is a header too, as on an event stream.
         reply.header('content-location', `/v1/jobs/${job.id}`);
-        return reply.code(submitsJobs ? 200 : 202).send(envelopeOf(request, job, options.jobRoutes));
+        return sendEnvelope(reply.code(submitsJobs ? 200 : 202), envelopeOf(request, job, options.jobRoutes), options.sendTimeoutMs);
       }
       const subject = `the result of ${endpoint.path}`;
       const refusal = refusalBeforeCall(request.headers.accept, endpoint.output_schema, subject);
@@ -90,7 +90,7 @@ export async function registerEndpointRoutes(app: FastifyInstance, options: Endp
         const outcome = await submitCall(options, endpoint, args, { signal: cancel, onStart: deadline.start });
         if (deadline.timedOut && outcome.kind === 'cancelled') throw callTimedOut(endpoint.path, options.jobs);
         const answer = endpoint.is_generator && outcome.kind === 'result' ? { ...outcome, value: generatorResult(outcome.value) } : outcome;
-        return sendOutcome(reply, answer, options.debug, { accept: request.headers.accept, subject });
+        return sendOutcome(reply, answer, options, { accept: request.headers.accept, subject });
       } finally {
         deadline.clear();
         await removeStagedFiles(stagedFiles);
@@ -153,17 +153,26 @@ function refuseTakenRoute(
 }
 
 /**
- * Creates the job and queues its call; a full queue, or ended jobs waiting to be read that
- * fill what the server keeps, is a 503 and leaves no job behind.
+ * Creates the job and queues its call; a key that holds its share of the job store is a
+ * 429, a full queue, or ended jobs waiting to be read that fill what the server keeps, a
+ * 503; either leaves no job behind.
  */
 function submitJob(request: FastifyRequest, options: EndpointRoutesOptions, endpoint: EndpointReport, args: Arguments, onEnd: () => void) {
   const { store, runner } = options.jobRoutes;
+  const owner = request.apiKey?.id ?? null;
+  const overShare = keyShareRefusal(store.holdingOf(owner), store.limits, options.keys.count);
+  if (overShare !== null) {
+    onEnd();
+    // Its own unread results decide when it may go on; with none, its running jobs do.
+    const retryAfter = store.secondsUntilUnreadExpires(owner) ?? options.retryAfterSeconds;
+    throw new HttpError(429, 'too_many_requests', 'key_results_unread', overShare, { headers: { 'retry-after': String(retryAfter) } });
+  }
   const refusal = store.refusal();
   if (refusal !== null) {
     onEnd();
     throw new HttpError(503, 'queue_full', 'results_unread', refusal.message, { headers: { 'retry-after': String(refusal.retryAfterSeconds) } });
   }
-  const job = store.create(endpoint.path, request.apiKey?.id ?? null, endpoint.is_generator, args);
+  const job = store.create(endpoint.path, owner, endpoint.is_generator, args);
   try {
     runner.start(job, args, onEnd);
   } catch (error) {

@@ -19,6 +19,8 @@ export interface GatewayOptions {
   maxBodyBytes: number;
   /** Seconds a client is told to wait (Retry-After) when a queue is full. */
   retryAfterSeconds: number;
+  /** How long a client may take none of a large answer before it is disconnected (--send-timeout). */
+  sendTimeoutMs: number;
   /** Include Python tracebacks in 500 bodies and job errors. */
   debug: boolean;
   /** The server's own directory for files in transit (the workers' APIPOD_FILE_DIR), where uploads are staged. */

@@ -13,6 +13,7 @@ import type { JobRunner } from './jobs/job-runner.js';
 import { registerJobRoutes } from './jobs/job-routes.js';
 import { registerUnknownRouteAnswers } from './unknown-routes.js';
 import { registerBodyParsers, unsupportedMediaType } from './request-bodies.js';
+import { wasDisconnectedStalled } from './stalled-client.js';
 import type { GatewayOptions } from './gateway-options.js';
 
 /** Fields and files of one multipart form, as Starlette (and so the apipod toolkit) reads at most. */
@@ -65,6 +66,7 @@ export async function createGateway(options: GatewayOptions, jobRunner: JobRunne
     specification: { service_id: options.title, version: options.version, hardware: process.env.NVIDIA_VISIBLE_DEVICES ? 'gpu' : 'cpu' },
     publicUrl: options.jobs.publicUrl,
     maxWaitSeconds: options.jobs.maxWaitSeconds,
+    sendTimeoutMs: options.sendTimeoutMs,
   };
   const corsOrigins = options.corsOrigins ?? [];
   if (corsOrigins.length > 0) {
@@ -79,7 +81,7 @@ export async function createGateway(options: GatewayOptions, jobRunner: JobRunne
   }
   await app.register(registerOriginCheck, { corsOrigins, publicUrl: options.jobs.publicUrl });
   await app.register(registerAuth, { keys: options.keys });
-  await app.register(registerHealthRoute, { runner: options.runner });
+  await app.register(registerHealthRoute, { runner: options.runner, store });
   await app.register(registerDocsRoutes, { runner: options.runner, version: options.version, title: options.title, compute: options.compute });
   await app.register(registerJobRoutes, jobRoutes);
   await app.register(registerChatRoutes, options);
@@ -87,10 +89,18 @@ export async function createGateway(options: GatewayOptions, jobRunner: JobRunne
   return app;
 }
 
-/** `POST /x 200 12ms`; `-` for a status never sent, and a note when the client left first. */
+/**
+ * `POST /x 200 12ms`; `-` for a status never sent, and a note when the client left first, or
+ * was let go for reading nothing (`--send-timeout`).
+ */
 function requestLogLine(method: string, url: string, response: ServerResponse, elapsedMs: number): string {
   const status = response.headersSent ? String(response.statusCode) : '-';
-  return `${method} ${url} ${status} ${Math.round(elapsedMs)}ms${response.writableFinished ? '' : ' (the client left)'}`;
+  const note = wasDisconnectedStalled(response)
+    ? ' (disconnected: the client read nothing for --send-timeout)'
+    : response.writableFinished
+      ? ''
+      : ' (the client left)';
+  return `${method} ${url} ${status} ${Math.round(elapsedMs)}ms${note}`;
 }
 
 function fromFastifyError(error: FastifyError, maxBodyBytes: number): HttpError {

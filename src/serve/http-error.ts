@@ -17,6 +17,7 @@ export type ErrorType =
   | 'not_acceptable'
   | 'payload_too_large'
   | 'unsupported_media_type'
+  | 'too_many_requests'
   | 'queue_full'
   | 'unavailable'
   | 'endpoint_error'

@@ -1,7 +1,6 @@
 import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
-import { isJsonObject, type EndpointReport, type Value } from '../worker/protocol.js';
+import { isJsonObject, type Value } from '../worker/protocol.js';
 import { HttpError, type FieldProblem } from './http-error.js';
-import { textBooleanReader } from './text-booleans.js';
 
 export type Arguments = { [parameter: string]: Value };
 
@@ -11,18 +10,13 @@ export interface InputValidator {
 }
 
 /**
- * Compiles one validator per endpoint. JSON bodies are checked as sent; query strings
+ * Compiles an endpoint's input schema once. JSON bodies are checked as sent; query strings
  * (GET) and form fields arrive as text, so those are coerced to the schema's types first
- * ("3" -> 3, "yes" -> true) by a second compiler with coercion on.
+ * ("3" -> 3) by a second compiler with coercion on (boolean words: endpoint-inputs.ts).
  */
-export function compileValidators(endpoint: EndpointReport): { json: InputValidator; text: InputValidator } {
-  const schema = boundIntegers(endpoint.input_schema) as { [key: string]: Value };
-  const readBooleans = textBooleanReader(isJsonObject(schema.properties) ? schema.properties : {});
-  const coerce = validatorFrom(coercing.compile(schema));
-  return {
-    json: validatorFrom(strict.compile(schema)),
-    text: (input) => coerce(isJsonObject(input) ? readBooleans(input) : input),
-  };
+export function compileValidators(inputSchema: { [key: string]: Value }): { json: InputValidator; text: InputValidator } {
+  const schema = boundIntegers(inputSchema) as { [key: string]: Value };
+  return { json: validatorFrom(strict.compile(schema)), text: validatorFrom(coercing.compile(schema)) };
 }
 
 /** Keys whose values are data, not schemas. */

@@ -6,11 +6,9 @@ import { Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import type { CancelSignal } from '../worker/cancel-signal.js';
-import { isJsonObject, type EndpointReport, type Value } from '../worker/protocol.js';
-import { fileUploadOf } from './file-parameters.js';
+import type { Value } from '../worker/protocol.js';
 import { HttpError } from './http-error.js';
 import type { Arguments } from './input-validation.js';
-import { acceptedTypes } from './parameter-schemas.js';
 
 /** How the server fetches the URLs clients give for media parameters; null in GatewayOptions: it refuses them. */
 export interface MediaUrlSettings {
@@ -27,24 +25,10 @@ const URL_TEXT = /^[a-z][a-z0-9+.-]*:\/\//i;
 const FETCHED = /^https?:\/\//i;
 
 /**
- * The media parameters (ImageFile, a list of them, Optional[...]) whose http(s) URLs the
- * server downloads, each with whether it takes a list: a parameter that also takes text
- * (`ImageFile | str`) is left out, and gets a URL as its text. Read once per endpoint.
- */
-export function mediaUrlParameters(endpoint: EndpointReport): ReadonlyMap<string, boolean> {
-  const properties = isJsonObject(endpoint.input_schema.properties) ? endpoint.input_schema.properties : {};
-  const parameters = new Map<string, boolean>();
-  for (const [name, schema] of Object.entries(properties)) {
-    const upload = fileUploadOf(schema);
-    if (upload !== null && !takesTextOfItsOwn(schema)) parameters.set(name, upload.repeated);
-  }
-  return parameters;
-}
-
-/**
- * The arguments with every http(s) URL given for one of `parameters` (mediaUrlParameters)
- * downloaded into `dir` and replaced by a file reference, as an upload is staged: what the
- * apipod package advertises ("a file upload, a URL, or a base64 string"). A download that
+ * The arguments with every http(s) URL given for one of `parameters` (an endpoint's
+ * mediaUrlParameters: name -> takes a list) downloaded into `dir` and replaced by a file
+ * reference, as an upload is staged: what the apipod package advertises ("a file upload, a
+ * URL, or a base64 string"). A download that
  * fails, or a URL of another scheme (file://), is a 422 naming the parameter and why. With
  * `settings` null, such a URL is refused with a 422 that says the server fetches none. A
  * download stops when `cancel` fires (the client left).
@@ -89,12 +73,6 @@ export async function fetchMediaUrls(
 
 function isUrl(value: Value | undefined): value is string {
   return typeof value === 'string' && URL_TEXT.test(value.trim());
-}
-
-/** `ImageFile | str`: a member other than media (and null) that takes a string. */
-function takesTextOfItsOwn(schema: Value | undefined): boolean {
-  if (!isJsonObject(schema) || 'x-media-type' in schema || !Array.isArray(schema.anyOf)) return false;
-  return schema.anyOf.some((member) => isJsonObject(member) && !('x-media-type' in member) && acceptedTypes(member).has('string'));
 }
 
 function urlRefused(field: string, message: string): HttpError {

@@ -2,7 +2,7 @@ import type { Compute } from '../deployment-target.js';
 import { isJsonObject, type EndpointReport, type Value } from '../worker/protocol.js';
 import { findChatParameter } from './chat/chat-request.js';
 import { ComponentSchemas } from './component-schemas.js';
-import { fileUploadOf } from './file-parameters.js';
+import { readParameters, type ParameterInput } from './endpoint-inputs.js';
 import { fileModelComponents, fileModelReference, JOB_RESULT_COMPONENTS, uploadSchema } from './toolkit-schemas.js';
 
 export interface ServiceDescription {
@@ -101,9 +101,10 @@ export function describeService(service: ServiceDescription): Json {
       output_schema: withFileModels(components.adopt(reported.output_schema), mediaKinds) as Json,
     };
     const answersWithJob = service.compute === 'serverless' && !endpoint.direct;
+    const parameters = readParameters(reported.input_schema);
     const operations: Json = {};
     for (const method of endpoint.methods) {
-      operations[method.toLowerCase()] = describeOperation(endpoint, operationName(endpoint), method, { answersWithJob, mediaKinds });
+      operations[method.toLowerCase()] = describeOperation(endpoint, operationName(endpoint), method, { answersWithJob, mediaKinds, parameters });
     }
     paths[endpoint.path] = operations;
   }
@@ -173,13 +174,13 @@ function describeOperation(
   endpoint: EndpointReport,
   name: string,
   method: string,
-  { answersWithJob, mediaKinds }: { answersWithJob: boolean; mediaKinds: Set<string> },
+  { answersWithJob, mediaKinds, parameters }: { answersWithJob: boolean; mediaKinds: Set<string>; parameters: ReadonlyMap<string, ParameterInput> },
 ): Json {
-  const hasMedia = Object.values(propertiesOf(endpoint)).some((schema) => fileUploadOf(schema) !== null);
+  const hasMedia = [...parameters.values()].some((parameter) => parameter.upload !== null);
   const operation: Json = { operationId: `${name}_${method.toLowerCase()}`, summary: endpoint.function };
   if (endpoint.doc) operation.description = endpoint.doc;
   if (method === 'GET') operation.parameters = queryParameters(endpoint);
-  else operation.requestBody = requestBody(endpoint, hasMedia, mediaKinds);
+  else operation.requestBody = requestBody(endpoint, hasMedia ? { parameters, mediaKinds } : null);
   operation.responses = {
     '200': answersWithJob
       ? {
@@ -199,6 +200,7 @@ function describeOperation(
         }
       : { description: 'the function result', content: { 'application/json': { schema: endpoint.output_schema } } },
     ...callErrors(method, { invalidInput: 'the input does not match the schema', timesOut: !answersWithJob }),
+    ...(answersWithJob ? { '429': errorResponse("this API key's jobs fill its share of the job store; read their results, or retry after the Retry-After seconds") } : {}),
   };
   return operation;
 }
@@ -227,9 +229,9 @@ function describeChatOperation(endpoint: EndpointReport, name: string, requestSc
   };
 }
 
-function requestBody(endpoint: EndpointReport, hasMedia: boolean, mediaKinds: Set<string>): Json {
-  const content: Json = hasMedia
-    ? { 'multipart/form-data': { schema: multipartSchema(endpoint, mediaKinds) } }
+function requestBody(endpoint: EndpointReport, media: { parameters: ReadonlyMap<string, ParameterInput>; mediaKinds: Set<string> } | null): Json {
+  const content: Json = media
+    ? { 'multipart/form-data': { schema: multipartSchema(endpoint, media.parameters, media.mediaKinds) } }
     : { 'application/json': { schema: endpoint.input_schema } };
   return { required: (endpoint.input_schema.required as Value[] | undefined)?.length !== 0, content };
 }
@@ -238,10 +240,10 @@ function requestBody(endpoint: EndpointReport, hasMedia: boolean, mediaKinds: Se
  * Media parameters become file parts in a multipart form, described as the toolkit
  * describes them (an upload, a FileModel or a string); a list of them, repeated parts.
  */
-function multipartSchema(endpoint: EndpointReport, mediaKinds: Set<string>): Json {
+function multipartSchema(endpoint: EndpointReport, parameters: ReadonlyMap<string, ParameterInput>, mediaKinds: Set<string>): Json {
   const properties: Json = {};
   for (const [name, schema] of Object.entries(propertiesOf(endpoint))) {
-    const upload = fileUploadOf(schema);
+    const upload = parameters.get(name)?.upload ?? null;
     if (upload === null) {
       properties[name] = schema;
       continue;

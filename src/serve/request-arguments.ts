@@ -5,12 +5,11 @@ import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import type { FastifyRequest } from 'fastify';
 import type { CancelSignal } from '../worker/cancel-signal.js';
-import { isJsonObject, type EndpointReport, type Value } from '../worker/protocol.js';
+import { isJsonObject, type Value } from '../worker/protocol.js';
+import type { EndpointInputs, ParameterInput } from './endpoint-inputs.js';
 import { HttpError } from './http-error.js';
-import type { Arguments, InputValidator } from './input-validation.js';
-import { fileUploadOf } from './file-parameters.js';
+import type { Arguments } from './input-validation.js';
 import { fetchMediaUrls, type MediaUrlSettings } from './media-urls.js';
-import { acceptedTypes, listItemSchema } from './parameter-schemas.js';
 import { PartContentTypes } from './multipart-part-types.js';
 import { FormFields, jsonProblem } from './request-bodies.js';
 import { gatherFormModels } from './form-models.js';
@@ -25,8 +24,6 @@ export interface ReadArguments {
 export interface FileStaging {
   dir: string;
   mediaUrls: MediaUrlSettings | null;
-  /** The endpoint's parameters that take media URLs (mediaUrlParameters, read once per endpoint). */
-  mediaParameters: ReadonlyMap<string, boolean>;
   /** Fires when the client leaves: the downloads stop. */
   cancel: CancelSignal;
 }
@@ -35,18 +32,14 @@ export interface FileStaging {
  * The call's arguments from the request: the JSON body, the query string for GET, a
  * URL-encoded form, or a multipart form whose file parts are media parameters, staged with
  * the files media URLs name (`staging` null: neither multipart nor URLs are taken).
- * Validated against the endpoint's schema; a 4xx HttpError says what is wrong.
+ * Read and validated as the endpoint's inputs (compiled once: endpoint-inputs.ts) say; a
+ * 4xx HttpError says what is wrong.
  */
-export async function readArguments(
-  request: FastifyRequest,
-  endpoint: EndpointReport,
-  validators: { json: InputValidator; text: InputValidator },
-  staging: FileStaging | null,
-): Promise<ReadArguments> {
-  const read = await readRequest(request, endpoint, validators, staging?.dir ?? null);
-  if (staging === null || staging.mediaParameters.size === 0) return read;
+export async function readArguments(request: FastifyRequest, inputs: EndpointInputs, staging: FileStaging | null): Promise<ReadArguments> {
+  const read = await readRequest(request, inputs, staging?.dir ?? null);
+  if (staging === null || inputs.mediaUrlParameters.size === 0) return read;
   try {
-    const fetched = await fetchMediaUrls(read.arguments, staging.mediaParameters, staging);
+    const fetched = await fetchMediaUrls(read.arguments, inputs.mediaUrlParameters, staging);
     return { arguments: fetched.arguments, stagedFiles: [...read.stagedFiles, ...fetched.stagedFiles] };
   } catch (error) {
     await removeStagedFiles(read.stagedFiles);
@@ -59,30 +52,25 @@ export async function readArguments(
  * parameter, as the apipod toolkit takes it (`{"input": ...}` for `request: EmbeddingRequest`);
  * one that already names the parameter alone (`{"request": {...}}`, svc's own form) is taken as it is.
  */
-function asParameters(body: unknown, endpoint: EndpointReport): unknown {
-  const name = endpoint.body_parameter;
+function asParameters(body: unknown, name: string | null): unknown {
   if (name === null || !isJsonObject(body)) return body;
   const keys = Object.keys(body);
   return keys.length === 1 && keys[0] === name ? body : { [name]: body };
 }
 
-async function readRequest(
-  request: FastifyRequest,
-  endpoint: EndpointReport,
-  validators: { json: InputValidator; text: InputValidator },
-  uploadDir: string | null,
-): Promise<ReadArguments> {
+async function readRequest(request: FastifyRequest, inputs: EndpointInputs, uploadDir: string | null): Promise<ReadArguments> {
+  const { validators } = inputs;
   if (request.method === 'GET' || request.method === 'HEAD') {
     return { arguments: validators.text({ ...(request.query as object) }), stagedFiles: [] };
   }
   if (request.isMultipart()) {
     if (uploadDir === null) throw new HttpError(415, 'unsupported_media_type', 'unsupported_content_type', 'this endpoint takes no multipart form');
-    return readMultipart(request, endpoint, validators.text, uploadDir);
+    return readMultipart(request, inputs, uploadDir);
   }
   const body = request.body;
   if (body instanceof FormFields) {
     refuseJsonSentAsForm(body.fields);
-    return { arguments: validators.text(gatherFormModels(withoutEmptyFields(body.fields), endpoint.input_schema)), stagedFiles: [] };
+    return { arguments: validators.text(gatherFormModels(withoutEmptyFields(body.fields), inputs)), stagedFiles: [] };
   }
   if (body === undefined) {
     // An empty body is the call with no arguments: fine for an endpoint without required
@@ -91,7 +79,7 @@ async function readRequest(
     return { arguments: validators.json({}), stagedFiles: [] };
   }
   rejectFileReferences(body as Value, '');
-  return { arguments: validators.json(asParameters(body, endpoint)), stagedFiles: [] };
+  return { arguments: validators.json(asParameters(body, inputs.bodyParameter)), stagedFiles: [] };
 }
 
 /** `curl -d '{"a": 1}'` sends JSON as a form, whose one field is named by the whole text: say so, not that `{"a": 1}` is no parameter. */
@@ -127,8 +115,7 @@ function rejectFileReferences(value: Value, field: string): void {
   }
 }
 
-async function readMultipart(request: FastifyRequest, endpoint: EndpointReport, validate: InputValidator, uploadDir: string): Promise<ReadArguments> {
-  const properties = (endpoint.input_schema.properties ?? {}) as { [name: string]: Value };
+async function readMultipart(request: FastifyRequest, inputs: EndpointInputs, uploadDir: string): Promise<ReadArguments> {
   const texts: { [name: string]: string[] } = {};
   const files: { [name: string]: Value } = {};
   const stagedFiles: string[] = [];
@@ -138,10 +125,10 @@ async function readMultipart(request: FastifyRequest, endpoint: EndpointReport, 
   try {
     for await (const part of request.parts()) {
       const gaveContentType = part.type === 'file' && (partTypes?.gaveContentType(fileParts++) ?? true);
-      const schema = properties[part.fieldname];
-      const upload = fileUploadOf(schema);
+      const parameter = inputs.parameters.get(part.fieldname);
+      const upload = parameter?.upload ?? null;
       // A list takes repeated parts, as a URL-encoded form's repeated fields: files for a list of media, text for others.
-      const repeatable = part.type === 'file' ? upload?.repeated === true : listItemSchema(schema) !== undefined;
+      const repeatable = part.type === 'file' ? upload?.repeated === true : (parameter?.itemTypes ?? null) !== null;
       if (part.type === 'file' && upload === null) {
         part.file.resume();
         throw new HttpError(422, 'validation_error', 'invalid_input', `${part.fieldname} is not a file parameter`, {
@@ -168,11 +155,11 @@ async function readMultipart(request: FastifyRequest, endpoint: EndpointReport, 
       const reference = { $file: { path, file_name: part.filename || null, content_type: (gaveContentType && part.mimetype) || null } };
       files[part.fieldname] = upload?.repeated ? [...((files[part.fieldname] as Value[] | undefined) ?? []), reference] : reference;
     }
-    const fields = Object.fromEntries(Object.entries(withoutEmptyFields(texts)).map(([name, values]) => [name, fieldsValue(name, [values].flat(), properties[name])]));
+    const fields = Object.fromEntries(Object.entries(withoutEmptyFields(texts)).map(([name, values]) => [name, fieldsValue(name, [values].flat(), inputs.parameters.get(name))]));
     rejectFileReferences(fields, '');
     // Validate with each file standing in as a string, then hand the worker the file references.
     const placeholders = Object.entries(files).map(([name, value]) => [name, Array.isArray(value) ? value.map(() => '') : '']);
-    const validated = validate({ ...gatherFormModels(fields, endpoint.input_schema), ...Object.fromEntries(placeholders) });
+    const validated = inputs.validators.text({ ...gatherFormModels(fields, inputs), ...Object.fromEntries(placeholders) });
     return { arguments: { ...validated, ...files }, stagedFiles };
   } catch (error) {
     await removeStagedFiles(stagedFiles);
@@ -190,9 +177,13 @@ function withoutEmptyFields<T extends string | string[]>(fields: Record<string, 
 }
 
 /** A parameter's text parts: one is the value, several are a list's items. */
-function fieldsValue(name: string, texts: string[], schema: Value | undefined): Value {
-  return texts.length === 1 ? fieldValue(name, texts[0], schema) : texts.map((text, index) => fieldValue(`${name}[${index}]`, text, listItemSchema(schema)));
+function fieldsValue(name: string, texts: string[], parameter: ParameterInput | undefined): Value {
+  if (texts.length === 1) return fieldValue(name, texts[0], parameter?.types ?? NO_TYPES);
+  return texts.map((text, index) => fieldValue(`${name}[${index}]`, text, parameter?.itemTypes ?? NO_TYPES));
 }
+
+/** A text for no parameter of the endpoint: read as JSON where it is JSON, and left for validation to judge. */
+const NO_TYPES: ReadonlySet<string> = new Set();
 
 /**
  * The multipart parser's own complaints (no boundary, a body cut short) are the client's
@@ -219,7 +210,7 @@ function givenTwice(name: string, mixedList: boolean): HttpError {
  * string (`str`, `Optional[str]`) gets the text as it is, quotes and spaces included, unless
  * it is JSON of another type the parameter also takes (a media object for an image).
  */
-function fieldValue(name: string, text: unknown, schema: Value | undefined): Value {
+function fieldValue(name: string, text: unknown, types: ReadonlySet<string>): Value {
   const value = String(text);
   let parsed: Value;
   try {
@@ -227,7 +218,6 @@ function fieldValue(name: string, text: unknown, schema: Value | undefined): Val
   } catch {
     return value;
   }
-  const types = acceptedTypes(schema);
   // `null` where the parameter takes none stays the text "null", refused as a URL-encoded
   // form's is: parsed, the validator's coercion would turn it into 0 or false.
   if (parsed === null && !types.has('null')) return value;

@@ -2,6 +2,7 @@ import type { FastifyReply } from 'fastify';
 import { isJsonObject, type Value } from '../worker/protocol.js';
 import { chooseResultForm } from './accept-header.js';
 import { HttpError } from './http-error.js';
+import { sendJson } from './json-reply.js';
 
 /*
  * A result as the client asks for it with Accept, as BentoML answers a file: JSON by default,
@@ -15,14 +16,16 @@ export function mediaTypeOf(value: Value | null): string | null {
   return typeof value.content_type === 'string' && value.content_type.includes('/') ? value.content_type.toLowerCase() : 'application/octet-stream';
 }
 
-/** Sends `value` as JSON or as its media bytes; `subject` names it in a 406 ("the result of /grayscale"). */
-export function sendResult(reply: FastifyReply, accept: string | undefined, value: Value, subject: string): FastifyReply {
+/**
+ * Sends `value` as JSON (written as the client reads it, json-reply.ts) or as its media bytes;
+ * `subject` names it in a 406 ("the result of /grayscale").
+ */
+export function sendResult(reply: FastifyReply, accept: string | undefined, value: Value, subject: string, sendTimeoutMs: number): FastifyReply {
   const mediaType = mediaTypeOf(value);
   const form = chooseResultForm(accept, mediaType);
   if (form === 'none') throw notAcceptable(accept, subject, offeredAs(mediaType));
   if (form === 'json' || mediaType === null || !isJsonObject(value)) {
-    // Serialised here: Fastify would send a bare string as text/plain.
-    return reply.type('application/json; charset=utf-8').send(JSON.stringify(value));
+    return sendJson(reply, value, sendTimeoutMs);
   }
   // Sent for every file, named or not: it tells a text file from a text answer.
   reply.header('content-disposition', contentDisposition(typeof value.file_name === 'string' ? value.file_name : null));

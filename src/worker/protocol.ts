@@ -1,6 +1,6 @@
 /**
  * The messages between the gateway and a worker (docs/worker-protocol.md), defined once on
- * this side. python/apipod/protocol.py is the other side; both are tested against
+ * this side. python/apipod/_runtime/protocol.py is the other side; both are tested against
  * test/fixtures/protocol/*.json so the two cannot drift.
  */
 

@@ -136,7 +136,7 @@ export class WorkerProcess {
     this.fileDir = options.fileDir ?? tmpdir();
     const baseEnv = options.env ?? process.env;
     const toolkitDir = options.toolkitDir ?? toolkitPythonDir();
-    this.child = spawn(options.python, ['-m', 'apipod.worker', this.serviceFile], {
+    this.child = spawn(options.python, ['-m', 'apipod._runtime.worker', this.serviceFile], {
       cwd: options.projectDir,
       env: {
         ...baseEnv,

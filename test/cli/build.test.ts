@@ -20,7 +20,7 @@ describe('svc build (files only, no engine)', () => {
     expect(existsSync(join(project, 'apipod-deploy/svc/dist/svc.js'))).toBe(true);
     // The bundle's entry loads each command's code from its chunks: all of them go into the image.
     expect(readdirSync(join(project, 'apipod-deploy/svc/dist/chunks')).sort()).toEqual(readdirSync(join(REPO_ROOT, 'dist/chunks')).sort());
-    expect(existsSync(join(project, 'apipod-deploy/svc/python/apipod/worker.py'))).toBe(true);
+    expect(existsSync(join(project, 'apipod-deploy/svc/python/apipod/_runtime/worker.py'))).toBe(true);
     const dockerignore = readFileSync(join(project, '.dockerignore'), 'utf8');
     for (const entry of ['**/.env', '**/.env.*', '**/.git', '.venv', '**/node_modules', '**/__pycache__', '**/.pytest_cache']) expect(dockerignore.split('\n')).toContain(entry);
   });

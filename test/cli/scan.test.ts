@@ -393,6 +393,24 @@ describe('svc scan', () => {
     expect(run.stdout).toContain('python: 3.11 (pyproject.toml: project.requires-python)');
   });
 
+  it('asks for ffmpeg only when an endpoint takes or returns audio or video, or a requirement runs ffmpeg', async () => {
+    const project = copyProject(join(EXAMPLES, 'hello'));
+    expect((await scannedManifest(project)).system_packages).toEqual([]);
+    writeFileSync(
+      join(project, 'service.py'),
+      'from typing import Optional\nfrom apipod import APIPod, AudioFile, ImageFile\n\napp = APIPod()\n\n' +
+        '@app.endpoint("/gray")\ndef gray(image: ImageFile) -> ImageFile:\n    return image\n',
+    );
+    expect((await scannedManifest(project)).system_packages).toEqual([]);
+    writeFileSync(join(project, 'service.py'), readFileSync(join(project, 'service.py'), 'utf8') +
+      '\n@app.endpoint("/clip")\ndef clip(audio: Optional[AudioFile] = None) -> dict:\n    return {}\n');
+    expect((await scannedManifest(project)).system_packages).toEqual(['ffmpeg']);
+
+    const withPydub = copyProject(join(EXAMPLES, 'hello'));
+    writeFileSync(join(withPydub, 'requirements.txt'), 'pydub==0.25.1\n');
+    expect((await scannedManifest(withPydub)).system_packages).toEqual(['ffmpeg']);
+  });
+
   it('answers a machine with a JSON error object on stdout', async () => {
     const run = await runSvc(['scan', '/nonexistent/project', '--json']);
     expect(run.exitCode).toBe(1);

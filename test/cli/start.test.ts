@@ -104,7 +104,8 @@ describe('svc start on the command line', () => {
     writeFileSync(join(project, 'service.py'), 'import time\nfrom apipod import APIPod\napp = APIPod()\n@app.endpoint("/slow")\ndef slow() -> dict:\n    time.sleep(30)\n    return {}\n');
     const server = await startSvc([project]);
     void fetch(`${server.url}/slow`, { method: 'POST', body: '{}', headers: { 'content-type': 'application/json' } }).catch(() => undefined);
-    while (!server.logs().includes('POST /slow') && JSON.stringify(await (await fetch(`${server.url}/health`)).json()).includes('"busy":0')) {
+    // The call is in flight once a worker is busy (the log's endpoint list also names POST /slow).
+    while (((await (await fetch(`${server.url}/health`)).json()) as { busy: number }).busy === 0) {
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
     server.process.kill('SIGINT');
@@ -134,7 +135,7 @@ describe('svc start on the command line', () => {
     const lines = failed.stdout.trim().split('\n').map((line) => JSON.parse(line));
     expect(lines.at(-1)).toEqual({ error: expect.objectContaining({ code: 'usage', message: expect.stringContaining('--endpoint-timeout /helo') }) });
     const bare = await runSvc(['--json']);
-    expect([bare.exitCode, JSON.parse(bare.stdout)]).toEqual([2, { error: { code: 'usage', message: 'expected a command: scan, build, start, call' } }]);
+    expect([bare.exitCode, JSON.parse(bare.stdout)]).toEqual([2, { error: { code: 'usage', message: 'expected a command: init, scan, build, start, call' } }]);
     const misused = await runSvc(['--json', 'start', HELLO, '--bogus']);
     expect([misused.exitCode, JSON.parse(misused.stdout)]).toEqual([2, { error: { code: 'usage', message: "unknown option '--bogus'" } }]);
   });

@@ -307,6 +307,44 @@ describe('the job API with API keys', () => {
   });
 });
 
+describe("each API key's share of the job store", () => {
+  let server: RunningSvc;
+  const keysFile = join(mkdtempSync(join(tmpdir(), 'svc-keys-')), 'keys.json');
+  const as = (key: string) => ({ authorization: `Bearer ${key}` });
+  const health = async () => (await getJson(`${server.url}/health`)).body;
+  beforeAll(async () => {
+    writeFileSync(keysFile, JSON.stringify({ keys: [{ name: 'heavy', key: 'heavy-key-123', endpoints: '*' }, { name: 'light', key: 'light-key-456', endpoints: '*' }] }));
+    server = await startSvc([JOBS, '--api-keys', keysFile, '--max-jobs', '4', '--job-ttl', '600']);
+  });
+  afterAll(async () => {
+    await server.stop();
+  });
+
+  it('stops a key that leaves its results unread at its share, with a 429 naming the limit, while another key goes on', async () => {
+    const heavy: Array<{ status: number; body: any; headers: Headers }> = [];
+    for (let index = 0; index < 4; index++) heavy.push(await postJson(`${server.url}/order`, { tag: `heavy ${index}` }, as('heavy-key-123')));
+    expect(heavy.map((answer) => answer.status)).toEqual([200, 200, 429, 429]);
+    expect(heavy[2]!.body.error).toMatchObject({ status: 429, type: 'too_many_requests', code: 'key_results_unread' });
+    expect(heavy[2]!.body.error.message).toContain('(--max-jobs 4 among 2 API keys: 2 each)');
+    expect(Number(heavy[2]!.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+    // Its two results ended unread; the server says so, and is not full.
+    await expect.poll(async () => (await health()).jobs.unread, { timeout: 10_000, interval: 50 }).toBe(2);
+    expect(await health()).toMatchObject({ status: 'READY', jobs: { unread: 2, max_jobs: 4, full: false } });
+
+    const light = [];
+    for (const tag of ['light 0', 'light 1']) light.push(await postJson(`${server.url}/order`, { tag }, as('light-key-456')));
+    expect(light.map((answer) => answer.status)).toEqual([200, 200]);
+    // Both shares unread fill the store: /health says so, though the workers are ready.
+    await expect.poll(async () => (await health()).jobs.unread, { timeout: 10_000, interval: 50 }).toBe(4);
+    expect(await health()).toMatchObject({ status: 'READY', jobs: { unread: 4, max_jobs: 4, full: true } });
+
+    // A result read frees its place in the key's share.
+    expect((await getJson(heavy[0]!.body.refresh_job_url, as('heavy-key-123'))).body).toMatchObject({ status: 'FINISHED', result: 'heavy 0' });
+    expect((await postJson(`${server.url}/order`, { tag: 'heavy again' }, { ...as('heavy-key-123'), prefer: 'wait=10' })).body).toMatchObject({ status: 'FINISHED', result: 'heavy again' });
+    expect((await health()).jobs).toMatchObject({ unread: 3, full: false });
+  });
+});
+
 describe('a dedicated server asked to answer asynchronously', () => {
   it('returns a 202 envelope with Prefer: respond-async, and the result without it', async () => {
     const server = await startSvc([JOBS, '--compute', 'dedicated']);

@@ -63,7 +63,7 @@ describe('the toolkit as the svc-apipod distribution', () => {
     expect(installed.version).toBe(SVC_VERSION);
     expect(installed.requires).toBeNull();
     expect(installed.files).toContain('apipod/py.typed');
-    expect(installed.files).toContain('apipod/worker.py');
+    expect(installed.files).toContain('apipod/_runtime/worker.py');
     // Beside the package, only the apipod command's console script (into the venv's bin/).
     expect(installed.files.filter((file: string) => !file.startsWith('apipod/') && !file.startsWith('svc_apipod-'))).toEqual(['../../../bin/apipod']);
   });

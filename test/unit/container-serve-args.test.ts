@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { containerServeArgs, type ServeSettings } from '../../src/cli/container-serve-args.js';
 
 const defaults: ServeSettings = {
-  workers: 1, maxBodySize: 100, mediaUrlTimeout: 60, mediaUrls: true, queueSize: 100, gracePeriod: 30, cancelGrace: 5, jobTimeout: 3600, jobTtl: 1800, maxJobs: 10_000, maxJobMemory: 1024, maxWait: 60, corsOrigin: [],
+  workers: 1, maxBodySize: 100, mediaUrlTimeout: 60, mediaUrls: true, queueSize: 100, sendTimeout: 60, gracePeriod: 30, cancelGrace: 5, jobTimeout: 3600, jobTtl: 1800, maxJobs: 10_000, maxJobMemory: 1024, maxWait: 60, corsOrigin: [],
 };
 
 describe('the options svc start hands to the container it runs', () => {

@@ -74,6 +74,52 @@ describe('generated Dockerfile', () => {
     expect(both.notes).toContain("APIPod's provider depends on which branch of service.py runs: the image sets no default for it and leaves it to the app");
   });
 
+  it('keeps gcc and g++ in the image only where code compiles while the service runs, and in a build stage where pip alone needs them', () => {
+    const finalStage = (text: string) => text.slice(text.lastIndexOf('\nFROM '));
+    const compilersIn = (text: string) => /^ {6}g\+\+ \\\n {6}gcc \\$/m.test(text);
+    // torch (CPU or CUDA) and CUDA extensions built against it: one stage, compilers in it.
+    for (const name of ['torch-cpu', 'torch-gpu', 'flash-attn']) {
+      const plan = planBuild(manifestOf(name), options);
+      expect([name, plan.compilers.where, plan.buildStage]).toEqual([name, 'image', null]);
+      const text = renderDockerfile(plan);
+      expect(text).not.toContain(' AS build');
+      expect(compilersIn(text)).toBe(true);
+    }
+    // Requirements without run-time compiling, on a CPU or a CUDA base: pip compiles in a build stage.
+    for (const name of ['image', 'onnx-gpu', 'tensorflow-gpu']) {
+      const plan = planBuild(manifestOf(name), options);
+      expect([name, plan.compilers.where]).toEqual([name, 'build-stage']);
+      const text = renderDockerfile(plan);
+      expect(text).toContain(`FROM --platform=linux/amd64 ${plan.base.image} AS build\n`);
+      expect(compilersIn(text.slice(0, text.lastIndexOf('\nFROM ')))).toBe(true);
+      expect(compilersIn(finalStage(text))).toBe(false);
+      expect(finalStage(text)).toMatch(/^COPY --from=build \/opt\/venv \/opt\/venv$/m);
+      expect(finalStage(text)).not.toContain('pip install');
+    }
+    // Nothing to install: no compilers anywhere, and --compilers puts them back.
+    const hello = planBuild(manifestOf('hello'), options);
+    expect([hello.compilers.where, hello.systemPackages]).toEqual(['none', ['ca-certificates', 'tini']]);
+    expect(renderDockerfile(hello)).not.toMatch(/\bgcc\b|\bg\+\+/);
+    const asked = planBuild(manifestOf('hello'), { ...options, compilers: true });
+    expect([asked.compilers, asked.systemPackages]).toEqual([{ where: 'image', reason: '--compilers' }, ['ca-certificates', 'g++', 'gcc', 'tini']]);
+    // A requirement that is a path into the project installs after the code, in the image, with them.
+    const image = manifestOf('image');
+    const localLib = { name: '', specifier: '', extras: [], marker: null, url: './lib', editable: true, hashes: [], source: 'requirements.txt:9' };
+    const local = planBuild({ ...image, dependencies: { ...image.dependencies, requirements: [...image.dependencies.requirements, localLib] } }, options);
+    expect([local.requirementFiles.local !== null, local.compilers.where, local.buildStage]).toEqual([true, 'image', null]);
+  });
+
+  it('puts ffmpeg in the image when the service handles audio or video, or with --ffmpeg, and nowhere else', () => {
+    const hello = manifestOf('hello');
+    expect(planBuild(hello, options).ffmpeg.included).toBe(false);
+    expect(renderDockerfile(planBuild(hello, options))).not.toContain('ffmpeg');
+    const asked = planBuild(hello, { ...options, ffmpeg: true });
+    expect([asked.ffmpeg, asked.systemPackages]).toEqual([{ included: true, reason: '--ffmpeg' }, ['ca-certificates', 'ffmpeg', 'tini']]);
+    expect(renderDockerfile(asked)).toMatch(/^# ffmpeg: --ffmpeg\.\nRUN apt-get update[^]*^ {6}ffmpeg \\$/m);
+    const media = planBuild({ ...hello, system_packages: ['ffmpeg'] }, options);
+    expect(media.ffmpeg).toEqual({ included: true, reason: 'the service handles audio or video' });
+  });
+
   it('builds FROM the --base-image reference when one is given, on linux/amd64', () => {
     const text = renderDockerfile(planBuild(manifestOf('hello'), { ...options, baseImage: 'python:3.10-slim' }));
     expect(text).toMatch(/^FROM --platform=linux\/amd64 python:3\.10-slim$/m);

@@ -120,7 +120,14 @@ describe('detecting frameworks', () => {
       requirements: requirements('opencv-python', 'soundfile', 'mylib @ git+https://github.com/example/mylib.git'),
       indexUrls: [],
     });
-    expect(report.systemPackages).toEqual(['ffmpeg', 'g++', 'gcc', 'git', 'libgl1', 'libglib2.0-0', 'libsndfile1']);
+    expect(report.systemPackages).toEqual(['git', 'libgl1', 'libglib2.0-0', 'libsndfile1']);
+  });
+
+  it('adds ffmpeg for requirements that run it (pydub, moviepy, whisper, torchaudio), not for those that ship their own', () => {
+    for (const name of ['pydub', 'moviepy', 'openai-whisper', 'torchaudio', 'librosa']) {
+      expect(detectFrameworks({ requirements: requirements(name), indexUrls: [] }).systemPackages).toContain('ffmpeg');
+    }
+    expect(detectFrameworks({ requirements: requirements('av', 'imageio-ffmpeg', 'opencv-python-headless'), indexUrls: [] }).systemPackages).toEqual(['libglib2.0-0']);
   });
 
   it('finds nothing in a project without ML packages', () => {
@@ -134,7 +141,7 @@ describe('detecting frameworks', () => {
       nightlyTorch: false,
       torch: null,
       compilerPackages: [],
-      systemPackages: ['ffmpeg', 'g++', 'gcc'],
+      systemPackages: [],
     });
   });
 });

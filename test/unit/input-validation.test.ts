@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { compileValidators } from '../../src/serve/input-validation.js';
+import { compileEndpointInputs } from '../../src/serve/endpoint-inputs.js';
 import type { EndpointReport, Value } from '../../src/worker/protocol.js';
 
-/** Schemas as the worker reports them (python/apipod/schema.py). */
+/** Schemas as the worker reports them (python/apipod/_runtime/schema.py). */
 const OPTIONAL_INT: Value = { anyOf: [{ type: 'integer' }, { type: 'null' }], default: null };
 const OPTIONAL_STRINGS: Value = { anyOf: [{ type: 'array', items: { type: 'string' } }, { type: 'null' }], default: null };
 const BOX: Value = { type: 'object', properties: { width: { type: 'integer' } }, required: ['width'], additionalProperties: false };
@@ -26,7 +26,7 @@ function endpointWith(properties: { [name: string]: Value }, defs: { [name: stri
 
 function problemsOf(endpoint: EndpointReport, input: Value): unknown {
   try {
-    compileValidators(endpoint).json(input);
+    compileEndpointInputs(endpoint).validators.json(input);
     return 'valid';
   } catch (error) {
     return (error as { extra: { detail: unknown } }).extra.detail;
@@ -68,7 +68,7 @@ describe('input validation messages', () => {
 describe('text arguments (forms, query strings)', () => {
   const text = (properties: { [name: string]: Value }, input: Value) => {
     try {
-      return compileValidators(endpointWith(properties)).text(input);
+      return compileEndpointInputs(endpointWith(properties)).validators.text(input);
     } catch (error) {
       return (error as { extra: { detail: unknown } }).extra.detail;
     }

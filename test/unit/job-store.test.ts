@@ -154,3 +154,39 @@ describe('the job store', () => {
     expect(() => store.move(job, 'FINISHED')).toThrow('a job cannot move from CANCELLED to FINISHED');
   });
 });
+
+describe("what each key's jobs hold in the store", () => {
+  it('counts jobs until they end read, and the unread results by size, per key', () => {
+    const { store, clock } = storeWithClock(60_000, 100);
+    const end = (job: ReturnType<JobStore['create']>, result: Value) => {
+      store.move(job, 'PROCESSING');
+      store.move(job, 'FINISHED', { result });
+    };
+    const queued = store.create('/run', 'a');
+    const unread = store.create('/run', 'a');
+    store.create('/run', 'b');
+    expect([store.holdingOf('a'), store.holdingOf('b'), store.holdingOf('c')]).toEqual([
+      { jobs: 2, unreadBytes: 0 },
+      { jobs: 1, unreadBytes: 0 },
+      { jobs: 0, unreadBytes: 0 },
+    ]);
+    end(unread, 'x'.repeat(1000));
+    const held = store.holdingOf('a');
+    expect([held.jobs, held.unreadBytes >= 1000 && held.unreadBytes < 1100]).toEqual([2, true]);
+    expect(store.secondsUntilUnreadExpires('a')).toBe(60);
+    store.get(unread.id, 'a');
+    expect(store.holdingOf('a')).toEqual({ jobs: 1, unreadBytes: 0 });
+    // A job a client waits on is read as it ends; one refused by its queue holds nothing.
+    const stop = store.watch(queued, () => {});
+    end(queued, 1);
+    stop();
+    store.discard(store.create('/run', 'a'));
+    expect(store.holdingOf('a')).toEqual({ jobs: 0, unreadBytes: 0 });
+    // An unread result that expires holds nothing either.
+    const late = store.create('/run', 'c');
+    end(late, 'y');
+    clock.now += 61_000;
+    expect(store.holdingOf('c')).toEqual({ jobs: 0, unreadBytes: 0 });
+    expect(store.secondsUntilUnreadExpires('c')).toBeNull();
+  });
+});

@@ -4,7 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HttpError } from '../../src/serve/http-error.js';
-import { fetchMediaUrls, mediaUrlParameters } from '../../src/serve/media-urls.js';
+import { compileEndpointInputs } from '../../src/serve/endpoint-inputs.js';
+import { fetchMediaUrls } from '../../src/serve/media-urls.js';
 import type { EndpointReport } from '../../src/worker/protocol.js';
 
 // A real HTTP server as the media host; the gateway-level behaviour is in test/integration.
@@ -39,7 +40,7 @@ describe('fetchMediaUrls', () => {
   it('stages a downloaded URL as a file with its name', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'svc-media-'));
     try {
-      const { arguments: fetched, stagedFiles } = await fetchMediaUrls({ image: imageUrl }, mediaUrlParameters(endpoint), { dir, mediaUrls: settings, cancel });
+      const { arguments: fetched, stagedFiles } = await fetchMediaUrls({ image: imageUrl }, compileEndpointInputs(endpoint).mediaUrlParameters, { dir, mediaUrls: settings, cancel });
       expect(fetched.image).toMatchObject({ $file: { file_name: 'cat.png' } });
       expect(await readdir(dir)).toHaveLength(stagedFiles.length);
     } finally {
@@ -49,7 +50,7 @@ describe('fetchMediaUrls', () => {
 
   it("answers a 500 that names the field, not the server's temporary path, when the download cannot be saved", async () => {
     const missingDir = join(tmpdir(), `svc-media-gone-${process.pid}`, 'files');
-    const failure = await fetchMediaUrls({ image: imageUrl }, mediaUrlParameters(endpoint), { dir: missingDir, mediaUrls: settings, cancel }).catch((error: unknown) => error);
+    const failure = await fetchMediaUrls({ image: imageUrl }, compileEndpointInputs(endpoint).mediaUrlParameters, { dir: missingDir, mediaUrls: settings, cancel }).catch((error: unknown) => error);
     expect(failure).toBeInstanceOf(HttpError);
     expect((failure as HttpError).status).toBe(500);
     expect((failure as HttpError).message).toBe('svc failed: the download for image could not be saved on the server (ENOENT)');

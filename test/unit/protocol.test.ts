@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { ProtocolError, encodeCommand, parseEvent } from '../../src/worker/protocol.js';
 import type { Command } from '../../src/worker/protocol.js';
 
-// The examples python/apipod/protocol.py is tested against too: one file per message type.
+// The examples python/apipod/_runtime/protocol.py is tested against too: one file per message type.
 const fixtureDir = fileURLToPath(new URL('../fixtures/protocol', import.meta.url));
 const COMMAND_TYPES = new Set(['call', 'cancel', 'shutdown']);
 
@@ -70,7 +70,7 @@ describe('protocol commands', () => {
 });
 
 describe('invalid messages', () => {
-  // Commands are the worker's to reject (python/apipod/protocol.py); everything else is an
+  // Commands are the worker's to reject (python/apipod/_runtime/protocol.py); everything else is an
   // event, or not a message at all, and the gateway must refuse it.
   const invalid = readFixture('invalid.json');
   const isCommand = (entry: unknown) =>

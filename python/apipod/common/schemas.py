@@ -6,7 +6,7 @@ an ImportError saying to install it. ChatCompletionRequest, ChatCompletionRespon
 ChatMessage are svc's own (upstream's README imports them from here), which svc's chat
 endpoints and its OpenAI-compatible routes are built on."""
 from ..chat import ChatCompletionRequest, ChatCompletionResponse, ChatMessage
-from ..socaity_schemas_lookup import socaity_schema
+from .._runtime.socaity_schemas_lookup import socaity_schema
 
 __all__ = ["ChatCompletionRequest", "ChatCompletionResponse", "ChatMessage"]
 

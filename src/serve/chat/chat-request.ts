@@ -1,7 +1,7 @@
 import type { FastifyRequest } from 'fastify';
 import { isJsonObject, type EndpointReport, type Value } from '../../worker/protocol.js';
 import { HttpError } from '../http-error.js';
-import { compileValidators, type InputValidator } from '../input-validation.js';
+import { compileEndpointInputs, type EndpointInputs } from '../endpoint-inputs.js';
 import { readArguments } from '../request-arguments.js';
 import { FormFields } from '../request-bodies.js';
 
@@ -20,8 +20,7 @@ export interface ChatRequestBody extends JsonObject {
  */
 export class ChatRequestReader {
   readonly parameter: string;
-  private readonly validators: { json: InputValidator; text: InputValidator };
-  private readonly bodyEndpoint: EndpointReport;
+  private readonly inputs: EndpointInputs;
 
   constructor(endpoint: EndpointReport) {
     const found = findChatParameter(endpoint);
@@ -30,8 +29,7 @@ export class ChatRequestReader {
     }
     this.parameter = found.name;
     const definitions = endpoint.input_schema.$defs;
-    this.bodyEndpoint = { ...endpoint, input_schema: { ...found.schema, ...(definitions ? { $defs: definitions } : {}) } };
-    this.validators = compileValidators(this.bodyEndpoint);
+    this.inputs = compileEndpointInputs({ ...endpoint, input_schema: { ...found.schema, ...(definitions ? { $defs: definitions } : {}) } });
   }
 
   /**
@@ -45,7 +43,7 @@ export class ChatRequestReader {
       throw new HttpError(415, 'unsupported_media_type', 'unsupported_content_type', 'a chat completion is sent as application/json');
     }
     try {
-      const { arguments: body } = await readArguments(request, this.bodyEndpoint, this.validators, null);
+      const { arguments: body } = await readArguments(request, this.inputs, null);
       return body as ChatRequestBody;
     } catch (error) {
       const atChatCompletionsUrl = request.routeOptions.url?.endsWith('/completions') ?? false;

@@ -10,6 +10,7 @@ import { cancelledWhenClientLeaves } from '../client-disconnect.js';
 import type { JobSettings } from '../gateway-options.js';
 import { crashFailure, endpointFailure, submitFailure } from '../call-outcome-http.js';
 import { HttpError } from '../http-error.js';
+import { sendJson } from '../json-reply.js';
 import { completionFrom, type CompletionContext } from './chat-completion.js';
 import { ChatRequestReader, type ChatRequestBody } from './chat-request.js';
 import { ChunkFeed, completionEvents } from './chat-stream.js';
@@ -21,6 +22,8 @@ export interface ChatRoutesOptions {
   title: string;
   debug: boolean;
   retryAfterSeconds: number;
+  /** How long a client may take none of a large completion before it is disconnected (--send-timeout). */
+  sendTimeoutMs: number;
   /** The time-outs a chat call gets once a worker takes it, as any dedicated call. */
   jobs: Pick<JobSettings, 'timeoutsMs' | 'defaultTimeoutMs'>;
 }
@@ -103,7 +106,8 @@ function completionHandler(endpoint: EndpointReport, options: ChatRoutesOptions)
 
     const outcome = await startCall(options, endpoint, args, { signal, onStart: deadline.start }).finally(() => deadline.clear());
     if (outcome.kind !== 'result') throw failure(outcome);
-    return reply.type('application/json; charset=utf-8').send(JSON.stringify(completionFrom(outcome.value, context)));
+    // A completion is JSON through and through; its interface only names the fields.
+    return sendJson(reply, completionFrom(outcome.value, context) as unknown as Value, options.sendTimeoutMs);
   };
 }
 

@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { HttpError, methodNotAllowed } from '../http-error.js';
 import { readPreferences } from '../prefer-header.js';
-import { envelopeOf, streamJob, SVC_FRAMING, TOOLKIT_FRAMING, type JobStreamOptions } from './job-stream.js';
+import { envelopeOf, sendEnvelope, streamJob, SVC_FRAMING, TOOLKIT_FRAMING, type JobStreamOptions } from './job-stream.js';
 import type { Job } from './job.js';
 import type { JobEnvelope } from './job-envelope.js';
 import { isTerminal } from './job-status.js';
@@ -33,20 +33,20 @@ export async function registerJobRoutes(app: FastifyInstance, options: JobRoutes
       await store.waitUntilEnded(job, preferences.waitSeconds * 1000);
       reply.header('preference-applied', `wait=${preferences.waitSeconds}`);
     }
-    return answerJob(request, reply, job, envelopeOf(request, job, options));
+    return answerJob(request, reply, job, envelopeOf(request, job, options), options.sendTimeoutMs);
   };
 
-  const cancel = (request: FastifyRequest, id: string | undefined) => {
+  const cancel = (request: FastifyRequest, reply: FastifyReply, id: string | undefined) => {
     const job = findJob(request, id);
     runner.cancel(job);
-    return envelopeOf(request, job, options);
+    return sendEnvelope(reply, envelopeOf(request, job, options), options.sendTimeoutMs);
   };
   const follow = (request: FastifyRequest, reply: FastifyReply, id: string | undefined, framing: typeof SVC_FRAMING) => {
     streamJob(request, reply, findJob(request, id), options, { cancelWhenClientLeaves: false, framing });
   };
 
   app.get<{ Params: { id: string } }>('/v1/jobs/:id', async (request, reply) => answer(request, reply, findJob(request, request.params.id)));
-  app.post<{ Params: { id: string } }>('/v1/jobs/:id/cancel', async (request) => cancel(request, request.params.id));
+  app.post<{ Params: { id: string } }>('/v1/jobs/:id/cancel', async (request, reply) => cancel(request, reply, request.params.id));
   app.get<{ Params: { id: string } }>('/v1/jobs/:id/stream', async (request, reply) => follow(request, reply, request.params.id, SVC_FRAMING));
 
   // The apipod toolkit's routes, of each generation: 1.0.5's `POST /status?job_id=`, 1.0.6's
@@ -58,14 +58,14 @@ export async function registerJobRoutes(app: FastifyInstance, options: JobRoutes
   app.get<ByQuery>('/status', async (request, reply) => answer(request, reply, findJob(request, toolkitJobId(request.query.job_id))));
   app.post<ByQuery>('/status', async (request, reply) => answer(request, reply, findJob(request, toolkitJobId(request.query.job_id))));
   app.get<ByPath>('/status/:id', async (request, reply) => answer(request, reply, findJob(request, toolkitJobId(request.params.id))));
-  app.post<ByPath & { Querystring: { action?: string } }>('/cancel/:id', async (request) => {
+  app.post<ByPath & { Querystring: { action?: string } }>('/cancel/:id', async (request, reply) => {
     const { action } = request.query;
     if (action !== undefined && action !== 'cancel' && action !== 'interrupt') {
       throw new HttpError(422, 'validation_error', 'invalid_input', `action must be cancel or interrupt, not ${JSON.stringify(action)}`, {
         detail: [{ field: 'action', message: 'must be cancel or interrupt' }],
       });
     }
-    return cancel(request, toolkitJobId(request.params.id));
+    return cancel(request, reply, toolkitJobId(request.params.id));
   });
   app.get<ByPath>('/stream/:id', async (request, reply) => follow(request, reply, toolkitJobId(request.params.id), TOOLKIT_FRAMING));
 
@@ -96,12 +96,12 @@ export async function registerJobRoutes(app: FastifyInstance, options: JobRoutes
  * its type, as a dedicated call does; any other read, the envelope (JSON), or a 406 when
  * the client takes no JSON.
  */
-function answerJob(request: FastifyRequest, reply: FastifyReply, job: Job, envelope: JobEnvelope): JobEnvelope | FastifyReply {
+function answerJob(request: FastifyRequest, reply: FastifyReply, job: Job, envelope: JobEnvelope, sendTimeoutMs: number): FastifyReply {
   const { accept } = request.headers;
   const subject = `job ${job.id}`;
   const mediaType = job.status === 'FINISHED' ? mediaTypeOf(job.result) : null;
-  if (mediaType !== null && chooseResultForm(accept, mediaType) === 'media') return sendResult(reply, accept, job.result, `the result of ${subject}`);
-  if (chooseResultForm(accept, null) !== 'none') return envelope;
+  if (mediaType !== null && chooseResultForm(accept, mediaType) === 'media') return sendResult(reply, accept, job.result, `the result of ${subject}`, sendTimeoutMs);
+  if (chooseResultForm(accept, null) !== 'none') return sendEnvelope(reply, envelope, sendTimeoutMs);
   if (!isTerminal(job.status)) throw notAcceptable(accept, subject, `its JSON envelope (application/json) only while it is ${job.status}; its result's file once it ends FINISHED`);
   throw notAcceptable(accept, `the result of ${subject}`, job.status === 'FINISHED' ? offeredAs(mediaType) : `its JSON envelope (application/json) only: it ended ${job.status}`);
 }

@@ -4,6 +4,7 @@ import { assertTransition, isTerminal, type JobStatus } from './job-status.js';
 import type { JobArguments, JobJournal } from './job-journal.js';
 import type { RecoveryPlan } from './job-recovery.js';
 import type { Job } from './job.js';
+import type { KeyHolding, StoreLimits } from './key-share.js';
 import { approximateBytes } from './value-size.js';
 
 export interface RetentionPolicy {
@@ -51,6 +52,8 @@ export class JobStore {
   private readonly sizes = new Map<string, number>();
   private retainedBytes = 0;
   private unreadBytes = 0;
+  /** By owner: the jobs not ended or not read, and the unread ones' size; for each key's share. */
+  private readonly holdings = new Map<string | null, KeyHolding>();
   private readonly events = new EventEmitter();
 
   constructor(
@@ -82,6 +85,7 @@ export class JobStore {
     };
     this.journal?.record(job, args);
     this.jobs.set(job.id, job);
+    this.hold(owner, 1, 0);
     return job;
   }
 
@@ -99,13 +103,20 @@ export class JobStore {
     for (const id of plan.expired) this.journal?.forget(id);
     for (const { job, read } of plan.kept) {
       this.keepEnded(job, !read);
-      if (!read) this.carried.add(job.id);
+      if (!read) {
+        this.carried.add(job.id);
+        this.hold(job.owner, 1, this.sizes.get(job.id) ?? 0);
+      }
     }
     for (const job of plan.failed) {
       this.keepEnded(job, true);
+      this.hold(job.owner, 1, this.sizes.get(job.id) ?? 0);
       this.journal?.ended(job);
     }
-    for (const { job } of plan.toRun) this.jobs.set(job.id, job);
+    for (const { job } of plan.toRun) {
+      this.jobs.set(job.id, job);
+      this.hold(job.owner, 1, 0);
+    }
     this.enforceCap();
     return plan.toRun;
   }
@@ -136,7 +147,13 @@ export class JobStore {
     if (isTerminal(status)) {
       job.finishedAt = this.now();
       // A client waiting on the job (Prefer: wait, a stream) is told by the event below.
-      this.keepEnded(job, this.events.listenerCount(job.id) === 0);
+      if (this.events.listenerCount(job.id) === 0) {
+        this.keepEnded(job, true);
+        this.hold(job.owner, 0, this.sizes.get(job.id) ?? 0);
+      } else {
+        this.keepEnded(job, false);
+        this.hold(job.owner, -1, 0);
+      }
       this.journal?.ended(job);
     }
     this.events.emit(job.id, job);
@@ -191,6 +208,31 @@ export class JobStore {
       message: `${this.unread.size} ended job(s) with ${mebibytes} MiB of results wait to be read, as much as this server keeps (--max-jobs, --max-job-memory): read them, or retry once they expire`,
       retryAfterSeconds: Math.max(1, Math.ceil(expiresInMs / 1000)),
     };
+  }
+
+  /** What this owner's jobs hold: those queued or running, and those ended and unread. */
+  holdingOf(owner: string | null): KeyHolding {
+    this.expire();
+    return { ...(this.holdings.get(owner) ?? { jobs: 0, unreadBytes: 0 }) };
+  }
+
+  /** Seconds until this owner's oldest unread job expires; null when it has none. */
+  secondsUntilUnreadExpires(owner: string | null): number | null {
+    for (const id of this.unread) {
+      const job = this.jobs.get(id);
+      if (job?.owner === owner) return Math.max(1, Math.ceil(((job.finishedAt ?? this.now()) + this.retention.ttlMs - this.now()) / 1000));
+    }
+    return null;
+  }
+
+  /** The most ended jobs, and bytes of their results, this store keeps. */
+  get limits(): StoreLimits {
+    return { maxRetained: this.retention.maxRetained, maxRetainedBytes: this.retention.maxRetainedBytes };
+  }
+
+  /** Its unread results, and whether they fill it: new jobs are refused then. */
+  get usage(): { unread: number; unreadBytes: number; full: boolean } {
+    return { unread: this.unread.size, unreadBytes: this.unreadBytes, full: this.refusal() !== null };
   }
 
   /** How many jobs that ended while this server ran no client has read yet. */
@@ -248,6 +290,9 @@ export class JobStore {
 
   private forget(id: string): void {
     this.markRead(id);
+    const job = this.jobs.get(id);
+    // A job forgotten before it ended (its queue was full) holds nothing any more.
+    if (job && !isTerminal(job.status)) this.hold(job.owner, -1, 0);
     this.ended.delete(id);
     this.jobs.delete(id);
     this.retainedBytes -= this.sizes.get(id) ?? 0;
@@ -260,7 +305,17 @@ export class JobStore {
     if (!this.unread.delete(id)) return;
     this.carried.delete(id);
     this.journal?.read(id);
-    this.unreadBytes -= this.sizes.get(id) ?? 0;
+    const size = this.sizes.get(id) ?? 0;
+    this.unreadBytes -= size;
+    this.hold(this.jobs.get(id)?.owner ?? null, -1, -size);
     if (this.unreadCount === 0) this.events.emit(ALL_READ);
+  }
+
+  private hold(owner: string | null, jobs: number, bytes: number): void {
+    const holding = this.holdings.get(owner) ?? { jobs: 0, unreadBytes: 0 };
+    holding.jobs += jobs;
+    holding.unreadBytes += bytes;
+    if (holding.jobs === 0) this.holdings.delete(owner);
+    else this.holdings.set(owner, holding);
   }
 }

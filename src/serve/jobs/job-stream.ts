@@ -1,6 +1,8 @@
 import type { OutgoingHttpHeaders } from 'node:http';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Value } from '../../worker/protocol.js';
+import { sendJson } from '../json-reply.js';
+import { disconnectWhenStalled } from '../stalled-client.js';
 import { toEnvelope, type JobEnvelope, type ServiceSpecification } from './job-envelope.js';
 import type { JobRunner } from './job-runner.js';
 import { isTerminal } from './job-status.js';
@@ -13,6 +15,8 @@ export interface JobStreamOptions {
   specification: ServiceSpecification;
   /** The origin clients reach this server by; the request's own Host when null. */
   publicUrl: string | null;
+  /** How long a client may take none of what waits to be sent before it is disconnected (--send-timeout). */
+  sendTimeoutMs: number;
 }
 
 /** How one protocol frames a job's chunks and changes as server-sent events. */
@@ -74,18 +78,21 @@ export function streamJob(
     'x-accel-buffering': 'no',
   });
   const envelopeNow = (current: Job) => envelopeOf(request, current, options);
+  const wrote = disconnectWhenStalled(response, options.sendTimeoutMs);
+  const send = (text: string) => wrote(response.write(text));
   let sentChunks = 0;
   let lastProgress: string | null = null;
   const flush = (current: Job): boolean => {
-    for (; sentChunks < current.chunks.length; sentChunks++) response.write(framing.chunk(current.chunks[sentChunks] as Value));
+    for (; sentChunks < current.chunks.length; sentChunks++) send(framing.chunk(current.chunks[sentChunks] as Value));
     if (isTerminal(current.status)) {
-      response.end(framing.end(envelopeNow(current)));
+      send(framing.end(envelopeNow(current)));
+      response.end();
       return true;
     }
     const progress = framing.progressKey(current);
     if (progress !== lastProgress) {
       lastProgress = progress;
-      response.write(framing.progress(current, () => envelopeNow(current)));
+      send(framing.progress(current, () => envelopeNow(current)));
     }
     return false;
   };
@@ -108,6 +115,12 @@ export function streamJob(
 export function envelopeOf(request: FastifyRequest, job: Job, options: Pick<JobStreamOptions, 'publicUrl' | 'specification'>): JobEnvelope {
   const baseUrl = options.publicUrl ?? `${request.protocol}://${request.host}`;
   return toEnvelope(job, baseUrl, options.specification);
+}
+
+/** An envelope as a response body; one holding a large result is sent as the client reads it. */
+export function sendEnvelope(reply: FastifyReply, envelope: JobEnvelope, sendTimeoutMs: number): FastifyReply {
+  // An envelope is JSON through and through; its interface only names the fields.
+  return sendJson(reply, envelope as unknown as Value, sendTimeoutMs);
 }
 
 function namedEvent(event: string, data: unknown): string {

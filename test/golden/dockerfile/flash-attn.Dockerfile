@@ -15,14 +15,16 @@ ENV PYTHONUNBUFFERED=1 \
     PIP_DISABLE_PIP_VERSION_CHECK=1 \
     PIP_ROOT_USER_ACTION=ignore
 
-# System packages: the project's, ffmpeg, gcc and g++ in every image, tini to run as PID 1.
+# System packages, without recommends, apt's lists or its cache of downloaded packages (which
+# official images' apt keeps empty, and others may not): the project's, tini to run as PID 1.
+# gcc and g++: torch compiles code while it runs, with torch.compile and triton.
 RUN apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
       ca-certificates \
-      ffmpeg \
       g++ \
       gcc \
       tini \
+ && apt-get clean \
  && rm -rf /var/lib/apt/lists/*
 
 # Python 3.10: the base image's own interpreter. python and pip resolve to it.
@@ -53,7 +55,7 @@ COPY apipod-deploy/svc/ /opt/svc/
 # fails the build here with Python's message, rather than the container at start.
 WORKDIR /app
 COPY --chown=10001:10001 . /app/
-RUN PYTHONPATH=/opt/svc/python python -m apipod.compile_check service.py
+RUN PYTHONPATH=/opt/svc/python python -m apipod._runtime.compile_check service.py
 
 USER 10001:10001
 ENV HOME=/home/svc \
@@ -76,4 +78,4 @@ LABEL org.opencontainers.image.created="${SVC_CREATED}" \
       org.opencontainers.image.description="svc service: 1 endpoint(s), dedicated, localhost" \
       svc.version="0.0.0-test" \
       svc.entrypoint="service.py" \
-      svc.manifest="{\"entrypoint\":\"service.py\",\"title\":\"flash-attn\",\"python_version\":\"3.10\",\"orchestrator\":\"local\",\"compute\":\"dedicated\",\"provider\":\"localhost\",\"pytorch\":true,\"tensorflow\":false,\"onnx\":false,\"transformers\":false,\"diffusers\":false,\"cuda\":true,\"system_packages\":[\"ffmpeg\",\"g++\",\"gcc\"],\"model_files\":[],\"has_env_file\":false,\"schema_version\":5,\"python_version_source\":\"default\",\"frameworks\":{\"pytorch\":{\"package\":\"torch\",\"specifier\":\"==2.3.1+cu121\",\"version\":\"2.3.1\",\"packages\":[\"torch\"],\"source\":\"requirements.txt:2\"}},\"cuda_packages\":[\"flash-attn\",\"torch\"],\"cuda_compiler_packages\":[\"flash-attn\"],\"base_image\":{\"image\":\"pytorch/pytorch:2.3.1-cuda12.1-cudnn8-devel\",\"variant\":\"devel\",\"cuda\":\"12.1\",\"python\":\"3.10\",\"reason\":\"PyTorch 2.3.1 (torch==2.3.1+cu121) with CUDA 12.1; devel variant because flash-attn compiles CUDA code\"},\"app\":{\"variable\":\"app\",\"line\":3,\"arguments\":{\"title\":\"flash-attn\"},\"branch_arguments\":{}},\"endpoints\":[{\"path\":\"/predict\",\"methods\":[\"POST\"],\"function\":\"predict\",\"line\":7,\"async\":false,\"streaming\":false,\"parameters\":[{\"name\":\"text\",\"annotation\":\"str\",\"default\":null,\"required\":true,\"kind\":\"positional\",\"injected\":false}],\"returns\":\"str\"}],\"dependencies\":{\"files\":[\"requirements.txt\"],\"requirements\":[{\"name\":\"torch\",\"specifier\":\"==2.3.1+cu121\",\"extras\":[],\"marker\":null,\"url\":null,\"editable\":false,\"hashes\":[],\"source\":\"requirements.txt:2\"},{\"name\":\"flash-attn\",\"specifier\":\"==2.6.3\",\"extras\":[],\"marker\":null,\"url\":null,\"editable\":false,\"hashes\":[],\"source\":\"requirements.txt:3\"}],\"skipped\":[],\"constraints\":[],\"index_url\":null,\"extra_index_urls\":[\"https://download.pytorch.org/whl/cu121\"],\"find_links\":[],\"pip_options\":[],\"unreadable\":[],\"apipod_requirement\":null},\"model_file_sizes\":{},\"ignore_files\":[],\"service_errors\":[],\"warnings\":[]}"
+      svc.manifest="{\"entrypoint\":\"service.py\",\"title\":\"flash-attn\",\"python_version\":\"3.10\",\"orchestrator\":\"local\",\"compute\":\"dedicated\",\"provider\":\"localhost\",\"pytorch\":true,\"tensorflow\":false,\"onnx\":false,\"transformers\":false,\"diffusers\":false,\"cuda\":true,\"system_packages\":[],\"model_files\":[],\"has_env_file\":false,\"schema_version\":6,\"python_version_source\":\"default\",\"frameworks\":{\"pytorch\":{\"package\":\"torch\",\"specifier\":\"==2.3.1+cu121\",\"version\":\"2.3.1\",\"packages\":[\"torch\"],\"source\":\"requirements.txt:2\"}},\"cuda_packages\":[\"flash-attn\",\"torch\"],\"cuda_compiler_packages\":[\"flash-attn\"],\"base_image\":{\"image\":\"pytorch/pytorch:2.3.1-cuda12.1-cudnn8-devel\",\"variant\":\"devel\",\"cuda\":\"12.1\",\"python\":\"3.10\",\"reason\":\"PyTorch 2.3.1 (torch==2.3.1+cu121) with CUDA 12.1; devel variant because flash-attn compiles CUDA code\"},\"app\":{\"variable\":\"app\",\"line\":3,\"arguments\":{\"title\":\"flash-attn\"},\"branch_arguments\":{}},\"endpoints\":[{\"path\":\"/predict\",\"methods\":[\"POST\"],\"function\":\"predict\",\"line\":7,\"async\":false,\"streaming\":false,\"parameters\":[{\"name\":\"text\",\"annotation\":\"str\",\"default\":null,\"required\":true,\"kind\":\"positional\",\"injected\":false}],\"returns\":\"str\"}],\"dependencies\":{\"files\":[\"requirements.txt\"],\"requirements\":[{\"name\":\"torch\",\"specifier\":\"==2.3.1+cu121\",\"extras\":[],\"marker\":null,\"url\":null,\"editable\":false,\"hashes\":[],\"source\":\"requirements.txt:2\"},{\"name\":\"flash-attn\",\"specifier\":\"==2.6.3\",\"extras\":[],\"marker\":null,\"url\":null,\"editable\":false,\"hashes\":[],\"source\":\"requirements.txt:3\"}],\"skipped\":[],\"constraints\":[],\"index_url\":null,\"extra_index_urls\":[\"https://download.pytorch.org/whl/cu121\"],\"find_links\":[],\"pip_options\":[],\"unreadable\":[],\"apipod_requirement\":null},\"model_file_sizes\":{},\"ignore_files\":[],\"service_errors\":[],\"warnings\":[]}"

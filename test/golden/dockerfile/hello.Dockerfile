@@ -15,14 +15,13 @@ ENV PYTHONUNBUFFERED=1 \
     PIP_DISABLE_PIP_VERSION_CHECK=1 \
     PIP_ROOT_USER_ACTION=ignore
 
-# System packages: the project's, ffmpeg, gcc and g++ in every image, tini to run as PID 1.
+# System packages, without recommends, apt's lists or its cache of downloaded packages (which
+# official images' apt keeps empty, and others may not): the project's, tini to run as PID 1.
 RUN apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
       ca-certificates \
-      ffmpeg \
-      g++ \
-      gcc \
       tini \
+ && apt-get clean \
  && rm -rf /var/lib/apt/lists/*
 
 # Python 3.10: the base image's own interpreter. python and pip resolve to it.
@@ -45,7 +44,7 @@ COPY apipod-deploy/svc/ /opt/svc/
 # fails the build here with Python's message, rather than the container at start.
 WORKDIR /app
 COPY --chown=10001:10001 . /app/
-RUN PYTHONPATH=/opt/svc/python python -m apipod.compile_check service.py
+RUN PYTHONPATH=/opt/svc/python python -m apipod._runtime.compile_check service.py
 
 USER 10001:10001
 ENV HOME=/home/svc \
@@ -68,4 +67,4 @@ LABEL org.opencontainers.image.created="${SVC_CREATED}" \
       org.opencontainers.image.description="svc service: 2 endpoint(s), dedicated, localhost" \
       svc.version="0.0.0-test" \
       svc.entrypoint="service.py" \
-      svc.manifest="{\"entrypoint\":\"service.py\",\"title\":\"Hello\",\"python_version\":\"3.10\",\"orchestrator\":\"local\",\"compute\":\"dedicated\",\"provider\":\"localhost\",\"pytorch\":false,\"tensorflow\":false,\"onnx\":false,\"transformers\":false,\"diffusers\":false,\"cuda\":false,\"system_packages\":[\"ffmpeg\",\"g++\",\"gcc\"],\"model_files\":[],\"has_env_file\":false,\"schema_version\":5,\"python_version_source\":\"default\",\"frameworks\":{},\"cuda_packages\":[],\"cuda_compiler_packages\":[],\"base_image\":{\"image\":\"python:3.10-slim-bookworm\",\"variant\":\"slim\",\"cuda\":null,\"python\":\"3.10\",\"reason\":\"no GPU framework\"},\"app\":{\"variable\":\"app\",\"line\":8,\"arguments\":{\"title\":\"Hello\"},\"branch_arguments\":{}},\"endpoints\":[{\"path\":\"/hello\",\"methods\":[\"POST\"],\"function\":\"hello\",\"line\":12,\"async\":false,\"streaming\":false,\"parameters\":[{\"name\":\"name\",\"annotation\":\"str\",\"default\":\"\\\"world\\\"\",\"required\":false,\"kind\":\"positional\",\"injected\":false},{\"name\":\"excited\",\"annotation\":\"bool\",\"default\":\"False\",\"required\":false,\"kind\":\"positional\",\"injected\":false}],\"returns\":\"dict\"},{\"path\":\"/add\",\"methods\":[\"POST\"],\"function\":\"add\",\"line\":18,\"async\":false,\"streaming\":false,\"parameters\":[{\"name\":\"a\",\"annotation\":\"float\",\"default\":null,\"required\":true,\"kind\":\"positional\",\"injected\":false},{\"name\":\"b\",\"annotation\":\"float\",\"default\":null,\"required\":true,\"kind\":\"positional\",\"injected\":false}],\"returns\":\"dict\"}],\"dependencies\":{\"files\":[],\"requirements\":[],\"skipped\":[],\"constraints\":[],\"index_url\":null,\"extra_index_urls\":[],\"find_links\":[],\"pip_options\":[],\"unreadable\":[],\"apipod_requirement\":null},\"model_file_sizes\":{},\"ignore_files\":[],\"service_errors\":[],\"warnings\":[]}"
+      svc.manifest="{\"entrypoint\":\"service.py\",\"title\":\"Hello\",\"python_version\":\"3.10\",\"orchestrator\":\"local\",\"compute\":\"dedicated\",\"provider\":\"localhost\",\"pytorch\":false,\"tensorflow\":false,\"onnx\":false,\"transformers\":false,\"diffusers\":false,\"cuda\":false,\"system_packages\":[],\"model_files\":[],\"has_env_file\":false,\"schema_version\":6,\"python_version_source\":\"default\",\"frameworks\":{},\"cuda_packages\":[],\"cuda_compiler_packages\":[],\"base_image\":{\"image\":\"python:3.10-slim-bookworm\",\"variant\":\"slim\",\"cuda\":null,\"python\":\"3.10\",\"reason\":\"no GPU framework\"},\"app\":{\"variable\":\"app\",\"line\":8,\"arguments\":{\"title\":\"Hello\"},\"branch_arguments\":{}},\"endpoints\":[{\"path\":\"/hello\",\"methods\":[\"POST\"],\"function\":\"hello\",\"line\":12,\"async\":false,\"streaming\":false,\"parameters\":[{\"name\":\"name\",\"annotation\":\"str\",\"default\":\"\\\"world\\\"\",\"required\":false,\"kind\":\"positional\",\"injected\":false},{\"name\":\"excited\",\"annotation\":\"bool\",\"default\":\"False\",\"required\":false,\"kind\":\"positional\",\"injected\":false}],\"returns\":\"dict\"},{\"path\":\"/add\",\"methods\":[\"POST\"],\"function\":\"add\",\"line\":18,\"async\":false,\"streaming\":false,\"parameters\":[{\"name\":\"a\",\"annotation\":\"float\",\"default\":null,\"required\":true,\"kind\":\"positional\",\"injected\":false},{\"name\":\"b\",\"annotation\":\"float\",\"default\":null,\"required\":true,\"kind\":\"positional\",\"injected\":false}],\"returns\":\"dict\"}],\"dependencies\":{\"files\":[],\"requirements\":[],\"skipped\":[],\"constraints\":[],\"index_url\":null,\"extra_index_urls\":[],\"find_links\":[],\"pip_options\":[],\"unreadable\":[],\"apipod_requirement\":null},\"model_file_sizes\":{},\"ignore_files\":[],\"service_errors\":[],\"warnings\":[]}"

@@ -7,6 +7,38 @@
 FROM --platform=linux/amd64 node:22-bookworm-slim AS node
 FROM --platform=linux/amd64 ghcr.io/astral-sh/uv:0.8.14 AS uv
 
+# Build stage: pip installs the requirements here, with gcc and g++ for source distributions;
+# the image copies the virtualenv it fills and never gets the compilers.
+FROM --platform=linux/amd64 nvidia/cuda:11.8.0-cudnn8-runtime-ubuntu22.04 AS build
+
+ENV PYTHONUNBUFFERED=1 \
+    PYTHONDONTWRITEBYTECODE=1 \
+    PIP_NO_CACHE_DIR=1 \
+    PIP_DISABLE_PIP_VERSION_CHECK=1 \
+    PIP_ROOT_USER_ACTION=ignore
+
+RUN apt-get update \
+ && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
+      ca-certificates \
+      g++ \
+      gcc \
+      tini \
+ && apt-get clean \
+ && rm -rf /var/lib/apt/lists/*
+
+# Python 3.10, installed with uv (the base image ships none svc knows of).
+COPY --from=uv /uv /usr/local/bin/uv
+ENV UV_PYTHON_INSTALL_DIR=/opt/python \
+    VIRTUAL_ENV=/opt/venv \
+    PATH=/opt/venv/bin:$PATH
+RUN uv python install 3.10 \
+ && uv venv --seed --python 3.10 /opt/venv \
+ && python -m pip --version
+
+# Requirements, before the code, so a code change does not reinstall them.
+COPY apipod-deploy/requirements.txt /opt/svc/
+RUN python -m pip install -r /opt/svc/requirements.txt
+
 # Base image: onnxruntime-gpu 1.18.0 needs CUDA 11.8 and cuDNN 8: CUDA 11.8.0 with cuDNN 8
 FROM --platform=linux/amd64 nvidia/cuda:11.8.0-cudnn8-runtime-ubuntu22.04
 
@@ -16,34 +48,26 @@ ENV PYTHONUNBUFFERED=1 \
     PIP_DISABLE_PIP_VERSION_CHECK=1 \
     PIP_ROOT_USER_ACTION=ignore
 
-# System packages: the project's, ffmpeg, gcc and g++ in every image, tini to run as PID 1.
+# System packages, without recommends, apt's lists or its cache of downloaded packages (which
+# official images' apt keeps empty, and others may not): the project's, tini to run as PID 1.
 RUN apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
       ca-certificates \
-      ffmpeg \
-      g++ \
-      gcc \
       tini \
+ && apt-get clean \
  && rm -rf /var/lib/apt/lists/*
-
-# Python 3.10, installed with uv (the base image ships none svc knows of).
-# python, python3 and pip resolve to its virtualenv.
-COPY --from=uv /uv /usr/local/bin/uv
-ENV UV_PYTHON_INSTALL_DIR=/opt/python \
-    VIRTUAL_ENV=/opt/venv \
-    PATH=/opt/venv/bin:$PATH
-RUN uv python install 3.10 \
- && uv venv --seed --python 3.10 /opt/venv \
- && python -m pip --version
 
 # The service runs as an unprivileged user, who owns the project's directory.
 RUN useradd --uid 10001 --user-group --create-home --shell /bin/sh svc \
  && mkdir -p /app \
  && chown 10001:10001 /app
 
-# Requirements, before the code, so a code change does not reinstall them.
-COPY apipod-deploy/requirements.txt /opt/svc/
-RUN python -m pip install -r /opt/svc/requirements.txt
+# Python 3.10 and the requirements, from the build stage: python, python3 and pip
+# resolve to its virtualenv.
+COPY --from=build /opt/python /opt/python
+COPY --from=build /opt/venv /opt/venv
+ENV VIRTUAL_ENV=/opt/venv \
+    PATH=/opt/venv/bin:$PATH
 
 # svc's runtime: the Node binary, the gateway bundled into one file, the apipod toolkit.
 COPY --from=node /usr/local/bin/node /usr/local/bin/node
@@ -53,7 +77,7 @@ COPY apipod-deploy/svc/ /opt/svc/
 # fails the build here with Python's message, rather than the container at start.
 WORKDIR /app
 COPY --chown=10001:10001 . /app/
-RUN PYTHONPATH=/opt/svc/python python -m apipod.compile_check service.py
+RUN PYTHONPATH=/opt/svc/python python -m apipod._runtime.compile_check service.py
 
 USER 10001:10001
 ENV HOME=/home/svc \
@@ -76,4 +100,4 @@ LABEL org.opencontainers.image.created="${SVC_CREATED}" \
       org.opencontainers.image.description="svc service: 1 endpoint(s), dedicated, localhost" \
       svc.version="0.0.0-test" \
       svc.entrypoint="service.py" \
-      svc.manifest="{\"entrypoint\":\"service.py\",\"title\":\"onnx-gpu\",\"python_version\":\"3.10\",\"orchestrator\":\"local\",\"compute\":\"dedicated\",\"provider\":\"localhost\",\"pytorch\":false,\"tensorflow\":false,\"onnx\":true,\"transformers\":false,\"diffusers\":false,\"cuda\":true,\"system_packages\":[\"ffmpeg\",\"g++\",\"gcc\"],\"model_files\":[],\"has_env_file\":false,\"schema_version\":5,\"python_version_source\":\"default\",\"frameworks\":{\"onnx\":{\"package\":\"onnxruntime-gpu\",\"specifier\":\"==1.18.0\",\"version\":\"1.18.0\",\"packages\":[\"onnxruntime-gpu\"],\"source\":\"requirements.txt:1\"}},\"cuda_packages\":[\"onnxruntime-gpu\"],\"cuda_compiler_packages\":[],\"base_image\":{\"image\":\"nvidia/cuda:11.8.0-cudnn8-runtime-ubuntu22.04\",\"variant\":\"runtime\",\"cuda\":\"11.8.0\",\"python\":null,\"reason\":\"onnxruntime-gpu 1.18.0 needs CUDA 11.8 and cuDNN 8: CUDA 11.8.0 with cuDNN 8\"},\"app\":{\"variable\":\"app\",\"line\":3,\"arguments\":{\"title\":\"onnx-gpu\"},\"branch_arguments\":{}},\"endpoints\":[{\"path\":\"/predict\",\"methods\":[\"POST\"],\"function\":\"predict\",\"line\":7,\"async\":false,\"streaming\":false,\"parameters\":[{\"name\":\"text\",\"annotation\":\"str\",\"default\":null,\"required\":true,\"kind\":\"positional\",\"injected\":false}],\"returns\":\"str\"}],\"dependencies\":{\"files\":[\"requirements.txt\"],\"requirements\":[{\"name\":\"onnxruntime-gpu\",\"specifier\":\"==1.18.0\",\"extras\":[],\"marker\":null,\"url\":null,\"editable\":false,\"hashes\":[],\"source\":\"requirements.txt:1\"},{\"name\":\"numpy\",\"specifier\":\"<2\",\"extras\":[],\"marker\":null,\"url\":null,\"editable\":false,\"hashes\":[],\"source\":\"requirements.txt:2\"}],\"skipped\":[],\"constraints\":[],\"index_url\":null,\"extra_index_urls\":[],\"find_links\":[],\"pip_options\":[],\"unreadable\":[],\"apipod_requirement\":null},\"model_file_sizes\":{},\"ignore_files\":[],\"service_errors\":[],\"warnings\":[]}"
+      svc.manifest="{\"entrypoint\":\"service.py\",\"title\":\"onnx-gpu\",\"python_version\":\"3.10\",\"orchestrator\":\"local\",\"compute\":\"dedicated\",\"provider\":\"localhost\",\"pytorch\":false,\"tensorflow\":false,\"onnx\":true,\"transformers\":false,\"diffusers\":false,\"cuda\":true,\"system_packages\":[],\"model_files\":[],\"has_env_file\":false,\"schema_version\":6,\"python_version_source\":\"default\",\"frameworks\":{\"onnx\":{\"package\":\"onnxruntime-gpu\",\"specifier\":\"==1.18.0\",\"version\":\"1.18.0\",\"packages\":[\"onnxruntime-gpu\"],\"source\":\"requirements.txt:1\"}},\"cuda_packages\":[\"onnxruntime-gpu\"],\"cuda_compiler_packages\":[],\"base_image\":{\"image\":\"nvidia/cuda:11.8.0-cudnn8-runtime-ubuntu22.04\",\"variant\":\"runtime\",\"cuda\":\"11.8.0\",\"python\":null,\"reason\":\"onnxruntime-gpu 1.18.0 needs CUDA 11.8 and cuDNN 8: CUDA 11.8.0 with cuDNN 8\"},\"app\":{\"variable\":\"app\",\"line\":3,\"arguments\":{\"title\":\"onnx-gpu\"},\"branch_arguments\":{}},\"endpoints\":[{\"path\":\"/predict\",\"methods\":[\"POST\"],\"function\":\"predict\",\"line\":7,\"async\":false,\"streaming\":false,\"parameters\":[{\"name\":\"text\",\"annotation\":\"str\",\"default\":null,\"required\":true,\"kind\":\"positional\",\"injected\":false}],\"returns\":\"str\"}],\"dependencies\":{\"files\":[\"requirements.txt\"],\"requirements\":[{\"name\":\"onnxruntime-gpu\",\"specifier\":\"==1.18.0\",\"extras\":[],\"marker\":null,\"url\":null,\"editable\":false,\"hashes\":[],\"source\":\"requirements.txt:1\"},{\"name\":\"numpy\",\"specifier\":\"<2\",\"extras\":[],\"marker\":null,\"url\":null,\"editable\":false,\"hashes\":[],\"source\":\"requirements.txt:2\"}],\"skipped\":[],\"constraints\":[],\"index_url\":null,\"extra_index_urls\":[],\"find_links\":[],\"pip_options\":[],\"unreadable\":[],\"apipod_requirement\":null},\"model_file_sizes\":{},\"ignore_files\":[],\"service_errors\":[],\"warnings\":[]}"

@@ -6,6 +6,40 @@
 
 FROM --platform=linux/amd64 node:22-bookworm-slim AS node
 
+# Build stage: pip installs the requirements here, with gcc and g++ for source distributions;
+# the image copies the virtualenv it fills and never gets the compilers.
+FROM --platform=linux/amd64 python:3.10-slim-bookworm AS build
+
+ENV PYTHONUNBUFFERED=1 \
+    PYTHONDONTWRITEBYTECODE=1 \
+    PIP_NO_CACHE_DIR=1 \
+    PIP_DISABLE_PIP_VERSION_CHECK=1 \
+    PIP_ROOT_USER_ACTION=ignore
+
+RUN apt-get update \
+ && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
+      ca-certificates \
+      g++ \
+      gcc \
+      tini \
+ && apt-get clean \
+ && rm -rf /var/lib/apt/lists/*
+
+# Python 3.10: the base image's own interpreter, in a virtualenv that sees its packages
+# and its pip (some images have no ensurepip), so the image can copy what pip installs.
+RUN python3 -c 'import sys; v = "%d.%d" % sys.version_info[:2]; sys.exit(None if v == "3.10" else "the base image has Python " + v + ", not 3.10")' \
+ && python3 -m venv --system-site-packages --without-pip /opt/venv \
+ && printf '#!/bin/sh\nexec "%s" -m pip "$@"\n' /opt/venv/bin/python > /opt/venv/bin/pip \
+ && chmod 0755 /opt/venv/bin/pip
+ENV VIRTUAL_ENV=/opt/venv \
+    PATH=/opt/venv/bin:$PATH
+RUN python -m pip --version
+
+# Requirements, before the code, so a code change does not reinstall them.
+COPY apipod-deploy/requirements.txt /opt/svc/
+RUN python -m pip install -r /opt/svc/requirements.txt \
+ && python -m pip install 'runpod>=1.7.7'
+
 # Base image: no GPU framework
 FROM --platform=linux/amd64 python:3.10-slim-bookworm
 
@@ -15,32 +49,25 @@ ENV PYTHONUNBUFFERED=1 \
     PIP_DISABLE_PIP_VERSION_CHECK=1 \
     PIP_ROOT_USER_ACTION=ignore
 
-# System packages: the project's, ffmpeg, gcc and g++ in every image, tini to run as PID 1.
+# System packages, without recommends, apt's lists or its cache of downloaded packages (which
+# official images' apt keeps empty, and others may not): the project's, tini to run as PID 1.
 RUN apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
       ca-certificates \
-      ffmpeg \
-      g++ \
-      gcc \
       tini \
+ && apt-get clean \
  && rm -rf /var/lib/apt/lists/*
-
-# Python 3.10: the base image's own interpreter. python and pip resolve to it.
-RUN python3 -c 'import sys; v = "%d.%d" % sys.version_info[:2]; sys.exit(None if v == "3.10" else "the base image has Python " + v + ", not 3.10")' \
- && bin="$(dirname "$(command -v python3)")" \
- && if [ ! -e "$bin/python" ]; then ln -s python3 "$bin/python"; fi \
- && if [ ! -e "$bin/pip" ]; then printf '#!/bin/sh\nexec "%s" -m pip "$@"\n' "$bin/python3" > "$bin/pip" && chmod 0755 "$bin/pip"; fi \
- && python -m pip --version
 
 # The service runs as an unprivileged user, who owns the project's directory.
 RUN useradd --uid 10001 --user-group --create-home --shell /bin/sh svc \
  && mkdir -p /app \
  && chown 10001:10001 /app
 
-# Requirements, before the code, so a code change does not reinstall them.
-COPY apipod-deploy/requirements.txt /opt/svc/
-RUN python -m pip install -r /opt/svc/requirements.txt \
- && python -m pip install 'runpod>=1.7.7'
+# Python 3.10 and the requirements, from the build stage: python, python3 and pip
+# resolve to its virtualenv.
+COPY --from=build /opt/venv /opt/venv
+ENV VIRTUAL_ENV=/opt/venv \
+    PATH=/opt/venv/bin:$PATH
 
 # svc's runtime: the Node binary, the gateway bundled into one file, the apipod toolkit.
 COPY --from=node /usr/local/bin/node /usr/local/bin/node
@@ -50,7 +77,7 @@ COPY apipod-deploy/svc/ /opt/svc/
 # fails the build here with Python's message, rather than the container at start.
 WORKDIR /app
 COPY --chown=10001:10001 . /app/
-RUN PYTHONPATH=/opt/svc/python python -m apipod.compile_check service.py
+RUN PYTHONPATH=/opt/svc/python python -m apipod._runtime.compile_check service.py
 
 USER 10001:10001
 ENV HOME=/home/svc \
@@ -73,4 +100,4 @@ LABEL org.opencontainers.image.created="${SVC_CREATED}" \
       org.opencontainers.image.description="svc service: 1 endpoint(s), serverless, runpod" \
       svc.version="0.0.0-test" \
       svc.entrypoint="service.py" \
-      svc.manifest="{\"entrypoint\":\"service.py\",\"title\":\"runpod worker\",\"python_version\":\"3.10\",\"orchestrator\":\"local\",\"compute\":\"serverless\",\"provider\":\"runpod\",\"pytorch\":false,\"tensorflow\":false,\"onnx\":false,\"transformers\":false,\"diffusers\":false,\"cuda\":false,\"system_packages\":[\"ffmpeg\",\"g++\",\"gcc\"],\"model_files\":[],\"has_env_file\":false,\"schema_version\":5,\"python_version_source\":\"default\",\"frameworks\":{},\"cuda_packages\":[],\"cuda_compiler_packages\":[],\"base_image\":{\"image\":\"python:3.10-slim-bookworm\",\"variant\":\"slim\",\"cuda\":null,\"python\":\"3.10\",\"reason\":\"no GPU framework\"},\"app\":{\"variable\":\"app\",\"line\":3,\"arguments\":{\"title\":\"runpod worker\",\"compute\":\"serverless\",\"provider\":\"runpod\"},\"branch_arguments\":{}},\"endpoints\":[{\"path\":\"/upscale\",\"methods\":[\"POST\"],\"function\":\"upscale\",\"line\":7,\"async\":false,\"streaming\":false,\"parameters\":[{\"name\":\"prompt\",\"annotation\":\"str\",\"default\":null,\"required\":true,\"kind\":\"positional\",\"injected\":false},{\"name\":\"steps\",\"annotation\":\"int\",\"default\":\"20\",\"required\":false,\"kind\":\"positional\",\"injected\":false},{\"name\":\"job_progress\",\"annotation\":\"JobProgress\",\"default\":\"None\",\"required\":false,\"kind\":\"positional\",\"injected\":true}],\"returns\":\"dict\"}],\"dependencies\":{\"files\":[\"requirements.txt\"],\"requirements\":[{\"name\":\"numpy\",\"specifier\":\">=1.26\",\"extras\":[],\"marker\":null,\"url\":null,\"editable\":false,\"hashes\":[],\"source\":\"requirements.txt:1\"}],\"skipped\":[],\"constraints\":[],\"index_url\":null,\"extra_index_urls\":[],\"find_links\":[],\"pip_options\":[],\"unreadable\":[],\"apipod_requirement\":null},\"model_file_sizes\":{},\"ignore_files\":[],\"service_errors\":[],\"warnings\":[]}"
+      svc.manifest="{\"entrypoint\":\"service.py\",\"title\":\"runpod worker\",\"python_version\":\"3.10\",\"orchestrator\":\"local\",\"compute\":\"serverless\",\"provider\":\"runpod\",\"pytorch\":false,\"tensorflow\":false,\"onnx\":false,\"transformers\":false,\"diffusers\":false,\"cuda\":false,\"system_packages\":[],\"model_files\":[],\"has_env_file\":false,\"schema_version\":6,\"python_version_source\":\"default\",\"frameworks\":{},\"cuda_packages\":[],\"cuda_compiler_packages\":[],\"base_image\":{\"image\":\"python:3.10-slim-bookworm\",\"variant\":\"slim\",\"cuda\":null,\"python\":\"3.10\",\"reason\":\"no GPU framework\"},\"app\":{\"variable\":\"app\",\"line\":3,\"arguments\":{\"title\":\"runpod worker\",\"compute\":\"serverless\",\"provider\":\"runpod\"},\"branch_arguments\":{}},\"endpoints\":[{\"path\":\"/upscale\",\"methods\":[\"POST\"],\"function\":\"upscale\",\"line\":7,\"async\":false,\"streaming\":false,\"parameters\":[{\"name\":\"prompt\",\"annotation\":\"str\",\"default\":null,\"required\":true,\"kind\":\"positional\",\"injected\":false},{\"name\":\"steps\",\"annotation\":\"int\",\"default\":\"20\",\"required\":false,\"kind\":\"positional\",\"injected\":false},{\"name\":\"job_progress\",\"annotation\":\"JobProgress\",\"default\":\"None\",\"required\":false,\"kind\":\"positional\",\"injected\":true}],\"returns\":\"dict\"}],\"dependencies\":{\"files\":[\"requirements.txt\"],\"requirements\":[{\"name\":\"numpy\",\"specifier\":\">=1.26\",\"extras\":[],\"marker\":null,\"url\":null,\"editable\":false,\"hashes\":[],\"source\":\"requirements.txt:1\"}],\"skipped\":[],\"constraints\":[],\"index_url\":null,\"extra_index_urls\":[],\"find_links\":[],\"pip_options\":[],\"unreadable\":[],\"apipod_requirement\":null},\"model_file_sizes\":{},\"ignore_files\":[],\"service_errors\":[],\"warnings\":[]}"

@@ -1,6 +1,6 @@
 """`apipod.core.job.job_progress`, apipod 1.0.1 to 1.0.4's module path of JobProgress: svc's."""
 from ...progress import JobProgress
-from ...upstream_names import missing_name
+from ..._runtime.upstream_names import missing_name
 
 __all__ = ["JobProgress"]
 

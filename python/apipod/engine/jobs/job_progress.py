@@ -1,6 +1,6 @@
 """`apipod.engine.jobs.job_progress`, upstream's module path of JobProgress: svc's."""
 from ...progress import JobProgress
-from ...upstream_names import missing_name
+from ..._runtime.upstream_names import missing_name
 
 __all__ = ["JobProgress"]
 

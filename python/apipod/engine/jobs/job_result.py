@@ -2,8 +2,8 @@
 FileModel): svc's. Its ImageFileModel, AudioFileModel and VideoFileModel are socaity-schemas'
 (which later releases take them from), when the service's environment has it."""
 from ...file_model import FileModel
-from ...socaity_schemas_lookup import socaity_schema
-from ...upstream_names import missing_name
+from ..._runtime.socaity_schemas_lookup import socaity_schema
+from ..._runtime.upstream_names import missing_name
 from ...job_result import JobLinks, JobMetrics, JobResult
 
 __all__ = ["FileModel", "JobLinks", "JobMetrics", "JobResult"]

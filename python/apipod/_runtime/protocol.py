@@ -11,8 +11,8 @@ import re
 import traceback
 from typing import Any, Callable, Optional
 
-from .app import COMPUTE_CHOICES, PROVIDER_CHOICES
-from .common.exceptions import JobException
+from ..app import COMPUTE_CHOICES, PROVIDER_CHOICES
+from ..common.exceptions import JobException
 
 PROTOCOL_VERSION = 4  # 2: cancels have a pipe of their own; 3: a generator ends with `streamed`; 4: `direct`
 SETUP_STAGES = ("import", "lifespan", "schema")
@@ -100,7 +100,7 @@ def _is_toolkit_frame(file_name: str) -> bool:
     return file_name.startswith(_TOOLKIT_DIRECTORY) or file_name.startswith("<frozen importlib")
 
 
-_TOOLKIT_DIRECTORY = os.path.dirname(os.path.abspath(__file__)) + os.sep
+_TOOLKIT_DIRECTORY = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep  # apipod/, this module is in apipod/_runtime/
 
 
 # Validation. A checker returns what is wrong with a value, or None when it is fine.

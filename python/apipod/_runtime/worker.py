@@ -1,4 +1,4 @@
-"""The worker process: `python -m apipod.worker SERVICE_FILE` (see docs/worker-protocol.md).
+"""The worker process: `python -m apipod._runtime.worker SERVICE_FILE` (see docs/worker-protocol.md).
 
 Imports the service, describes its endpoints, runs its lifespan, reports `ready`, then reads
 calls off the command pipe and runs them one at a time in the main thread, while a thread
@@ -19,7 +19,7 @@ import traceback
 from dataclasses import dataclass
 
 from . import protocol
-from .app import APIPod
+from ..app import APIPod
 from .call_runner import CallRunner, ServedEndpoint
 from .cancellation import Cancellation
 from .channel import EventWriter, read_commands
@@ -52,7 +52,7 @@ ORPHAN_CHECK_SECONDS = 1.0  # how soon a worker notices that its gateway died
 
 def main(arguments: list[str]) -> int:
     if len(arguments) != 1:
-        print("usage: python -m apipod.worker SERVICE_FILE", file=sys.stderr)
+        print("usage: python -m apipod._runtime.worker SERVICE_FILE", file=sys.stderr)
         return 2
     for stream in (sys.stdout, sys.stderr):
         stream.reconfigure(line_buffering=True)  # user prints reach the gateway while their call runs

@@ -11,7 +11,7 @@ from __future__ import annotations
 import sys
 from typing import Mapping, Optional
 
-from .common.constants import COMPUTE, PROVIDER
+from ..common.constants import COMPUTE, PROVIDER
 
 # What simulate= may name: upstream's own COMPUTE and PROVIDER values.
 SIMULATE_COMPUTES = tuple(compute.value for compute in COMPUTE)

@@ -4,8 +4,8 @@ from __future__ import annotations
 import inspect
 from typing import Callable
 
-from .app import Endpoint
-from .chat import ChatCompletionRequest
+from ..app import Endpoint
+from ..chat import ChatCompletionRequest
 from .parameter_docs import split_parameter_docs
 from .schema import SchemaBuilder, UnsupportedType, add_default, allows_null
 from .signature import RETURN, EndpointSchemaError, EndpointSignature, strip_annotated, union_members

@@ -9,7 +9,7 @@ import os
 from importlib import metadata
 from typing import Optional
 
-_PACKAGE_JSON = os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, os.pardir, "package.json")
+_PACKAGE_JSON = os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, os.pardir, os.pardir, "package.json")
 _DISTRIBUTION_NAME = "svc-apipod"  # python/pyproject.toml
 _NPM_NAME = "svc-ml"  # package.json
 
@@ -35,5 +35,5 @@ def _installed_version() -> Optional[str]:
         return None
     # Only when these files are the distribution's: another copy of apipod on the path must not
     # claim the version of an svc-apipod installed elsewhere in the environment.
-    mine = os.path.realpath(str(distribution.locate_file("apipod/version.py"))) == os.path.realpath(__file__)
+    mine = os.path.realpath(str(distribution.locate_file("apipod/_runtime/version.py"))) == os.path.realpath(__file__)
     return distribution.version if mine else None

@@ -7,7 +7,7 @@ import typing
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from .progress import JobProgress
+from ..progress import JobProgress
 
 INJECTED_PARAMETER_NAME = "job_progress"
 RETURN = "return"  # the key typing uses for the return annotation

@@ -9,7 +9,7 @@ from typing import Optional
 # The npm package (and a built clone) holds this toolkit at python/apipod and svc at bin/svc.js,
 # which loads dist/svc.js: what npm's bin/apipod.js finds when no svc is on PATH. Any svc will
 # do, since svc serves with the toolkit bundled with it.
-_PACKAGE_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+_PACKAGE_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 _BUNDLED_SVC = os.path.join(_PACKAGE_ROOT, "bin", "svc.js")
 _BUNDLED_BUNDLE = os.path.join(_PACKAGE_ROOT, "dist", "svc.js")
 

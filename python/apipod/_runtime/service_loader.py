@@ -7,7 +7,7 @@ import os
 import sys
 from types import ModuleType
 
-from .app import APIPod
+from ..app import APIPod
 from .service_module import SERVICE_MODULE_NAME
 
 

@@ -1,4 +1,4 @@
-"""svc's own gateway, called by a provider's worker process (python -m apipod.runpod_bridge).
+"""svc's own gateway, called by a provider's worker process (python -m apipod._runtime.runpod_bridge).
 
 A call is submitted as server-sent events (`Accept: text/event-stream`), so it gets the
 same validation, media handling, queue, time-outs and workers as an HTTP client's call,

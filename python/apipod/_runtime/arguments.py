@@ -11,17 +11,17 @@ import typing
 import uuid
 from typing import Any, Callable, Optional
 
-from .chat import ChatCompletionRequest
+from ..chat import ChatCompletionRequest
 from .content_type import GENERIC_CONTENT_TYPE
 from .file_reference import is_file_reference, read_file_reference
-from .file_model import FileModel
-from .media import AudioFile, ImageFile, MediaFile, VideoFile, base_file_name
-from .media_containers import MediaList
+from ..file_model import FileModel
+from ..media import AudioFile, ImageFile, MediaFile, VideoFile, base_file_name
+from ..media_containers import MediaList
 from .media_kinds import CHECKED_KINDS, content_type_of_kind
 from .optional_types import is_pydantic_model_class, is_upload_file_class, media_toolkit_kind, upload_annotation_kind
-from .progress import JobProgress
+from ..progress import JobProgress
 from .signature import EndpointParameter, strip_annotated, union_members
-from .upload_file import UploadedFile
+from ..upload_file import UploadedFile
 
 class ArgumentError(ValueError):
     """An argument that cannot become its parameter's type (bad base64, a value outside an

@@ -1,4 +1,4 @@
-"""`python -m apipod.runpod_bridge`: the service as a worker of the serverless GPU provider.
+"""`python -m apipod._runtime.runpod_bridge`: the service as a worker of the serverless GPU provider.
 
 `svc start --provider runpod` starts this process beside its gateway and Python workers.
 The provider's own library (`runpod.serverless`) takes the jobs: from the provider's job

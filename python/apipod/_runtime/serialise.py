@@ -10,9 +10,9 @@ import sys
 import uuid
 from typing import Any, Optional
 
-from .file_model import FileModel
+from ..file_model import FileModel
 from .file_reference import INLINE_LIMIT, write_file_reference
-from .media import ImageFile, MediaFile
+from ..media import ImageFile, MediaFile
 from .value_depth import ResultTooDeep
 from .optional_types import is_media_toolkit_file, is_numpy_value, is_pil_image, is_pydantic_model
 

@@ -11,15 +11,15 @@ import typing
 import uuid
 from typing import Any
 
-from .chat import (
+from ..chat import (
     CHAT_COMPLETION_REQUEST_SCHEMA,
     CHAT_COMPLETION_RESPONSE_SCHEMA,
     ChatCompletionRequest,
     ChatCompletionResponse,
 )
-from .file_model import FileModel
-from .media import ImageFile, MediaFile
-from .media_containers import MediaDict, MediaList
+from ..file_model import FileModel
+from ..media import ImageFile, MediaFile
+from ..media_containers import MediaDict, MediaList
 from .service_module import SERVICE_MODULE_NAME
 from .optional_types import (is_numpy_array_class, is_pil_image_class, is_pydantic_model_class, media_toolkit_kind,
                              upload_annotation_kind)

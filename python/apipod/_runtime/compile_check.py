@@ -1,4 +1,4 @@
-"""Compiles a service file without running it: `python -m apipod.compile_check service.py`.
+"""Compiles a service file without running it: `python -m apipod._runtime.compile_check service.py`.
 
 The generated Dockerfile runs this with the image's own Python right after copying the
 project, so a file that Python refuses (a syntax error the scan missed, syntax newer than
@@ -26,7 +26,7 @@ def compile_error(path: str) -> str | None:
 
 def main(arguments: list[str]) -> int:
     if len(arguments) != 1:
-        print("usage: python -m apipod.compile_check SERVICE_FILE", file=sys.stderr)
+        print("usage: python -m apipod._runtime.compile_check SERVICE_FILE", file=sys.stderr)
         return 2
     error = compile_error(arguments[0])
     if error is None:

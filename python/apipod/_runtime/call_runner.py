@@ -14,12 +14,12 @@ from dataclasses import dataclass
 from typing import Any, Callable, Optional
 
 from . import protocol
-from .app import Endpoint
+from ..app import Endpoint
 from .arguments import ArgumentError, bind_arguments
 from .cancellation import CallCancelled, Cancellation
 from .channel import EventWriter, ResultTooLarge
 from .file_reference import delete_referenced_files
-from .progress import JobProgress
+from ..progress import JobProgress
 from .serialise import to_json_value
 from .signature import EndpointSignature
 

@@ -1,0 +1,104 @@
+import type { Value } from '../worker/protocol.js';
+
+/** Most characters of a string serialised at once: a large text is sent slice by slice. */
+const STRING_SLICE_CHARS = 64 * 1024;
+
+/** The longest a JSON number, true, false or null is written (-1.2345678901234567e-300). */
+const NUMBER_CHARS = 24;
+/**
+ * What an array or object counts for in `isSmallJson`: more than its brackets, so that
+ * JSON.stringify, which recurses, never meets more than 2,048 of them (Node's stack
+ * overflows near 4,500 levels).
+ */
+const CONTAINER_CHARS = 32;
+
+type Pending = { kind: 'value'; value: Value } | { kind: 'text'; text: string };
+
+/**
+ * A JSON value's text in pieces, which joined are `JSON.stringify(value)`: a response is
+ * written piece by piece as the client reads it, so a 40 MB result is never held a second
+ * time as one string (nor a third in the socket's queue) for a client that does not read.
+ * A piece is a string's slice of at most 64 Ki characters (escaped, up to six times that)
+ * or the punctuation and short values between them. Walked with a stack of its own, as a
+ * deeply nested result would overflow the call stack. Values come from JSON (the worker's
+ * pipe), so there is no `undefined`, `toJSON` or non-finite number to consider.
+ */
+export function* jsonChunks(value: Value): Generator<string, void, undefined> {
+  const pending: Pending[] = [{ kind: 'value', value }];
+  let buffered = '';
+  while (pending.length > 0) {
+    const next = pending.pop() as Pending;
+    if (next.kind === 'text') {
+      buffered += next.text;
+    } else if (typeof next.value === 'string' && next.value.length > STRING_SLICE_CHARS) {
+      if (buffered !== '') yield buffered;
+      buffered = '';
+      yield* stringChunks(next.value);
+    } else if (Array.isArray(next.value)) {
+      pending.push({ kind: 'text', text: ']' });
+      for (let index = next.value.length - 1; index >= 0; index--) {
+        pending.push({ kind: 'value', value: next.value[index] as Value });
+        if (index > 0) pending.push({ kind: 'text', text: ',' });
+      }
+      pending.push({ kind: 'text', text: '[' });
+    } else if (next.value !== null && typeof next.value === 'object') {
+      const entries = Object.entries(next.value);
+      pending.push({ kind: 'text', text: '}' });
+      for (let index = entries.length - 1; index >= 0; index--) {
+        const [key, item] = entries[index] as [string, Value];
+        pending.push({ kind: 'value', value: item });
+        pending.push({ kind: 'text', text: `${index > 0 ? ',' : ''}${JSON.stringify(key)}:` });
+      }
+      pending.push({ kind: 'text', text: '{' });
+    } else {
+      buffered += JSON.stringify(next.value);
+    }
+    if (buffered.length >= STRING_SLICE_CHARS) {
+      yield buffered;
+      buffered = '';
+    }
+  }
+  if (buffered !== '') yield buffered;
+}
+
+/**
+ * Whether a value's JSON text is short enough to write as one string: about 64 Ki
+ * characters, its strings and keys counted by their length, a number by the longest one
+ * takes, a container by CONTAINER_CHARS. Stops as soon as the budget is spent, so it costs a large
+ * value next to nothing, and a small one (a job envelope) a fraction of serialising it.
+ */
+export function isSmallJson(value: Value): boolean {
+  let budget = STRING_SLICE_CHARS;
+  const pending: Value[] = [value];
+  while (pending.length > 0 && budget >= 0) {
+    const next = pending.pop() as Value;
+    if (typeof next === 'string') {
+      budget -= next.length + 2;
+    } else if (Array.isArray(next)) {
+      budget -= CONTAINER_CHARS;
+      for (const item of next) pending.push(item);
+    } else if (next !== null && typeof next === 'object') {
+      budget -= CONTAINER_CHARS;
+      for (const key in next) {
+        budget -= key.length + 4;
+        pending.push(next[key] as Value);
+      }
+    } else {
+      budget -= NUMBER_CHARS;
+    }
+  }
+  return budget >= 0;
+}
+
+/** A long string as quoted JSON in slices; a slice never ends between a surrogate pair's halves. */
+function* stringChunks(text: string): Generator<string, void, undefined> {
+  yield '"';
+  for (let start = 0; start < text.length; ) {
+    let end = Math.min(start + STRING_SLICE_CHARS, text.length);
+    const last = text.charCodeAt(end - 1);
+    if (end < text.length && last >= 0xd800 && last <= 0xdbff) end -= 1;
+    yield JSON.stringify(text.slice(start, end)).slice(1, -1);
+    start = end;
+  }
+  yield '"';
+}

@@ -1,0 +1,35 @@
+import { Readable } from 'node:stream';
+import type { FastifyReply } from 'fastify';
+import type { Value } from '../worker/protocol.js';
+import { isSmallJson, jsonChunks } from './json-chunks.js';
+import { disconnectStalled } from './stalled-client.js';
+
+/**
+ * Sends a value as JSON (`application/json`, with its Content-Length). A small value goes
+ * as one string; a large one is serialised piece by piece as the client takes it
+ * (backpressure), so a client that asks for a large result and does not read it holds the
+ * result once, not three times (the value, its JSON text, the socket's copy of that text).
+ * Such a client is disconnected once it has taken nothing for `sendTimeoutMs`
+ * (`--send-timeout`, as nginx's `send_timeout`), and the result goes with it.
+ */
+export function sendJson(reply: FastifyReply, value: Value, sendTimeoutMs: number): FastifyReply {
+  reply.type('application/json; charset=utf-8');
+  if (isSmallJson(value)) return reply.send(JSON.stringify(value));
+  // Counted in a pass of its own, so the text is never whole in memory.
+  let length = 0;
+  for (const piece of jsonChunks(value)) length += Buffer.byteLength(piece);
+  reply.header('content-length', String(length));
+
+  const response = reply.raw;
+  const drop = setTimeout(() => disconnectStalled(response), sendTimeoutMs);
+  drop.unref();
+  response.once('close', () => clearTimeout(drop));
+  // Each piece is taken only when the socket has room for it: taking one is the client reading.
+  function* watched(): Generator<string, void, undefined> {
+    for (const piece of jsonChunks(value)) {
+      drop.refresh();
+      yield piece;
+    }
+  }
+  return reply.send(Readable.from(watched(), { objectMode: true, highWaterMark: 1 }));
+}

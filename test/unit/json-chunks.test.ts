@@ -1,0 +1,44 @@
+import { describe, expect, it } from 'vitest';
+import type { Value } from '../../src/worker/protocol.js';
+import { isSmallJson, jsonChunks } from '../../src/serve/json-chunks.js';
+
+const SLICE = 64 * 1024;
+
+describe('a JSON value written in pieces', () => {
+  const values: Record<string, Value> = {
+    'a short value in one piece': { a: [1, 2.5, -0, null, true, false, 'x'], b: {}, c: [], 'd"\n': '\u2028\ud800' },
+    'a long text sliced': 'ab"\\\n\u0001'.repeat(SLICE),
+    'a surrogate pair at every slice edge': `x${'😀'.repeat(SLICE * 2)}`,
+    'a lone surrogate at a slice edge': `${'y'.repeat(SLICE - 1)}\ud800z`,
+    'long texts inside containers': { image: 'A'.repeat(3 * SLICE + 7), list: ['b'.repeat(SLICE + 1), 'short', { c: 'c'.repeat(SLICE * 2) }] },
+    'many small items': Array.from({ length: 50_000 }, (_, index) => ({ index, name: `item ${index}` })),
+  };
+  for (const [name, value] of Object.entries(values)) {
+    it(`joins to what JSON.stringify writes: ${name}`, () => {
+      const pieces = [...jsonChunks(value)];
+      expect(pieces.join('')).toBe(JSON.stringify(value));
+      // Escaped, a slice of text grows at most six times (\u0001); the rest stays near a slice.
+      expect(Math.max(...pieces.map((piece) => piece.length))).toBeLessThanOrEqual(6 * SLICE + 64);
+    });
+  }
+
+  it('tells a value small enough to write as one string from one to write in pieces', () => {
+    expect(isSmallJson({ greeting: 'Hello.', items: [1, 2, null], nested: { ok: true } })).toBe(true);
+    expect(isSmallJson({ image: 'A'.repeat(SLICE) })).toBe(false);
+    // Numbers count at their longest: 10,000 of them may take 240,000 characters.
+    expect(isSmallJson(Array.from({ length: 10_000 }, () => -1.2345678901234567e-300))).toBe(false);
+  });
+
+  it('sends a result nested too deep for JSON.stringify in pieces, never to JSON.stringify', () => {
+    let nested: Value = 'bottom';
+    for (let depth = 0; depth < 5_000; depth++) nested = [nested];
+    expect(isSmallJson(nested)).toBe(false);
+  });
+
+  it('writes a result nested deeper than the call stack goes', () => {
+    let nested: Value = 'bottom';
+    for (let depth = 0; depth < 200_000; depth++) nested = [nested];
+    const text = [...jsonChunks(nested)].join('');
+    expect(text).toBe(`${'['.repeat(200_000)}"bottom"${']'.repeat(200_000)}`);
+  });
+});
