@@ -9,6 +9,10 @@
 //     `Prefer: wait` (raw HTTP, and the package's client `run()`), and both servers polled
 //     once a second, the hosted API's default cadence; apipod also polled every 10 ms.
 //
+// svc runs twice, with its jobs in a SQLite file (the default for serverless compute) and in
+// memory (--job-store memory), to show what durability costs: target, sqlite at least 70% of
+// memory's jobs/s with `Prefer: wait`.
+//
 // Machines are shared and noisy: the servers run side by side, are measured in turn (the
 // order rotates each round), and the table shows medians over rounds with ratios taken
 // within each round.
@@ -24,7 +28,8 @@
 // Needs the CLI bundle (`node scripts/bundle.js`). Uses bench/serve/.venv-apipod when it
 // holds the pinned apipod, else creates bench/jobs/.venv-apipod (pip). Writes nothing else.
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { Agent, request } from 'node:http';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -62,26 +67,36 @@ const stallAfterMs = Number(values['stall-after']) * 1000;
 
 const agent = new Agent({ keepAlive: true, maxSockets: clients * 2 });
 const started = [];
+const jobDir = mkdtempSync(join(tmpdir(), 'svc-bench-jobs-'));
+const WAIT = 'svc, Prefer: wait';
+const POLLED = `svc, polled every ${pollMs} ms`;
+const APIPOD_POLLED = `apipod (PyPI), polled every ${pollMs} ms`;
+const MEMORY_WAIT = 'svc --job-store memory, Prefer: wait';
 process.on('SIGINT', () => stopAll().then(() => process.exit(130)));
 
 try {
   const venv = ensureVenv();
   if (!existsSync(join(root, 'dist', 'svc.js'))) throw new Error('no CLI bundle: run `node scripts/bundle.js` first');
-  const startSvcOf = (name, bin) =>
+  const startSvcOf = (name, bin, store) =>
     startServer(name, process.execPath, [bin, 'start', join(here, 'svc', 'service.py'), '--compute', 'serverless', '--host', '127.0.0.1',
-      '--workers', String(workers), '--queue-size', '100000', '--max-jobs', '100000'], {}, (port) => ({ args: ['--port', String(port)] }));
-  const svc = await startSvcOf('svc', svcBin);
-  const baseline = values.baseline === undefined ? null : await startSvcOf(`svc at ${values.baseline}`, join(values.baseline, 'bin', 'svc.js'));
+      '--workers', String(workers), '--queue-size', '100000', '--max-jobs', '100000'], store, (port) => ({ args: ['--port', String(port)] }));
+  // Each server's SQLite file in a directory of this run's own (the default would be the user's state directory).
+  const svc = await startSvcOf('svc', svcBin, { SVC_JOB_STORE: `sqlite:${join(jobDir, 'svc.sqlite')}` });
+  const memory = await startSvcOf('svc --job-store memory', svcBin, { SVC_JOB_STORE: 'memory' });
+  // Polled on a server of its own: the two compared above then take the same load, and keep as many jobs.
+  const polled = await startSvcOf('svc, polled', svcBin, { SVC_JOB_STORE: `sqlite:${join(jobDir, 'polled.sqlite')}` });
+  const baseline = values.baseline === undefined ? null : await startSvcOf(`svc at ${values.baseline}`, join(values.baseline, 'bin', 'svc.js'), { XDG_STATE_HOME: jobDir });
   const apipod = await startServer('apipod (PyPI)', join(venv, 'bin', 'python'), [join(here, 'apipod_pypi', 'service.py')], {}, (port) => ({
     env: { APIPOD_COMPUTE: 'serverless', APIPOD_PROVIDER: 'localhost', APIPOD_HOST: '127.0.0.1', APIPOD_PORT: String(port) },
   }));
-  await Promise.all([svc, apipod, ...(baseline ? [baseline] : [])].map(waitReady));
+  await Promise.all([svc, memory, polled, apipod, ...(baseline ? [baseline] : [])].map(waitReady));
   console.log(describeMachine(venv));
 
   const ways = {
-    'svc, Prefer: wait': (signal) => svcJob(svc, { wait: true, signal }),
-    [`svc, polled every ${pollMs} ms`]: (signal) => svcJob(svc, { pollEveryMs: pollMs, signal }),
-    [`apipod (PyPI), polled every ${pollMs} ms`]: (signal) => apipodJob(apipod, pollMs, signal),
+    [WAIT]: (signal) => svcJob(svc, { wait: true, signal }),
+    [POLLED]: (signal) => svcJob(polled, { pollEveryMs: pollMs, signal }),
+    [APIPOD_POLLED]: (signal) => apipodJob(apipod, pollMs, signal),
+    [MEMORY_WAIT]: (signal) => svcJob(memory, { wait: true, signal }),
     ...(baseline ? { [`${baseline.name}, Prefer: wait`]: (signal) => svcJob(baseline, { wait: true, signal }) } : {}),
   };
   // Warm-up: imports, JIT, pydantic's lazy set-up, connection pools.
@@ -94,6 +109,9 @@ try {
       push(throughput, way, await closedLoop(job, clients, durationMs, () => stalls.set(way, (stalls.get(way) ?? 0) + 1)));
     }
   }
+
+  // Printed now: the PyPI apipod's queue thread can stall in the latency phase below.
+  reportThroughput(throughput, stalls);
 
   // The package's own client, as bundled (`import { ServiceClient } from 'svc-ml'`).
   const { ServiceClient } = await import(pathToFileURL(join(root, 'dist', 'client', 'index.js')).href);
@@ -118,13 +136,14 @@ try {
   await timeEach('svc, polled every 1 s', slowSamples, (signal) => svcJob(svc, { pollEveryMs: 1000, signal }));
   await timeEach('apipod (PyPI), polled every 1 s', slowSamples, (signal) => apipodJob(apipod, 1000, signal));
 
-  report(throughput, latencies, stalls);
+  reportLatency(latencies);
   for (const server of [svc, apipod]) {
     const crash = server.stderr().match(/^Exception in thread[^\n]*\n(?:[\s\S]*?\n)?(\w+(?:Error|Exception)[^\n]*)/m);
     if (crash) console.log(`${server.name}: a thread died: ${crash[1]}`);
   }
 } finally {
   await stopAll();
+  rmSync(jobDir, { recursive: true, force: true });
 }
 
 // --- one job, each server's way --------------------------------------------------------------
@@ -276,7 +295,7 @@ function describeMachine(venv) {
   const svcVersion = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')).version;
   return [
     `machine: ${spawnSync('nproc', { encoding: 'utf8' }).stdout.trim()} cores, Node ${process.version}, ${python} (svc workers)`,
-    `svc ${svcVersion}: svc start --compute serverless --workers ${workers} --queue-size 100000 --max-jobs 100000`,
+    `svc ${svcVersion}: svc start --compute serverless --workers ${workers} --queue-size 100000 --max-jobs 100000 (jobs in a SQLite file, and with --job-store memory)`,
     `apipod ${apipodVersion} from PyPI: APIPOD_COMPUTE=serverless (FastAPI + JobQueue, app.start() -> uvicorn), queue_size=100000`,
     `load: ${clients} clients in one Node process (node:http, keep-alive), ${values.duration} s per measurement, ${rounds} rounds`,
   ].join('\n');
@@ -284,15 +303,27 @@ function describeMachine(venv) {
 
 // --- numbers and tables ----------------------------------------------------------------------
 
-function report(throughput, latencies, stalls) {
+function reportThroughput(throughput, stalls) {
   const ways = [...throughput.keys()];
-  const base = throughput.get(ways[2]);
+  const base = throughput.get(APIPOD_POLLED);
   printTable(
     ['no-op jobs, closed loop', 'jobs/s (median)', 'rounds', 'vs apipod', `stalled (> ${values['stall-after']} s)`],
     ways.map((way) => [way, median(throughput.get(way)).toFixed(0), throughput.get(way).map((v) => v.toFixed(0)).join(' / '), ratio(throughput.get(way), base), String(stalls.get(way) ?? 0)]),
     values,
   );
+  const waitJobs = median(throughput.get(WAIT));
+  const apipodJobs = median(base);
   console.log('');
+  console.log(`jobs/s, svc with Prefer: wait / apipod: ${ratio(throughput.get(WAIT), base)} (target at least 10x: ${waitJobs >= 10 * apipodJobs ? 'met' : 'NOT met'})`);
+  console.log(`jobs/s, svc polled / apipod polled alike: ${ratio(throughput.get(POLLED), base)}`);
+  const durability = median(throughput.get(WAIT).map((value, round) => value / throughput.get(MEMORY_WAIT)[round]));
+  console.log(`jobs/s with Prefer: wait, sqlite / memory: ${durability.toFixed(2)}x (target at least 0.70x: ${durability >= 0.7 ? 'met' : 'NOT met'})`);
+  const baselineWay = ways.find((way) => way.startsWith('svc at '));
+  if (baselineWay !== undefined) console.log(`jobs/s with Prefer: wait, this svc / ${baselineWay.replace(/, Prefer: wait$/, '')}: ${ratio(throughput.get(WAIT), throughput.get(baselineWay), 2)}`);
+  console.log('');
+}
+
+function reportLatency(latencies) {
   printTable(
     ['submit to result, one client', 'median', 'p90', 'samples', 'stalled'],
     [...latencies].map(([way, { times, stalled }]) =>
@@ -300,14 +331,9 @@ function report(throughput, latencies, stalls) {
     ),
     values,
   );
-  const waitJobs = median(throughput.get(ways[0]));
-  const apipodJobs = median(base);
   const waitLatency = median(latencies.get('svc, Prefer: wait (HTTP)').times);
   console.log('');
-  console.log(`jobs/s, svc with Prefer: wait / apipod: ${ratio(throughput.get(ways[0]), base)} (target at least 10x: ${waitJobs >= 10 * apipodJobs ? 'met' : 'NOT met'})`);
-  console.log(`jobs/s, svc polled / apipod polled alike: ${ratio(throughput.get(ways[1]), base)}`);
   console.log(`median submit to result with Prefer: wait: ${ms(waitLatency)} (target under 5 ms: ${waitLatency < 5 ? 'met' : 'NOT met'})`);
-  if (ways[3] !== undefined) console.log(`jobs/s with Prefer: wait, this svc / ${ways[3].replace(/, Prefer: wait$/, '')}: ${ratio(throughput.get(ways[0]), throughput.get(ways[3]), 2)}`);
 }
 
 /** The median of per-round ratios: each round's servers ran under the same load on the machine. */

@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { getHeapStatistics } from 'node:v8';
-import { Option, type Command } from 'commander';
+import { InvalidArgumentError, Option, type Command } from 'commander';
 import packageJson from '../../package.json' with { type: 'json' };
 import {
   COMPUTE_VALUES,
@@ -19,6 +19,7 @@ import { SvcError } from '../svc-error.js';
 import { locateProject } from '../project-location.js';
 import { createServeLog } from './serve-log.js';
 import { containerServeArgs, type ServeSettings } from './container-serve-args.js';
+import { JOB_STORE_ENV, parseJobStoreLocation, type JobStoreLocation } from '../serve/jobs/job-store-location.js';
 
 interface StartOptions extends CommonOptions, ServeSettings {
   entrypoint?: string;
@@ -33,6 +34,7 @@ interface StartOptions extends CommonOptions, ServeSettings {
   apiKey?: string;
   apiKeys?: string;
   reload?: boolean;
+  jobStore?: JobStoreLocation;
 }
 
 /** Kept results live in Node's heap, so their limit is a share of it. */
@@ -94,6 +96,11 @@ export function registerStartCommand(program: Command): void {
         .argParser(heapShare(HEAP_MEBIBYTES))
         .default(Math.floor(HEAP_MEBIBYTES / 4), `a quarter of Node's heap, ${Math.floor(HEAP_MEBIBYTES / 4)}`),
     )
+    .addOption(
+      new Option('--job-store <url>', 'where jobs live: memory, or sqlite:PATH to survive a crash (default: sqlite in the state directory for serverless compute; docs/jobs.md)')
+        .env(JOB_STORE_ENV)
+        .argParser(jobStore),
+    )
     .option('--max-wait <seconds>', 'longest "Prefer: wait=N" honoured', seconds, 60)
     .option('--public-url <url>', 'origin used in job URLs (default: the request\'s Host)', publicUrl)
     .addOption(
@@ -110,6 +117,9 @@ export function registerStartCommand(program: Command): void {
         const unread = options.dotenv === undefined ? unreadDotenv(target, options.entrypoint) : null;
         if (unread !== null) log.info(`${unread} is not read: svc start --dotenv ${unread} gives its variables to the service`);
         if (options.orchestrator === 'docker') {
+          if (options.jobStore !== undefined) {
+            throw new SvcError('usage', '--job-store names a file on this machine: with --orchestrator docker, the container keeps its jobs in its own (docs/jobs.md)');
+          }
           if (options.reload) {
             throw new SvcError('usage', '--reload restarts local workers and cannot change a built image: leave out --orchestrator docker, or svc build --image after each change');
           }
@@ -157,6 +167,7 @@ export function registerStartCommand(program: Command): void {
           corsOrigins: options.corsOrigin,
           apiKey: options.apiKey ?? process.env.SERVICE_API_KEY,
           apiKeysFile: options.apiKeys,
+          jobStore: options.jobStore,
           jobs: {
             ttlMs: options.jobTtl * 1000,
             maxRetained: options.maxJobs,
@@ -173,6 +184,14 @@ export function registerStartCommand(program: Command): void {
         });
       });
     });
+}
+
+function jobStore(text: string): JobStoreLocation {
+  try {
+    return parseJobStoreLocation(text, process.cwd());
+  } catch (error) {
+    throw new InvalidArgumentError((error as Error).message);
+  }
 }
 
 /** The project's .env, as a path to give --dotenv, when it has one: svc reads none unless told, as Docker does. */

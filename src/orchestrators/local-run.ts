@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { homedir, tmpdir } from 'node:os';
 import { basename, join, resolve } from 'node:path';
 import { locateProject, recordedImagePython } from '../project-location.js';
 import { checkRunpodLibrary } from '../providers/runpod-library.js';
@@ -18,6 +18,10 @@ import { createGateway } from '../serve/gateway.js';
 import type { JobSettings } from '../serve/gateway-options.js';
 import { JobRunner } from '../serve/jobs/job-runner.js';
 import { JobStore } from '../serve/jobs/job-store.js';
+import type { JobJournal } from '../serve/jobs/job-journal.js';
+import { planRecovery } from '../serve/jobs/job-recovery.js';
+import { defaultJobStoreLocation, describeJobStore, type JobStoreLocation } from '../serve/jobs/job-store-location.js';
+import { SqliteJobJournal, sqliteLoads } from '../serve/jobs/sqlite-job-journal.js';
 import { serveReloading } from './local-reload.js';
 import { closeWhenJobsRead } from './server-stop.js';
 import { urlHost } from '../listen-url.js';
@@ -53,6 +57,8 @@ export interface LocalServeOptions {
   apiKey: string | undefined;
   apiKeysFile: string | undefined;
   jobs: JobSettings;
+  /** --job-store; by default sqlite for serverless compute, memory for dedicated (and --reload). */
+  jobStore: JobStoreLocation | undefined;
   /** Restart the workers, and follow their endpoints, when the project's Python files or requirements change. */
   reload: boolean;
   log: ServeLog;
@@ -72,14 +78,17 @@ export async function serveLocally(options: LocalServeOptions): Promise<void> {
   // a directory of this server's own, readable by its user alone: a `$file` reference can
   // reach nothing else, and other users of the machine cannot read the uploads.
   const fileDir = await mkdtemp(join(tmpdir(), 'svc-files-'));
+  // Closed last, once no job can change: the next server to start takes the file.
+  const held: { journal: JobJournal | null } = { journal: null };
   try {
-    await serveWithFileDir(options, fileDir);
+    await serveWithFileDir(options, fileDir, held);
   } finally {
+    held.journal?.close();
     await rm(fileDir, { recursive: true, force: true });
   }
 }
 
-async function serveWithFileDir(options: LocalServeOptions, fileDir: string): Promise<void> {
+async function serveWithFileDir(options: LocalServeOptions, fileDir: string, held: { journal: JobJournal | null }): Promise<void> {
   const { root, entrypoint } = locateProject(options.target, options.entrypoint);
   const { log } = options;
   const keys = ApiKeys.from({ key: options.apiKey, keysFile: options.apiKeysFile, keysJson: process.env[API_KEYS_ENV] });
@@ -90,11 +99,29 @@ async function serveWithFileDir(options: LocalServeOptions, fileDir: string): Pr
   const named = options.provider ?? (testServer || testInputFile !== undefined ? 'runpod' : undefined);
   if (options.reload && named === 'runpod') throw new SvcError('usage', RELOAD_WITH_RUNPOD);
   const early = named === undefined ? null : await prepareProvider(named, options, python);
+  // A file named on the command line is opened before any model loads: a bad path fails at once.
+  if (options.jobStore?.kind === 'sqlite') held.journal = SqliteJobJournal.open(options.jobStore.path);
   log.info(`starting ${options.workers} worker${options.workers === 1 ? '' : 's'} of ${entrypoint} with ${python.path} (Python ${python.version}, from ${python.source})`);
   const imagePython = recordedImagePython(root);
   if (imagePython !== null && !python.version.startsWith(`${imagePython.version}.`)) {
     log.warn(`the image runs Python ${imagePython.version} (from ${imagePython.source}), these workers ${python.version}: what works here may not there (--python chooses another)`);
   }
+
+  /** The store, with the jobs its journal kept from the last server, which `resume` runs once a pool serves. */
+  const openJobs = (retention: JobSettings | null, runner: (store: JobStore) => JobRunner) => {
+    const store = new JobStore(retention ?? options.jobs, Date.now, held.journal);
+    const jobRunner = runner(store);
+    let toRun: ReturnType<JobStore['restore']> = [];
+    if (held.journal !== null) {
+      const plan = planRecovery(held.journal.load(), Date.now(), options.jobs.ttlMs);
+      toRun = store.restore(plan);
+      log.info(
+        `jobs are kept in ${held.journal.location}: ${plan.kept.length} ended job(s) still readable, ${plan.toRun.length} to run` +
+          (plan.failed.length > 0 ? `, ${plan.failed.length} failed as the server stopped twice while they ran` : ''),
+      );
+    }
+    return { store, jobRunner, resume: () => jobRunner.resume(toRun.splice(0)) };
+  };
 
   const newPool = () =>
     new WorkerPool({
@@ -143,8 +170,7 @@ async function serveWithFileDir(options: LocalServeOptions, fileDir: string): Pr
   };
 
   if (options.reload) {
-    const jobStore = new JobStore(options.jobs);
-    const jobRunner = newJobRunner(jobStore);
+    const { store: jobStore, jobRunner, resume } = openJobs(null, newJobRunner);
     let isFirst = true;
     await serveReloading({
       root,
@@ -165,6 +191,7 @@ async function serveWithFileDir(options: LocalServeOptions, fileDir: string): Pr
           gateway: ready,
           ready: (url) => {
             logReady(url, isFirst ? 'listening' : 'reloaded');
+            resume();
             isFirst = false;
           },
         };
@@ -199,10 +226,20 @@ async function serveWithFileDir(options: LocalServeOptions, fileDir: string): Pr
     const gatewayKey = prepared.runpod ? randomBytes(32).toString('base64url') : null;
     // The runpod worker's jobs are its bridge's alone, read once as they end: kept longer, a
     // worker serving images for an hour held every result (20 MB each) until it ran out of memory.
-    const jobStore = new JobStore(prepared.runpod ? { ttlMs: 0, maxRetained: 0, maxRetainedBytes: 0 } : options.jobs);
+    if (prepared.runpod) {
+      if (held.journal !== null) log.info("--job-store is not used with --provider runpod: the provider's queue keeps the jobs");
+      held.journal?.close();
+      held.journal = null;
+    } else {
+      if (options.jobStore === undefined) {
+        held.journal = openDefaultJournal(defaultJobStoreLocation(options.compute ?? serviceCompute(pool.app.compute), root, process.env, homedir()), log);
+      }
+    }
+    const { store: jobStore, jobRunner, resume } = openJobs(prepared.runpod ? { ...options.jobs, ttlMs: 0, maxRetained: 0, maxRetainedBytes: 0 } : null, newJobRunner);
     calls.switchTo(pool);
+    resume();
     // The runpod worker's gateway answers only its bridge: the provider authenticates callers.
-    const served = newGateway(pool, { keys: gatewayKey ? ApiKeys.from({ key: gatewayKey }) : keys, jobStore, jobRunner: newJobRunner(jobStore) });
+    const served = newGateway(pool, { keys: gatewayKey ? ApiKeys.from({ key: gatewayKey }) : keys, jobStore, jobRunner });
     const gateway = await served.gateway;
     if (prepared.runpod && gatewayKey) {
       if (keys.enabled) log.info('--api-key and SERVICE_API_KEY are not used with --provider runpod: the provider authenticates its callers');
@@ -237,6 +274,19 @@ async function serveWithFileDir(options: LocalServeOptions, fileDir: string): Pr
     await pool.shutdown(options.gracePeriodMs);
   }
   log.info('stopped');
+}
+
+/**
+ * The default file, when SQLite loads here: an image's runtime carries no native modules, so
+ * a container keeps its jobs in memory unless it is given a store (docs/jobs.md).
+ */
+function openDefaultJournal(location: JobStoreLocation, log: ServeLog): JobJournal | null {
+  if (location.kind === 'memory') return null;
+  if (!sqliteLoads()) {
+    log.warn(`jobs are kept in memory, not in ${describeJobStore(location)}: SQLite (better-sqlite3) is not installed with this svc, and a crash loses them`);
+    return null;
+  }
+  return SqliteJobJournal.open(location.path);
 }
 
 /** A time-out for a path that is no endpoint is a typo that would leave the real one without a limit. */

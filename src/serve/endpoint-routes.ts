@@ -60,11 +60,14 @@ export async function registerEndpointRoutes(app: FastifyInstance, options: Endp
       if (acceptsEventStream(request.headers.accept)) {
         // The call as server-sent events: a generator's chunks as it yields them, whatever the compute.
         const job = submitJob(request, options, endpoint, args, () => void removeStagedFiles(stagedFiles));
+        await options.jobRoutes.store.persisted();
         streamJob(request, reply, job, options.jobRoutes, { cancelWhenClientLeaves: true, framing: SVC_FRAMING });
         return;
       }
       if (submitsJobs || preferences.respondAsync) {
         const job = submitJob(request, options, endpoint, args, () => void removeStagedFiles(stagedFiles));
+        // Written before it is answered: a job whose id a client holds survives a crash.
+        await options.jobRoutes.store.persisted();
         if (preferences.waitSeconds !== null) {
           await options.jobRoutes.store.waitUntilEnded(job, preferences.waitSeconds * 1000);
           reply.header('preference-applied', `wait=${preferences.waitSeconds}`);
@@ -169,7 +172,7 @@ function submitJob(request: FastifyRequest, options: EndpointRoutesOptions, endp
     onEnd();
     throw new HttpError(503, 'queue_full', 'results_unread', refusal.message, { headers: { 'retry-after': String(refusal.retryAfterSeconds) } });
   }
-  const job = store.create(endpoint.path, owner, endpoint.is_generator);
+  const job = store.create(endpoint.path, owner, endpoint.is_generator, args);
   try {
     runner.start(job, args, onEnd);
   } catch (error) {

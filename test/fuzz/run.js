@@ -7,7 +7,7 @@
 //
 // Needs schemathesis: test/.venv-fuzz, which .ci/setup makes from .ci/requirements-fuzz.txt.
 import { spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -44,6 +44,8 @@ async function startSvc(example, compute) {
   const port = await freePort();
   const child = spawn(join(ROOT, 'bin', 'svc.js'), ['start', join(ROOT, 'examples', example), '--port', String(port), '--compute', compute], {
     stdio: ['ignore', 'pipe', 'pipe'],
+    // A job file of its own (serverless keeps one in the state directory), not the user's.
+    env: { ...process.env, XDG_STATE_HOME: mkdtempSync(join(tmpdir(), 'svc-fuzz-state-')) },
   });
   let log = '';
   child.stdout.on('data', (chunk) => (log += chunk));

@@ -1,3 +1,6 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { execa, type ResultPromise } from 'execa';
 import { SVC_BIN } from './svc.js';
 
@@ -15,7 +18,9 @@ export interface RunningSvc {
  * Starts the built `svc start` on a free port and waits until it says it listens (the
  * `--json` listening event; or `starting`, before the workers are ready; or `taking-jobs`,
  * a provider's worker). Fails with the server's own output if it exits first. `bin` is
- * another installation's `svc` (an installed npm package) in place of this checkout's.
+ * another installation's `svc` (an installed npm package) in place of this checkout's. Each
+ * server gets a state directory of its own, where serverless compute keeps its job file by
+ * default: servers of one fixture project would otherwise share it (and the jobs of earlier runs).
  */
 export async function startSvc(
   args: string[],
@@ -23,7 +28,7 @@ export async function startSvc(
   { until = 'listening', bin = SVC_BIN }: { until?: 'listening' | 'starting' | 'taking-jobs'; bin?: string } = {},
 ): Promise<RunningSvc> {
   const child = execa(process.execPath, [bin, 'start', '--port', '0', '--host', '127.0.0.1', '--json', ...args], {
-    env: { ...env },
+    env: { XDG_STATE_HOME: mkdtempSync(join(tmpdir(), 'svc-test-state-')), ...env },
     reject: false,
     buffer: false,
   });

@@ -1,7 +1,8 @@
-import type { Value } from '../../worker/protocol.js';
 import type { CallOutcome } from '../../worker/worker-process.js';
+import { QueueFullError } from '../../worker/worker-pool.js';
 import type { CallBackend } from '../call-backend.js';
 import { isTerminal } from './job-status.js';
+import type { JobArguments } from './job-journal.js';
 import type { JobStore } from './job-store.js';
 import type { Job } from './job.js';
 import { crashDescription } from '../worker-crash.js';
@@ -27,6 +28,8 @@ type AbortReason = 'cancelled' | 'timeout';
  */
 export class JobRunner {
   private readonly controllers = new Map<string, { controller: AbortController; reason: AbortReason | null }>();
+  /** Recovered jobs the queue had no room for yet: each job that ends makes room for the next. */
+  private readonly backlog: Array<{ job: Job; args: JobArguments }> = [];
 
   constructor(
     private readonly store: JobStore,
@@ -35,7 +38,7 @@ export class JobRunner {
   ) {}
 
   /** Queues the call; throws the pool's QueueFullError (before the job is visible) when full. */
-  start(job: Job, args: { [parameter: string]: Value }, onEnd: () => void = () => {}): void {
+  start(job: Job, args: JobArguments, onEnd: () => void = () => {}): void {
     const abort = { controller: new AbortController(), reason: null as AbortReason | null };
     this.controllers.set(job.id, abort);
     let timer: NodeJS.Timeout | undefined;
@@ -72,7 +75,32 @@ export class JobRunner {
       this.controllers.delete(job.id);
       this.finish(job, result, abort.reason);
       onEnd();
+      if (this.backlog.length > 0) this.runBacklog();
     });
+  }
+
+  /**
+   * Runs the jobs a journal kept across a restart, in the order they came, once the pool
+   * serves. A job whose endpoint the service no longer has, or that the pool refuses
+   * otherwise (it is stopping), fails saying so.
+   */
+  resume(jobs: ReadonlyArray<{ job: Job; args: JobArguments }>): void {
+    this.backlog.push(...jobs);
+    this.runBacklog();
+  }
+
+  private runBacklog(): void {
+    for (let next = this.backlog[0]; next !== undefined; next = this.backlog[0]) {
+      if (!isTerminal(next.job.status)) {
+        try {
+          this.start(next.job, next.args);
+        } catch (error) {
+          if (error instanceof QueueFullError) return;
+          this.store.move(next.job, 'FAILED', { error: { type: 'NotRunnable', message: `the job could not be run again after the server restarted: ${(error as Error).message}` } });
+        }
+      }
+      this.backlog.shift();
+    }
   }
 
   /**

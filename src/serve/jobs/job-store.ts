@@ -1,6 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import { assertTransition, isTerminal, type JobStatus } from './job-status.js';
+import type { JobArguments, JobJournal } from './job-journal.js';
+import type { RecoveryPlan } from './job-recovery.js';
 import type { Job } from './job.js';
 import type { KeyHolding, StoreLimits } from './key-share.js';
 import { approximateBytes } from './value-size.js';
@@ -32,13 +34,20 @@ export type JobChanges = Partial<Pick<Job, 'progress' | 'message' | 'result' | '
  * read go first; a job no client has read is never dropped before its TTL, so when those
  * alone fill the retention, new jobs are refused (`refusal`) rather than a result lost.
  * Every status change goes through the state machine and is announced, which is what
- * waiting requests and event streams listen to.
+ * waiting requests and event streams listen to. With a journal (`--job-store sqlite:`), each
+ * job is also written down as it is accepted, starts, ends, is read and is forgotten, so that
+ * a server started after a crash goes on where this one stopped (`restore`).
  */
 export class JobStore {
   private readonly jobs = new Map<string, Job>();
   private readonly ended = new Set<string>();
   /** Ended jobs whose outcome no client has seen yet; a stopping server waits for them to be read. */
   private readonly unread = new Set<string>();
+  /**
+   * The unread jobs taken back from a journal: they count against the retention, but a
+   * stopping server does not wait for them, as they outlive it in the journal once more.
+   */
+  private readonly carried = new Set<string>();
   /** The estimated size of each ended job's result and chunks. */
   private readonly sizes = new Map<string, number>();
   private retainedBytes = 0;
@@ -50,11 +59,13 @@ export class JobStore {
   constructor(
     private readonly retention: RetentionPolicy,
     private readonly now: () => number = Date.now,
+    private readonly journal: JobJournal | null = null,
   ) {
     this.events.setMaxListeners(0);
   }
 
-  create(endpoint: string, owner: string | null, streams = false): Job {
+  /** A new job, written to the journal with its arguments before the caller answers. */
+  create(endpoint: string, owner: string | null, streams = false, args: JobArguments = {}): Job {
     this.expire();
     const job: Job = {
       // 128 random bits: job URLs are unguessable, so a job id is not a way in.
@@ -72,9 +83,42 @@ export class JobStore {
       startedAt: null,
       finishedAt: null,
     };
+    this.journal?.record(job, args);
     this.jobs.set(job.id, job);
     this.hold(owner, 1, 0);
     return job;
+  }
+
+  /** Resolves once the jobs created so far are in the journal, if there is one: then a submit may be answered. */
+  persisted(): Promise<void> {
+    return this.journal?.persisted() ?? Promise.resolve();
+  }
+
+  /**
+   * Takes back what a journal kept when the last server stopped: ended jobs readable (and
+   * unread) as they were, and the jobs to run again, which it returns. Called once, before
+   * any job is created.
+   */
+  restore(plan: RecoveryPlan): RecoveryPlan['toRun'] {
+    for (const id of plan.expired) this.journal?.forget(id);
+    for (const { job, read } of plan.kept) {
+      this.keepEnded(job, !read);
+      if (!read) {
+        this.carried.add(job.id);
+        this.hold(job.owner, 1, this.sizes.get(job.id) ?? 0);
+      }
+    }
+    for (const job of plan.failed) {
+      this.keepEnded(job, true);
+      this.hold(job.owner, 1, this.sizes.get(job.id) ?? 0);
+      this.journal?.ended(job);
+    }
+    for (const { job } of plan.toRun) {
+      this.jobs.set(job.id, job);
+      this.hold(job.owner, 1, 0);
+    }
+    this.enforceCap();
+    return plan.toRun;
   }
 
   /** The job, when it exists, has not expired, and belongs to this caller. */
@@ -96,21 +140,21 @@ export class JobStore {
     assertTransition(job.status, status);
     Object.assign(job, changes);
     job.status = status;
-    if (status === 'PROCESSING') job.startedAt = this.now();
+    if (status === 'PROCESSING') {
+      job.startedAt = this.now();
+      this.journal?.started(job);
+    }
     if (isTerminal(status)) {
       job.finishedAt = this.now();
-      this.ended.add(job.id);
-      const size = approximateBytes([job.result, job.chunks, job.error?.message ?? null]);
-      this.sizes.set(job.id, size);
-      this.retainedBytes += size;
       // A client waiting on the job (Prefer: wait, a stream) is told by the event below.
       if (this.events.listenerCount(job.id) === 0) {
-        this.unread.add(job.id);
-        this.unreadBytes += size;
-        this.hold(job.owner, 0, size);
+        this.keepEnded(job, true);
+        this.hold(job.owner, 0, this.sizes.get(job.id) ?? 0);
       } else {
+        this.keepEnded(job, false);
         this.hold(job.owner, -1, 0);
       }
+      this.journal?.ended(job);
     }
     this.events.emit(job.id, job);
     // After the event: with no ended job retained, its watchers still hear how it ended.
@@ -191,17 +235,18 @@ export class JobStore {
     return { unread: this.unread.size, unreadBytes: this.unreadBytes, full: this.refusal() !== null };
   }
 
-  /** How many ended jobs no client has read yet. */
+  /** How many jobs that ended while this server ran no client has read yet. */
   get unreadCount(): number {
-    return this.unread.size;
+    return this.unread.size - this.carried.size;
   }
 
   /**
-   * Resolves when every ended job has been read, or `timeoutMs` has passed: a server that
+   * Resolves when every job that ended while this server ran has been read, or `timeoutMs`
+   * has passed (those a journal carries over stay readable after a restart): a server that
    * stops right after its last job ends would leave the client polling for it with nothing.
    */
   whenEndedJobsRead(timeoutMs: number): Promise<void> {
-    if (this.unread.size === 0 || timeoutMs <= 0) return Promise.resolve();
+    if (this.unreadCount === 0 || timeoutMs <= 0) return Promise.resolve();
     return new Promise((resolve) => {
       const finish = () => {
         clearTimeout(timer);
@@ -211,6 +256,18 @@ export class JobStore {
       const timer = setTimeout(finish, timeoutMs);
       this.events.on(ALL_READ, finish);
     });
+  }
+
+  private keepEnded(job: Job, unread: boolean): void {
+    this.jobs.set(job.id, job);
+    this.ended.add(job.id);
+    const size = approximateBytes([job.result, job.chunks, job.error?.message ?? null]);
+    this.sizes.set(job.id, size);
+    this.retainedBytes += size;
+    if (unread) {
+      this.unread.add(job.id);
+      this.unreadBytes += size;
+    }
   }
 
   private expire(): void {
@@ -241,14 +298,17 @@ export class JobStore {
     this.retainedBytes -= this.sizes.get(id) ?? 0;
     this.sizes.delete(id);
     this.events.removeAllListeners(id);
+    this.journal?.forget(id);
   }
 
   private markRead(id: string): void {
     if (!this.unread.delete(id)) return;
+    this.carried.delete(id);
+    this.journal?.read(id);
     const size = this.sizes.get(id) ?? 0;
     this.unreadBytes -= size;
     this.hold(this.jobs.get(id)?.owner ?? null, -1, -size);
-    if (this.unread.size === 0) this.events.emit(ALL_READ);
+    if (this.unreadCount === 0) this.events.emit(ALL_READ);
   }
 
   private hold(owner: string | null, jobs: number, bytes: number): void {

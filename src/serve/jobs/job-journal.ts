@@ -1,0 +1,45 @@
+import type { Value } from '../../worker/protocol.js';
+import type { Job } from './job.js';
+
+/** A job's arguments as its call takes them: kept until it ends, so that it can be run again. */
+export type JobArguments = { [parameter: string]: Value };
+
+/** A job as a journal kept it: what the store shows, and what a restart needs to go on. */
+export interface JournaledJob {
+  job: Job;
+  /** Null once the job has ended. */
+  args: JobArguments | null;
+  /** How many times a worker started it. */
+  runs: number;
+  /** Whether a client has seen how it ended (the store's unread accounting). */
+  read: boolean;
+}
+
+/**
+ * The durable side of a job store: every job, with its arguments, from the moment it is
+ * accepted until its retention ends, and the claim of one server on them. The store keeps its
+ * jobs in memory as well and tells watchers of changes itself; the journal is what is left
+ * when the process is killed. A job's submit is answered once `record` is `persisted` (the
+ * jobs of one turn of the event loop share a commit); the other writes are grouped over a
+ * few milliseconds, as losing the last of them to a crash only runs a job again.
+ */
+export interface JobJournal {
+  /** Where the jobs are, as --job-store names it (sqlite:PATH). */
+  readonly location: string;
+  /** A job just accepted, with its arguments: on disk once `persisted` resolves. */
+  record(job: Job, args: JobArguments): void;
+  /** Resolves when every job recorded so far is on disk; its submit may then be answered. */
+  persisted(): Promise<void>;
+  /** A worker took the job: counts a run. */
+  started(job: Job): void;
+  /** The job ended: its outcome, and its arguments dropped. */
+  ended(job: Job): void;
+  /** A client has seen how the job ended. */
+  read(id: string): void;
+  /** The job's retention ended. */
+  forget(id: string): void;
+  /** Every job kept, read once as the server starts, oldest first. */
+  load(): JournaledJob[];
+  /** Writes what is pending and lets the file go to the next server. */
+  close(): void;
+}

@@ -1,0 +1,210 @@
+import { existsSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { postJson, startSvc, type RunningSvc } from '../support/server.js';
+import { REPO_ROOT, runSvc } from '../support/svc.js';
+
+const SERVICE = join(REPO_ROOT, 'test/fixtures/jobs-server/jobs.py');
+
+interface Envelope {
+  id: string;
+  status: string;
+  result: unknown;
+  error: string | null;
+  error_detail: { type: string; message: string } | null;
+  message: string | null;
+}
+
+/** A server whose jobs live in `file`, as a user starts it again after a crash: the same command. */
+function startWith(file: string, extra: string[] = []): Promise<RunningSvc> {
+  return startSvc([SERVICE, '--compute', 'serverless', '--workers', '2', '--queue-size', '1000', '--job-store', `sqlite:${file}`, ...extra]);
+}
+
+async function kill9(server: RunningSvc): Promise<void> {
+  server.process.kill('SIGKILL');
+  await server.process;
+}
+
+async function readJob(server: RunningSvc, id: string, wait = 0): Promise<{ status: number; body: Envelope }> {
+  const response = await fetch(`${server.url}/v1/jobs/${id}`, { headers: wait > 0 ? { prefer: `wait=${wait}` } : {} });
+  return { status: response.status, body: (await response.json()) as Envelope };
+}
+
+async function waitUntil(server: RunningSvc, id: string, statuses: string[]): Promise<Envelope> {
+  const deadline = Date.now() + 20_000;
+  for (;;) {
+    const { body } = await readJob(server, id);
+    if (statuses.includes(body.status) || Date.now() > deadline) return body;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+function jobFile(): string {
+  return join(mkdtempSync(join(tmpdir(), 'svc-jobs-')), 'jobs.sqlite');
+}
+
+describe('jobs in a SQLite file (--job-store sqlite:PATH)', () => {
+  it('loses no accepted job when the gateway is killed (kill -9) in the middle of a flood: each ends FINISHED after a restart', async () => {
+    const file = jobFile();
+    let server = await startWith(file);
+    const accepted: string[] = [];
+    let sent = 0;
+    let killed = false;
+    // 300 submits from 24 clients at once; the gateway dies once 150 have been accepted.
+    const client = async () => {
+      while (sent < 300 && !killed) {
+        const tag = `job-${sent++}`;
+        try {
+          const answer = await postJson(`${server.url}/order`, { tag });
+          if (answer.status >= 200 && answer.status < 300) accepted.push(answer.body.id);
+        } catch {
+          // Cut mid-request by the kill: never accepted.
+        }
+        if (accepted.length >= 150 && !killed) {
+          killed = true;
+          await kill9(server);
+        }
+      }
+    };
+    await Promise.all(Array.from({ length: 24 }, client));
+    expect(killed).toBe(true);
+
+    server = await startWith(file);
+    try {
+      const toRun = Number(/(\d+) to run/.exec(server.logs())?.[1]);
+      expect(toRun).toBeGreaterThan(0); // some were still queued or running: the test proves something
+      const ended = await Promise.all(accepted.map((id) => waitUntil(server, id, ['FINISHED', 'FAILED'])));
+      const outcomes = ended.map((envelope) => (envelope.status === 'FINISHED' ? 'FINISHED' : `${envelope.status} ${envelope.error_detail?.type}`));
+      expect(outcomes.filter((outcome) => outcome !== 'FINISHED' && outcome !== 'FAILED ServerCrashed')).toEqual([]);
+      expect(ended.filter((envelope) => envelope.status === 'FINISHED').every((envelope) => typeof envelope.result === 'string')).toBe(true);
+    } finally {
+      await server.stop();
+    }
+  }, 90_000);
+
+  it('runs a job that was running at the crash once more, and fails it naming the crash when the server dies again', async () => {
+    const file = jobFile();
+    let server = await startWith(file);
+    const { id } = (await postJson(`${server.url}/sleep`, { seconds: 60 })).body as Envelope;
+    await waitUntil(server, id, ['PROCESSING']);
+    await kill9(server);
+
+    server = await startWith(file);
+    const again = await waitUntil(server, id, ['PROCESSING']);
+    expect(again).toMatchObject({ status: 'PROCESSING', message: 'queued again: the server stopped while this job ran' });
+    await kill9(server);
+
+    server = await startWith(file);
+    try {
+      const failed = (await readJob(server, id)).body;
+      expect(failed.status).toBe('FAILED');
+      expect(failed.error_detail?.type).toBe('ServerCrashed');
+      expect(failed.error).toContain('kill -9');
+    } finally {
+      await server.stop();
+    }
+  }, 90_000);
+
+  it('keeps an ended job readable, to its owner only, after a crash, and sweeps it once its TTL has passed', async () => {
+    const file = jobFile();
+    const keys = ['--api-key', 'secret-a'];
+    let server = await startWith(file, [...keys, '--job-ttl', '6']);
+    const auth = { authorization: 'Bearer secret-a' };
+    const { id } = (await postJson(`${server.url}/order`, { tag: 'kept' }, auth)).body as Envelope;
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    await kill9(server);
+
+    server = await startWith(file, [...keys, '--job-ttl', '6']);
+    const read = async () => {
+      const response = await fetch(`${server.url}/v1/jobs/${id}`, { headers: auth });
+      return { status: response.status, body: (await response.json()) as Envelope };
+    };
+    expect(await read()).toMatchObject({ status: 200, body: { status: 'FINISHED', result: 'kept' } });
+    expect((await fetch(`${server.url}/v1/jobs/${id}`)).status).toBe(401);
+    await kill9(server);
+
+    await new Promise((resolve) => setTimeout(resolve, 6000));
+    server = await startWith(file, [...keys, '--job-ttl', '6']);
+    try {
+      expect(server.logs()).toContain('0 ended job(s) still readable');
+      expect((await read()).status).toBe(404);
+    } finally {
+      await server.stop();
+    }
+  }, 60_000);
+
+  it('does not hold up a stop for unread results a crash carried over: they stay in the file for the next start', async () => {
+    const file = jobFile();
+    let server = await startWith(file);
+    const { id } = (await postJson(`${server.url}/order`, { tag: 'unread' })).body as Envelope;
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    await kill9(server);
+
+    server = await startWith(file);
+    const stopping = Date.now();
+    expect(await server.stop()).toBe(0);
+    expect(Date.now() - stopping).toBeLessThan(5000);
+    expect(server.logs()).not.toContain('waiting up to');
+    server = await startWith(file);
+    try {
+      expect((await readJob(server, id)).body).toMatchObject({ status: 'FINISHED', result: 'unread' });
+    } finally {
+      await server.stop();
+    }
+  }, 60_000);
+
+  it('keeps serverless jobs in memory with --job-store memory: a crash loses them', async () => {
+    const memory = [SERVICE, '--compute', 'serverless', '--job-store', 'memory'];
+    let server = await startSvc(memory);
+    const { id } = (await postJson(`${server.url}/order`, { tag: 'gone' })).body as Envelope;
+    await waitUntil(server, id, ['FINISHED']);
+    await kill9(server);
+    server = await startSvc(memory);
+    try {
+      expect(server.logs()).not.toContain('jobs are kept in');
+      expect((await readJob(server, id)).status).toBe(404);
+    } finally {
+      await server.stop();
+    }
+  }, 60_000);
+
+  it('refuses a second server on a file another one is using, naming its process', async () => {
+    const file = jobFile();
+    const server = await startWith(file);
+    try {
+      const second = await runSvc(['start', SERVICE, '--port', '0', '--job-store', `sqlite:${file}`]);
+      expect(second.exitCode).toBe(1);
+      expect(second.stderr.trim().split('\n').at(-1)).toBe(
+        `error: --job-store sqlite:${file}: another svc start (pid ${server.process.pid} on ${(await import('node:os')).hostname()}) is using it; stop it, or give this server a file of its own`,
+      );
+    } finally {
+      await server.stop();
+    }
+    expect(existsSync(file)).toBe(true);
+  }, 60_000);
+});
+
+describe('bad --job-store values', () => {
+  it('an unknown scheme is a usage error: one line, exit 2', async () => {
+    const run = await runSvc(['start', SERVICE, '--job-store', 'postgres://db/jobs']);
+    expect(run.exitCode).toBe(2);
+    expect(run.stderr.trim()).toBe(
+      `error: option '--job-store <url>' argument 'postgres://db/jobs' is invalid. "postgres://db/jobs" is not a job store: use memory or sqlite:PATH`,
+    );
+  });
+
+  it('SVC_JOB_STORE is read as --job-store is', async () => {
+    const run = await runSvc(['start', SERVICE], { env: { SVC_JOB_STORE: 'redis://localhost:6379' } });
+    expect(run.exitCode).toBe(2);
+    expect(run.stderr).toContain('redis:// is not supported by this version of svc yet');
+  });
+
+  it('a file that cannot be written is one line naming it, exit 1, before any worker starts', async () => {
+    const run = await runSvc(['start', SERVICE, '--job-store', 'sqlite:/proc/svc/jobs.sqlite']);
+    expect(run.exitCode).toBe(1);
+    expect(run.stderr.trim().split('\n').at(-1)).toMatch(/^error: --job-store sqlite:\/proc\/svc\/jobs\.sqlite: cannot open it \(.+\)$/);
+    expect(run.stderr).not.toContain('is ready');
+    expect(run.stderr).not.toMatch(/\n\s+at /);
+  });
+});
