@@ -1,4 +1,5 @@
 import { SvcError } from '../svc-error.js';
+import { jsonTypeOf } from '../worker/protocol.js';
 import { closestName } from './closest-name.js';
 
 type Json = { [key: string]: unknown };
@@ -96,12 +97,6 @@ function typesOf(members: readonly Json[]): Set<string> {
   return types;
 }
 
-function jsonTypeOf(value: unknown): string {
-  if (value === null) return 'null';
-  if (Array.isArray(value)) return 'array';
-  if (typeof value === 'number') return Number.isInteger(value) ? 'integer' : 'number';
-  return typeof value;
-}
 
 /** A local `$ref` (`#/components/schemas/Order`), followed to what it names. */
 function resolve(schema: unknown, root: Json): unknown {

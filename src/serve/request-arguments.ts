@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import type { FastifyRequest } from 'fastify';
 import type { CancelSignal } from '../worker/cancel-signal.js';
-import { isJsonObject, type Value } from '../worker/protocol.js';
+import { isJsonObject, jsonTypeOf, type Value } from '../worker/protocol.js';
 import type { EndpointInputs, ParameterInput } from './endpoint-inputs.js';
 import { HttpError } from './http-error.js';
 import type { Arguments } from './input-validation.js';
@@ -231,12 +231,6 @@ function fieldValue(name: string, text: unknown, types: ReadonlySet<string>): Va
   return parsed;
 }
 
-function jsonTypeOf(value: Value): string {
-  if (value === null) return 'null';
-  if (Array.isArray(value)) return 'array';
-  if (typeof value === 'number') return Number.isInteger(value) ? 'integer' : 'number';
-  return typeof value;
-}
 
 export async function removeStagedFiles(paths: readonly string[]): Promise<void> {
   await Promise.all(paths.map((path) => rm(path, { force: true })));

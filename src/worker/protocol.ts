@@ -363,6 +363,14 @@ export function isJsonObject(value: unknown): value is { [key: string]: Value } 
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
+/** A JSON value's JSON Schema type: `integer` for a whole number, `number` for any other. */
+export function jsonTypeOf(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'array';
+  if (typeof value === 'number') return Number.isInteger(value) ? 'integer' : 'number';
+  return typeof value;
+}
+
 function abbreviate(text: string): string {
   return text.length > 200 ? `${text.slice(0, 200)}...` : text;
 }
