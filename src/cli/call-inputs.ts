@@ -1,7 +1,7 @@
 import { InvalidArgumentError } from 'commander';
 import { SvcError } from '../svc-error.js';
 import { closestName } from './closest-name.js';
-import type { EndpointParameters, ParameterShape } from './endpoint-parameters.js';
+import type { EndpointParameters } from './endpoint-parameters.js';
 
 /** `-i name=value` as given, in order. */
 export interface InputSpec {

@@ -1,5 +1,5 @@
 import { compare, satisfies, valid } from '@renovatebot/pep440';
-import type { BaseImageCatalog, CatalogImage, CudaImage, FrameworkImage, ImageVariant as Variant } from '../image/base-image-catalog.js';
+import type { BaseImageCatalog, CatalogImage, FrameworkImage, ImageVariant as Variant } from '../image/base-image-catalog.js';
 import type { FrameworkReport, FrameworkUse } from './frameworks.js';
 import { meetsConstraints, newestPypiTorch, pypiTorchCuda, type TorchConstraint } from './torch-requirements.js';
 
