@@ -200,6 +200,7 @@ function describeOperation(
         }
       : { description: 'the function result', content: { 'application/json': { schema: endpoint.output_schema } } },
     ...callErrors(method, { invalidInput: 'the input does not match the schema', timesOut: !answersWithJob }),
+    '406': errorResponse("Accept takes neither JSON nor the result's media type; the message names what it can give"),
     ...(answersWithJob ? { '429': errorResponse("this API key's jobs fill its share of the job store; read their results, or retry after the Retry-After seconds") } : {}),
   };
   return operation;

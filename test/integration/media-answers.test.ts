@@ -50,6 +50,9 @@ describe('a dedicated endpoint that returns one image', () => {
       code: 'not_acceptable',
       message: 'the result of /echo cannot be sent as "audio/*": it is available as image/png (or image/*) or application/json',
     });
+    // A client generated from the document knows the status.
+    const document = (await (await fetch(`${server.url}/openapi.json`)).json()) as any;
+    expect(Object.keys(document.paths['/echo'].post.responses)).toContain('406');
   });
 
   it('answers 406 to Accept: image/png for an endpoint whose result is JSON', async () => {
