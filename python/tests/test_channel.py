@@ -4,7 +4,7 @@ import threading
 import time
 import unittest
 
-from apipod._runtime.channel import read_commands
+from apipod._runtime.channel import EventWriter, read_commands
 from apipod._runtime import protocol
 
 
@@ -55,6 +55,17 @@ class ReadCommandsTest(unittest.TestCase):
             with self.subTest(poll_seconds=poll_seconds):
                 commands = self.read_all([b'{"type":"shutdown"}'], poll_seconds)
                 self.assertEqual(commands, [{"type": "shutdown"}])
+
+
+class EventWriterTest(unittest.TestCase):
+    def test_a_result_is_written_compact_with_its_value_last(self):
+        # The gateway reads a large result's value as the bytes between this start and the last "}"
+        # (readLargeResult in src/worker/protocol.ts).
+        read_end, write_end = os.pipe()
+        self.addCleanup(os.close, read_end)
+        EventWriter(write_end).send(protocol.result("c-1", {"text": "é", "n": [1, 2]}))
+        os.close(write_end)
+        self.assertEqual(os.read(read_end, 1024), '{"type":"result","call":"c-1","value":{"text":"é","n":[1,2]}}\n'.encode())
 
 
 if __name__ == "__main__":

@@ -37,7 +37,8 @@ export function sendOutcome(
   const { debug } = options;
   switch (outcome.kind) {
     case 'result':
-      return sendResult(reply, accept, outcome.value, subject, options.sendTimeoutMs);
+      // Its JSON text when the worker's is kept: reading `value` would parse it.
+      return sendResult(reply, accept, outcome.json ?? outcome.value, subject, options.sendTimeoutMs);
     case 'error':
       throw endpointFailure(outcome.error, debug);
     case 'crashed':

@@ -48,6 +48,12 @@ export interface EndpointInputs {
   mediaUrlParameters: ReadonlyMap<string, boolean>;
   /** JSON bodies as sent; text (query strings, forms) with boolean words read and coerced to the schema's types. */
   validators: { json: InputValidator; text: InputValidator };
+  /**
+   * Whether a valid JSON body may reach the worker as the client wrote it rather than as the
+   * gateway would write it again: not when an integer is expected anywhere, as `1.0` or `1e2`
+   * validate as integers here but would be Python floats (the gateway writes them `1`, `100`).
+   */
+  takesJsonText: boolean;
 }
 
 export function compileEndpointInputs(endpoint: Pick<EndpointReport, 'input_schema' | 'body_parameter'>): EndpointInputs {
@@ -66,6 +72,7 @@ export function compileEndpointInputs(endpoint: Pick<EndpointReport, 'input_sche
     bodyParameter: endpoint.body_parameter,
     mediaUrlParameters,
     validators: { json: compiled.json, text: (input) => compiled.text(isJsonObject(input) ? readBooleans(input) : input) },
+    takesJsonText: !JSON.stringify(schema).includes('"integer"'),
   };
 }
 

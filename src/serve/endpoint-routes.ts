@@ -51,7 +51,7 @@ export async function registerEndpointRoutes(app: FastifyInstance, options: Endp
       // Before the arguments are read: a client that leaves while its media URLs download stops them.
       const cancel = cancelledWhenClientLeaves(reply);
       const staging = { dir: options.fileDir, mediaUrls: options.mediaUrls, cancel };
-      const { arguments: args, stagedFiles } = await readArguments(request, inputs, staging);
+      const { arguments: args, stagedFiles, argumentsJson } = await readArguments(request, inputs, staging);
       if (cancel.aborted) {
         // Nobody would read its answer or learn its job's id.
         await removeStagedFiles(stagedFiles);
@@ -87,9 +87,9 @@ export async function registerEndpointRoutes(app: FastifyInstance, options: Endp
       }
       const deadline = new CallDeadline(cancel, timeoutMsFor(endpoint.path, options.jobs));
       try {
-        const outcome = await submitCall(options, endpoint, args, { signal: cancel, onStart: deadline.start });
+        const outcome = await submitCall(options, endpoint, args, { signal: cancel, onStart: deadline.start, argumentsJson });
         if (deadline.timedOut && outcome.kind === 'cancelled') throw callTimedOut(endpoint.path, options.jobs);
-        const answer = endpoint.is_generator && outcome.kind === 'result' ? { ...outcome, value: generatorResult(outcome.value) } : outcome;
+        const answer: CallOutcome = endpoint.is_generator && outcome.kind === 'result' ? { kind: 'result', value: generatorResult(outcome.value) } : outcome;
         return sendOutcome(reply, answer, options, { accept: request.headers.accept, subject });
       } finally {
         deadline.clear();
@@ -187,7 +187,7 @@ async function submitCall(
   options: GatewayOptions,
   endpoint: EndpointReport,
   args: Arguments,
-  callOptions: { signal: CancelSignal; onStart: () => void },
+  callOptions: { signal: CancelSignal; onStart: () => void; argumentsJson: Buffer | undefined },
 ): Promise<CallOutcome> {
   try {
     return await options.runner.submit(endpoint.path, args, callOptions);

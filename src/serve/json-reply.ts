@@ -4,6 +4,9 @@ import type { Value } from '../worker/protocol.js';
 import { isSmallJson, jsonChunks } from './json-chunks.js';
 import { disconnectStalled } from './stalled-client.js';
 
+/** The largest slice of a JSON text handed to the socket at once. */
+const TEXT_SLICE_BYTES = 1 << 20;
+
 /**
  * Sends a value as JSON (`application/json`, with its Content-Length). A small value goes
  * as one string; a large one is serialised piece by piece as the client takes it
@@ -18,15 +21,30 @@ export function sendJson(reply: FastifyReply, value: Value, sendTimeoutMs: numbe
   // Counted in a pass of its own, so the text is never whole in memory.
   let length = 0;
   for (const piece of jsonChunks(value)) length += Buffer.byteLength(piece);
-  reply.header('content-length', String(length));
+  return sendPieces(reply, length, jsonChunks(value), sendTimeoutMs);
+}
 
+/**
+ * Sends JSON text that is already bytes (a large result as the worker wrote it) as it is, in
+ * slices of the one buffer, with the same backpressure and `--send-timeout` as sendJson.
+ */
+export function sendJsonText(reply: FastifyReply, text: Buffer, sendTimeoutMs: number): FastifyReply {
+  reply.type('application/json; charset=utf-8');
+  function* slices(): Generator<Buffer, void, undefined> {
+    for (let start = 0; start < text.length; start += TEXT_SLICE_BYTES) yield text.subarray(start, start + TEXT_SLICE_BYTES);
+  }
+  return sendPieces(reply, text.length, slices(), sendTimeoutMs);
+}
+
+function sendPieces(reply: FastifyReply, length: number, pieces: Iterable<string | Buffer>, sendTimeoutMs: number): FastifyReply {
+  reply.header('content-length', String(length));
   const response = reply.raw;
   const drop = setTimeout(() => disconnectStalled(response), sendTimeoutMs);
   drop.unref();
   response.once('close', () => clearTimeout(drop));
   // Each piece is taken only when the socket has room for it: taking one is the client reading.
-  function* watched(): Generator<string, void, undefined> {
-    for (const piece of jsonChunks(value)) {
+  function* watched(): Generator<string | Buffer, void, undefined> {
+    for (const piece of pieces) {
       drop.refresh();
       yield piece;
     }

@@ -11,13 +11,15 @@ import { HttpError } from './http-error.js';
 import type { Arguments } from './input-validation.js';
 import { fetchMediaUrls, type MediaUrlSettings } from './media-urls.js';
 import { PartContentTypes } from './multipart-part-types.js';
-import { FormFields, jsonProblem } from './request-bodies.js';
+import { FormFields, jsonProblem, jsonTextOf } from './request-bodies.js';
 import { gatherFormModels } from './form-models.js';
 
 export interface ReadArguments {
   arguments: Arguments;
   /** Uploaded files staged for the worker; the caller deletes them once the call ends. */
   stagedFiles: string[];
+  /** `arguments` as the JSON text the client sent, when the worker may take that text as it is (endpoint-inputs.ts). */
+  argumentsJson?: Buffer;
 }
 
 /** Where a call's files are staged for the worker, and how media URLs are fetched (null: they are refused). */
@@ -40,7 +42,9 @@ export async function readArguments(request: FastifyRequest, inputs: EndpointInp
   if (staging === null || inputs.mediaUrlParameters.size === 0) return read;
   try {
     const fetched = await fetchMediaUrls(read.arguments, inputs.mediaUrlParameters, staging);
-    return { arguments: fetched.arguments, stagedFiles: [...read.stagedFiles, ...fetched.stagedFiles] };
+    // Nothing fetched: the arguments are still what the client sent.
+    const argumentsJson = fetched.stagedFiles.length === 0 ? read.argumentsJson : undefined;
+    return { arguments: fetched.arguments, stagedFiles: [...read.stagedFiles, ...fetched.stagedFiles], argumentsJson };
   } catch (error) {
     await removeStagedFiles(read.stagedFiles);
     throw error;
@@ -79,7 +83,10 @@ async function readRequest(request: FastifyRequest, inputs: EndpointInputs, uplo
     return { arguments: validators.json({}), stagedFiles: [] };
   }
   rejectFileReferences(body as Value, '');
-  return { arguments: validators.json(asParameters(body, inputs.bodyParameter)), stagedFiles: [] };
+  const args = validators.json(asParameters(body, inputs.bodyParameter));
+  // The body itself, not a schema endpoint's wrapping of it: its text can go to the worker unchanged.
+  const argumentsJson = inputs.takesJsonText && args === body ? jsonTextOf(body) : undefined;
+  return { arguments: args, stagedFiles: [], argumentsJson };
 }
 
 /** `curl -d '{"a": 1}'` sends JSON as a form, whose one field is named by the whole text: say so, not that `{"a": 1}` is no parameter. */

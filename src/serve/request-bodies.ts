@@ -19,6 +19,17 @@ const FORM_MEDIA_TYPE = /^application\/x-www-form-urlencoded\s*(;|$)/i;
  * taken for "no arguments", it would run the endpoint with its defaults and answer 200.
  * An empty body is no arguments whatever its type; the route knows whether that is enough.
  */
+/** The bodies kept as the client sent them, by the value they parsed to (jsonTextOf). */
+const bodyTexts = new WeakMap<object, Buffer>();
+/** A JSON body at least this long is kept as bytes too: a call may forward it rather than serialise it again. */
+const KEPT_BODY_BYTES = 64 * 1024;
+const BYTE_ORDER_MARK = Buffer.from([0xef, 0xbb, 0xbf]);
+
+/** The bytes a large JSON object body came as (without a byte order mark), or undefined. */
+export function jsonTextOf(value: unknown): Buffer | undefined {
+  return typeof value === 'object' && value !== null ? bodyTexts.get(value) : undefined;
+}
+
 export function registerBodyParsers(app: FastifyInstance): void {
   app.removeAllContentTypeParsers();
   app.addContentTypeParser(JSON_MEDIA_TYPE, { parseAs: 'buffer' }, (_request, body, done) => {
@@ -33,6 +44,10 @@ export function registerBodyParsers(app: FastifyInstance): void {
     }
     const problem = jsonProblem(value);
     if (problem !== null) return done(problem, undefined);
+    const bytes = body as Buffer;
+    if (bytes.length >= KEPT_BODY_BYTES && typeof value === 'object' && value !== null) {
+      bodyTexts.set(value, bytes.subarray(0, 3).equals(BYTE_ORDER_MARK) ? bytes.subarray(3) : bytes);
+    }
     done(null, value);
   });
   app.addContentTypeParser(FORM_MEDIA_TYPE, { parseAs: 'buffer' }, (_request, body, done) => {

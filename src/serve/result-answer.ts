@@ -1,8 +1,9 @@
 import type { FastifyReply } from 'fastify';
+import { JsonText } from '../worker/json-text.js';
 import { isJsonObject, type Value } from '../worker/protocol.js';
 import { chooseResultForm } from './accept-header.js';
 import { HttpError } from './http-error.js';
-import { sendJson } from './json-reply.js';
+import { sendJson, sendJsonText } from './json-reply.js';
 
 /*
  * A result as the client asks for it with Accept, as BentoML answers a file: JSON by default,
@@ -17,10 +18,16 @@ export function mediaTypeOf(value: Value | null): string | null {
 }
 
 /**
- * Sends `value` as JSON (written as the client reads it, json-reply.ts) or as its media bytes;
- * `subject` names it in a 406 ("the result of /grayscale").
+ * Sends `result` as JSON (written as the client reads it, json-reply.ts) or as its media bytes;
+ * `subject` names it in a 406 ("the result of /grayscale"). A result still in the worker's
+ * JSON text that has no `content_type` key is no media file, and goes out as that text.
  */
-export function sendResult(reply: FastifyReply, accept: string | undefined, value: Value, subject: string, sendTimeoutMs: number): FastifyReply {
+export function sendResult(reply: FastifyReply, accept: string | undefined, result: Value | JsonText, subject: string, sendTimeoutMs: number): FastifyReply {
+  if (result instanceof JsonText && !result.mayHoldKey('content_type')) {
+    if (chooseResultForm(accept, null) === 'none') throw notAcceptable(accept, subject, offeredAs(null));
+    return sendJsonText(reply, result.bytes, sendTimeoutMs);
+  }
+  const value = result instanceof JsonText ? result.value : result;
   const mediaType = mediaTypeOf(value);
   const form = chooseResultForm(accept, mediaType);
   if (form === 'none') throw notAcceptable(accept, subject, offeredAs(mediaType));

@@ -11,13 +11,14 @@ export type LineEnding = 'newline' | 'carriage-return' | 'end-of-stream';
 export interface LineReaderOptions {
   /** The longest line held, in bytes; what a longer line has beyond that is dropped. */
   maxLineBytes: number;
-  onLine: (line: string, ending: LineEnding) => void;
+  /** The line's bytes, without its ending: the event pipe passes a large result on undecoded. */
+  onLine: (line: Buffer, ending: LineEnding) => void;
   /** A line longer than `maxLineBytes`, given as its first `maxLineBytes` bytes. */
-  onOverlongLine: (start: string) => void;
+  onOverlongLine: (start: Buffer) => void;
 }
 
 /**
- * Reads a stream as UTF-8 lines ending in \n, \r\n or a lone \r (a progress bar's redraw),
+ * Reads a stream as lines (bytes) ending in \n, \r\n or a lone \r (a progress bar's redraw),
  * as node:readline does, saying which, but holding at most `maxLineBytes` of a line:
  * readline keeps a line whole however long it grows, and a worker that writes 600 MB
  * without a newline then takes the gateway down with "Invalid string length". A last line
@@ -39,13 +40,13 @@ export function readLines(stream: Readable, options: LineReaderOptions): void {
       return;
     }
     parts.push(piece.subarray(0, options.maxLineBytes - size));
-    options.onOverlongLine(Buffer.concat(parts).toString('utf8'));
+    options.onOverlongLine(Buffer.concat(parts));
     overlong = true;
     parts = [];
     size = 0;
   };
   const endLine = (ending: LineEnding) => {
-    if (!overlong) options.onLine(parts.length === 1 ? parts[0]!.toString('utf8') : Buffer.concat(parts, size).toString('utf8'), ending);
+    if (!overlong) options.onLine(parts.length === 1 ? parts[0]! : Buffer.concat(parts, size), ending);
     overlong = false;
     parts = [];
     size = 0;
@@ -111,7 +112,8 @@ export function readLogLines(stream: Readable, onLine: (line: string) => void): 
   let redrawLoggedAt = -Infinity;
   readLines(stream, {
     maxLineBytes: LOG_LINE_MAX_BYTES,
-    onLine: (line, ending) => {
+    onLine: (bytes, ending) => {
+      const line = bytes.toString('utf8');
       if (ending === 'carriage-return') {
         const now = performance.now();
         if (line.trim() === '' || now - redrawLoggedAt < REDRAW_INTERVAL_MS) return;
@@ -119,6 +121,6 @@ export function readLogLines(stream: Readable, onLine: (line: string) => void): 
       }
       onLine(line);
     },
-    onOverlongLine: (start) => onLine(`${start} [cut: the line is longer than ${LOG_LINE_MAX_BYTES / 1024} KiB]`),
+    onOverlongLine: (start) => onLine(`${start.toString('utf8')} [cut: the line is longer than ${LOG_LINE_MAX_BYTES / 1024} KiB]`),
   });
 }

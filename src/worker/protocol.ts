@@ -170,6 +170,43 @@ export function encodeCommand(command: Command): string {
 }
 
 /**
+ * A `call` whose arguments are JSON text already (a client's body): the line in pieces, the
+ * text's own bytes among them, uncopied but where a newline (whitespace between its tokens:
+ * inside a string JSON escapes it) has to become a space to keep the line one line.
+ */
+export function encodeCallWithText(call: string, endpoint: string, argumentsJson: Buffer): Buffer[] {
+  let text = argumentsJson;
+  for (let at = text.indexOf(0x0a); at !== -1; at = text.indexOf(0x0a, at + 1)) {
+    if (text === argumentsJson) text = Buffer.from(argumentsJson);
+    text[at] = 0x20;
+  }
+  const start = `{"type":"call","call":${JSON.stringify(call)},"endpoint":${JSON.stringify(endpoint)},"arguments":`;
+  return [Buffer.from(start), text, Buffer.from('}\n')];
+}
+
+/** A `result` line at least this long is read by readLargeResult, its value left as bytes. */
+export const LARGE_RESULT_BYTES = 64 * 1024;
+const RESULT_START = Buffer.from('{"type":"result","call":"');
+const VALUE_KEY = Buffer.from('","value":');
+
+/**
+ * A large `result` event as its call and its value's JSON text (UTF-8 bytes), without reading
+ * the value: the worker writes a result compact and in this order,
+ * `{"type":"result","call":"ID","value":VALUE}` (docs/worker-protocol.md), so the value is the
+ * line between the call and the last `}`. Null for any other line (a short one, another type,
+ * a call id with an escape), which parseEvent reads.
+ */
+export function readLargeResult(line: Buffer): { call: string; value: Buffer } | null {
+  if (line.length < LARGE_RESULT_BYTES || line[line.length - 1] !== 0x7d) return null;
+  if (!line.subarray(0, RESULT_START.length).equals(RESULT_START)) return null;
+  const callEnd = line.indexOf(VALUE_KEY, RESULT_START.length);
+  if (callEnd === -1) return null;
+  const call = line.toString('utf8', RESULT_START.length, callEnd);
+  if (call === '' || /["\\]/.test(call)) return null;
+  return { call, value: line.subarray(callEnd + VALUE_KEY.length, line.length - 1) };
+}
+
+/**
  * One line from fd 4 as a typed event. Unknown fields are dropped; a line that is not
  * JSON, has an unknown `type` or a field of the wrong shape throws a ProtocolError.
  */

@@ -6,7 +6,8 @@ import type { Readable, Writable } from 'node:stream';
 import type { CancelSignal } from './cancel-signal.js';
 import { FileReferenceError, ResultTooLarge, deleteReferencedFiles, inlineFileReferences, type InlineBudget } from './file-references.js';
 import { readLines, readLogLines } from './line-reader.js';
-import { MAX_EVENT_BYTES, MAX_INLINE_MEDIA_CHARS, MAX_VALUE_DEPTH, ProtocolError, encodeCommand, parseEvent } from './protocol.js';
+import { JsonText } from './json-text.js';
+import { MAX_EVENT_BYTES, MAX_INLINE_MEDIA_CHARS, MAX_VALUE_DEPTH, ProtocolError, encodeCallWithText, encodeCommand, parseEvent, readLargeResult } from './protocol.js';
 import type { CallEvent, Command, ErrorInfo, ReadyEvent, Value } from './protocol.js';
 import { toolkitPythonDir } from './svc-package.js';
 import { WorkerStartError } from './worker-start-error.js';
@@ -14,7 +15,8 @@ import { WorkerStartError } from './worker-start-error.js';
 export type WorkerState = 'starting' | 'ready' | 'busy' | 'setup_failed' | 'exited';
 
 export type CallOutcome =
-  | { kind: 'result'; value: Value }
+  /** `json`: a large result's text as the worker wrote it, which `value` parses when read (json-text.ts). */
+  | { kind: 'result'; value: Value; json?: JsonText }
   | { kind: 'error'; error: ErrorInfo }
   | { kind: 'cancelled' }
   /** `stderrTail`: the worker's last stderr lines, from any call: for the log and --debug, not for clients. */
@@ -29,6 +31,8 @@ export interface CallOptions {
   onChunk?: (value: Value) => void;
   /** Aborting cancels the call; a worker that does not stop within the grace period is killed. */
   signal?: CancelSignal;
+  /** The arguments as JSON text (a client's body, already validated), sent instead of serialising them again. */
+  argumentsJson?: Buffer;
 }
 
 export interface LogLine {
@@ -212,7 +216,8 @@ export class WorkerProcess {
       this.running = call;
       this.currentState = 'busy';
       options.signal?.addEventListener('abort', onAbort, { once: true });
-      this.send({ type: 'call', call: id, endpoint, arguments: args });
+      if (options.argumentsJson === undefined) this.send({ type: 'call', call: id, endpoint, arguments: args });
+      else if (this.commands.writable) for (const piece of encodeCallWithText(id, endpoint, options.argumentsJson)) this.commands.write(piece);
       options.onStart?.();
     });
   }
@@ -256,10 +261,17 @@ export class WorkerProcess {
     if (pipe.writable) pipe.write(encodeCommand(command));
   }
 
-  private async handleEventLine(line: string): Promise<void> {
+  private async handleEventLine(line: Buffer): Promise<void> {
     if (this.hasFinished || this.killed !== null) return;
     try {
-      const event = parseEvent(line);
+      const large = readLargeResult(line);
+      const text = large === null ? null : { call: large.call, json: new JsonText(large.value) };
+      if (text !== null && this.running?.id === text.call && !text.json.mayHoldKey('$file')) {
+        // Nothing in it to inline: its bytes are the answer, parsed only if something reads it.
+        await this.finishWithText(this.running, text.json);
+        return;
+      }
+      const event = text === null ? parseEvent(line.toString('utf8')) : { type: 'result' as const, call: text.call, value: text.json.value };
       switch (event.type) {
         case 'ready':
           if (this.currentState !== 'starting') return;
@@ -342,6 +354,11 @@ export class WorkerProcess {
         call.finish({ kind: 'cancelled' });
         return;
     }
+  }
+
+  private async finishWithText(call: RunningCall, text: JsonText): Promise<void> {
+    await new Promise((resolve) => setImmediate(resolve)); // as handleCallEvent waits for a call's last output lines
+    call.finish(call.failed ?? { kind: 'result', get value() { return text.value; }, json: text });
   }
 
   private async finish(exit: Pick<WorkerExit, 'code' | 'signal'>, spawnFailure: string | null): Promise<void> {

@@ -7,7 +7,7 @@ import { readLines, readLogLines, type LineEnding } from '../../src/worker/line-
 async function linesOf(writes: (string | Buffer)[], maxLineBytes = 1024): Promise<string[]> {
   const stream = new PassThrough();
   const lines: string[] = [];
-  readLines(stream, { maxLineBytes, onLine: (line) => lines.push(line), onOverlongLine: (start) => lines.push(`CUT ${start}`) });
+  readLines(stream, { maxLineBytes, onLine: (line) => lines.push(line.toString('utf8')), onOverlongLine: (start) => lines.push(`CUT ${start}`) });
   for (const write of writes) stream.write(write);
   stream.end();
   await once(stream, 'end');
@@ -27,7 +27,7 @@ describe('readLines', () => {
   it('says how each line ended, a \\r\\n split between reads included', async () => {
     const stream = new PassThrough();
     const endings: [string, LineEnding][] = [];
-    readLines(stream, { maxLineBytes: 1024, onLine: (line, ending) => endings.push([line, ending]), onOverlongLine: () => {} });
+    readLines(stream, { maxLineBytes: 1024, onLine: (line, ending) => endings.push([line.toString('utf8'), ending]), onOverlongLine: () => {} });
     for (const write of ['a\r', '\nb\r', 'c\rd\r\ne\r', '']) stream.write(write);
     stream.end('f');
     await once(stream, 'end');
@@ -46,7 +46,7 @@ describe('readLines', () => {
     try {
       const stream = new PassThrough();
       const endings: [string, LineEnding][] = [];
-      readLines(stream, { maxLineBytes: 1024, onLine: (line, ending) => endings.push([line, ending]), onOverlongLine: () => {} });
+      readLines(stream, { maxLineBytes: 1024, onLine: (line, ending) => endings.push([line.toString('utf8'), ending]), onOverlongLine: () => {} });
       stream.write('loading model\r');
       await new Promise((resolve) => setImmediate(resolve));
       expect(endings).toEqual([]); // a \n may still come
@@ -72,7 +72,7 @@ describe('readLines', () => {
   it('gives a line that never ends once, cut at the limit', async () => {
     const stream = new PassThrough();
     const cut: string[] = [];
-    readLines(stream, { maxLineBytes: 1 << 20, onLine: () => {}, onOverlongLine: (start) => cut.push(start) });
+    readLines(stream, { maxLineBytes: 1 << 20, onLine: () => {}, onOverlongLine: (start) => cut.push(start.toString('utf8')) });
     const megabyte = Buffer.alloc(1 << 20, 'z');
     for (let written = 0; written < 64; written++) stream.write(megabyte);
     stream.end();

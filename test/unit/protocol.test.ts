@@ -2,7 +2,7 @@ import { readFileSync, readdirSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { ProtocolError, encodeCommand, parseEvent } from '../../src/worker/protocol.js';
+import { LARGE_RESULT_BYTES, ProtocolError, encodeCommand, parseEvent, readLargeResult } from '../../src/worker/protocol.js';
 import type { Command } from '../../src/worker/protocol.js';
 
 // The examples python/apipod/_runtime/protocol.py is tested against too: one file per message type.
@@ -66,6 +66,23 @@ describe('protocol commands', () => {
   it('keeps a call on one line when an argument holds a newline', () => {
     const command: Command = { type: 'call', call: 'c-1', endpoint: '/echo', arguments: { text: 'two\nlines' } };
     expect(encodeCommand(command)).toBe('{"type":"call","call":"c-1","endpoint":"/echo","arguments":{"text":"two\\nlines"}}\n');
+  });
+});
+
+describe('large results', () => {
+  const text = 'é'.repeat(LARGE_RESULT_BYTES);
+  const line = (call: string, value: unknown) => Buffer.from(`{"type":"result","call":${JSON.stringify(call)},"value":${JSON.stringify(value)}}`);
+
+  it('gives a large result value as the bytes the worker wrote, which parse to what parseEvent reads', () => {
+    const read = readLargeResult(line('c-7', { text }));
+    expect(read?.call).toBe('c-7');
+    expect(JSON.parse(read!.value.toString('utf8'))).toEqual((parseEvent(line('c-7', { text }).toString()) as { value: unknown }).value);
+  });
+
+  it('leaves a short result, another event, and a call id with an escape to parseEvent', () => {
+    expect(readLargeResult(line('c-1', 'short'))).toBeNull();
+    expect(readLargeResult(Buffer.from(`{"type":"chunk","call":"c-1","value":${JSON.stringify(text)}}`))).toBeNull();
+    expect(readLargeResult(line('c-"1', text))).toBeNull();
   });
 });
 

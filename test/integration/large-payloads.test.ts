@@ -1,0 +1,39 @@
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startSvc, type RunningSvc } from '../support/server.js';
+import { REPO_ROOT } from '../support/svc.js';
+
+// Large bodies and results cross the gateway as the bytes they came as (docs/worker-protocol.md).
+const LARGE_ANSWERS = join(REPO_ROOT, 'test/fixtures/gateway/large-answers.py');
+const PADDING = 'x'.repeat(100_000);
+
+async function post(url: string, body: string): Promise<{ status: number; text: string }> {
+  const response = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+  return { status: response.status, text: await response.text() };
+}
+
+describe('large payloads', () => {
+  let server: RunningSvc;
+  beforeAll(async () => {
+    server = await startSvc([LARGE_ANSWERS]);
+  });
+  afterAll(async () => {
+    await server.stop();
+  });
+
+  it('answers a large result with the JSON the worker wrote, so an integer beyond a double arrives with every digit', async () => {
+    const { status, text } = await post(`${server.url}/large-with-id`, JSON.stringify({ count: 2 ** 20 }));
+    expect([status, text.slice(0, 30), text.length]).toEqual([200, '{"id":18446744073709551617,"te', 2 ** 20 + '{"id":18446744073709551617,"text":""}'.length]);
+  });
+
+  it('hands a large body to the function as the client wrote it, newlines between its tokens and all', async () => {
+    const body = `{\n  "value": 1.0,\n  "padding": "a\\nb${PADDING}"\n}\n`;
+    const { status, text } = await post(`${server.url}/type-of`, body);
+    expect([status, JSON.parse(text)]).toEqual([200, { type: 'float', padding: 'a\nbx', length: PADDING.length + 3 }]);
+  });
+
+  it('still gives an integer parameter an int when a large body spells it 2.0, as a small body does', async () => {
+    const { status, text } = await post(`${server.url}/count-type`, JSON.stringify({ count: 2, padding: PADDING }).replace('"count":2', '"count":2.0'));
+    expect([status, JSON.parse(text)]).toEqual([200, 'int']);
+  });
+});
