@@ -1,5 +1,5 @@
 # Served by `svc start bench/serve/svc` (svc's own python/apipod toolkit).
-from apipod import APIPod
+from apipod import APIPod, ImageFile
 
 app = APIPod(title="bench")
 
@@ -7,6 +7,11 @@ app = APIPod(title="bench")
 @app.endpoint("/echo")
 def echo(text: str) -> dict:
     return {"text": text}
+
+
+@app.endpoint("/image")
+def image(image: ImageFile) -> ImageFile:
+    return image
 
 
 @app.endpoint("/spin")
