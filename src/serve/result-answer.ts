@@ -1,4 +1,5 @@
 import type { FastifyReply } from 'fastify';
+import { mediaBytesOf } from '../worker/file-references.js';
 import { JsonText } from '../worker/json-text.js';
 import { isJsonObject, type Value } from '../worker/protocol.js';
 import { chooseResultForm } from './accept-header.js';
@@ -13,7 +14,9 @@ import { sendJson, sendJsonText } from './json-reply.js';
 
 /** The one media file a result is (a returned ImageFile, bytes), or null for any other result. */
 export function mediaTypeOf(value: Value | null): string | null {
-  if (!isJsonObject(value) || typeof value.content !== 'string' || !('content_type' in value)) return null;
+  // A file's bytes when it came as one (its base64 is then made only if read): not read here.
+  const hasContent = mediaBytesOf(value) !== undefined || (isJsonObject(value) && typeof value.content === 'string');
+  if (!isJsonObject(value) || !hasContent || !('content_type' in value)) return null;
   return typeof value.content_type === 'string' && value.content_type.includes('/') ? value.content_type.toLowerCase() : 'application/octet-stream';
 }
 
@@ -36,7 +39,7 @@ export function sendResult(reply: FastifyReply, accept: string | undefined, resu
   }
   // Sent for every file, named or not: it tells a text file from a text answer.
   reply.header('content-disposition', contentDisposition(typeof value.file_name === 'string' ? value.file_name : null));
-  return reply.type(mediaType).send(Buffer.from(value.content as string, 'base64'));
+  return reply.type(mediaType).send(mediaBytesOf(value) ?? Buffer.from(value.content as string, 'base64'));
 }
 
 /** A 406 for an Accept that takes neither JSON nor the media type `subject` is `offered` as (offeredAs). */

@@ -62,11 +62,7 @@ async function inlineAll(value: Value, fileDir: string, inlining: Inlining): Pro
     if (inlining.budget.usedChars + base64Length(size) > inlining.budget.maxChars) throw tooLarge(inlining.budget);
     const content = await readFile(path).catch(unreadable);
     await rm(path, { force: true });
-    const inline: MediaValue = {
-      file_name: reference.file_name,
-      content_type: reference.content_type,
-      content: content.toString('base64'),
-    };
+    const inline = mediaValueOf(reference.file_name, reference.content_type, content);
     inlining.alreadyRead.set(reference.path, inline);
     return spend(inline, inlining.budget);
   }
@@ -86,9 +82,27 @@ async function inlineAll(value: Value, fileDir: string, inlining: Inlining): Pro
   return value;
 }
 
+/** The bytes of the media values made from files here, which an answer as the file sends without base64. */
+const mediaBytes = new WeakMap<object, Buffer>();
+
+/** A media value whose `content` (base64) is made only when read: an answer as the file itself needs none. */
+function mediaValueOf(fileName: string | null, contentType: string | null, bytes: Buffer): MediaValue {
+  let content: string | undefined;
+  const inline = { file_name: fileName, content_type: contentType } as MediaValue;
+  Object.defineProperty(inline, 'content', { enumerable: true, get: () => (content ??= bytes.toString('base64')) });
+  mediaBytes.set(inline, bytes);
+  return inline;
+}
+
+/** The file's bytes behind a media value inlined from a `$file` reference, or undefined for any other value. */
+export function mediaBytesOf(value: Value): Buffer | undefined {
+  return typeof value === 'object' && value !== null ? mediaBytes.get(value) : undefined;
+}
+
 function spend(inline: MediaValue, budget: InlineBudget): MediaValue {
-  if (budget.usedChars + inline.content.length > budget.maxChars) throw tooLarge(budget);
-  budget.usedChars += inline.content.length;
+  const chars = base64Length(mediaBytes.get(inline)!.length); // every value here comes from mediaValueOf
+  if (budget.usedChars + chars > budget.maxChars) throw tooLarge(budget);
+  budget.usedChars += chars;
   return inline;
 }
 
