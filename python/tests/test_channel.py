@@ -4,7 +4,7 @@ import threading
 import time
 import unittest
 
-from apipod._runtime.channel import EventWriter, read_commands
+from apipod._runtime.channel import EventWriter, PollWindow, read_commands
 from apipod._runtime import protocol
 
 
@@ -56,6 +56,24 @@ class ReadCommandsTest(unittest.TestCase):
                 commands = self.read_all([b'{"type":"shutdown"}'], poll_seconds)
                 self.assertEqual(commands, [{"type": "shutdown"}])
 
+
+class PollWindowTest(unittest.TestCase):
+    def test_polling_stops_once_it_keeps_finding_nothing_and_comes_back_when_commands_come_quickly(self):
+        read_end, write_end = os.pipe()
+        self.addCleanup(os.close, read_end)
+        self.addCleanup(os.close, write_end)
+        os.set_blocking(read_end, False)
+        window = PollWindow(0.0005)
+        for _ in range(6):  # each command comes 5 ms after the worker started waiting: polling misses it
+            timer = threading.Timer(0.005, os.write, (write_end, b"x"))
+            timer.start()
+            self.assertEqual(window.read(read_end), b"x")
+            timer.join()
+        self.assertEqual(window.seconds, 0.0)  # sleeps at once: no CPU burnt on a slow or busy machine
+        for _ in range(6):  # commands already waiting: found at once
+            os.write(write_end, b"y")
+            self.assertEqual(window.read(read_end), b"y")
+        self.assertEqual(window.seconds, 0.0005)
 
 class EventWriterTest(unittest.TestCase):
     def test_a_result_is_written_compact_with_its_value_last(self):

@@ -87,17 +87,19 @@ def _read_lines(descriptor: int, poll_seconds: float) -> Iterator[bytes]:
     """The pipe's lines, the last one possibly without its newline.
 
     With `poll_seconds`, once every line read so far has been taken, the pipe is polled
-    without sleeping for up to that long before blocking on it. A process asleep on a pipe
-    is woken by its writer, and that wake-up is the largest cost of a short call (on a VM,
-    one waits for a halted virtual CPU): the gateway usually sends the next call within a
-    fraction of a millisecond, and then finds the worker awake."""
-    if poll_seconds > 0:
+    without sleeping for up to that long (less when polling has been finding nothing, see
+    PollWindow) before blocking on it. A process asleep on a pipe is woken by its writer, and
+    that wake-up is the largest cost of a short call (on a VM, one waits for a halted virtual
+    CPU): under load the gateway usually sends the next call within a fraction of a
+    millisecond, and then finds the worker awake."""
+    window = PollWindow(poll_seconds) if poll_seconds > 0 else None
+    if window is not None:
         os.set_blocking(descriptor, False)
     # The pieces of the line being read: each read is searched once and joined once, so a
     # 90 MB line (a call with an image inline) costs a pass, not a pass per 64 KiB read.
     pieces: list[bytes] = []
     while True:
-        chunk = _read_polling(descriptor, poll_seconds) if poll_seconds > 0 else os.read(descriptor, _READ_SIZE)
+        chunk = window.read(descriptor) if window is not None else os.read(descriptor, _READ_SIZE)
         if not chunk:
             if pieces:
                 yield b"".join(pieces)
@@ -114,18 +116,42 @@ def _read_lines(descriptor: int, poll_seconds: float) -> Iterator[bytes]:
             pieces.append(chunk[start:])
 
 
-def _read_polling(descriptor: int, poll_seconds: float) -> bytes:
-    """One read from a non-blocking descriptor: polled until `poll_seconds` pass, then waited for."""
-    deadline = time.perf_counter() + poll_seconds
-    while True:
-        try:
-            return os.read(descriptor, _READ_SIZE)
-        except BlockingIOError:
-            if time.perf_counter() >= deadline:
-                break
-    while True:
-        select.select([descriptor], [], [])
-        try:
-            return os.read(descriptor, _READ_SIZE)
-        except BlockingIOError:  # woken for nothing: wait again
-            continue
+class PollWindow:
+    """How long to poll a non-blocking descriptor before sleeping on it, following what polling
+    finds. A poll that finds data saved the writer a wake-up; one that finds nothing burnt its
+    CPU for nothing, and on a busy machine took it from the very gateway that would send the
+    next call. So each poll that comes up empty halves the window, down to none, and each
+    command that arrives within the most (`most_seconds`) doubles it again, whether it was found
+    by polling or woke the worker: polling comes back as soon as calls arrive quickly."""
+
+    SMALLEST_SECONDS = 20e-6  # below this a window is none: a poll that short catches nothing
+
+    def __init__(self, most_seconds: float):
+        self.most_seconds = most_seconds
+        self.seconds = most_seconds
+
+    def read(self, descriptor: int) -> bytes:
+        started = time.perf_counter()
+        deadline = started + self.seconds
+        while self.seconds > 0:
+            try:
+                chunk = os.read(descriptor, _READ_SIZE)
+                self._arrived_after(time.perf_counter() - started)
+                return chunk
+            except BlockingIOError:
+                if time.perf_counter() >= deadline:
+                    break
+        while True:
+            select.select([descriptor], [], [])
+            try:
+                chunk = os.read(descriptor, _READ_SIZE)
+            except BlockingIOError:  # woken for nothing: wait again
+                continue
+            self._arrived_after(time.perf_counter() - started)
+            return chunk
+
+    def _arrived_after(self, seconds: float) -> None:
+        if seconds <= self.most_seconds:
+            self.seconds = min(self.most_seconds, max(2 * self.seconds, self.SMALLEST_SECONDS))
+        else:
+            self.seconds = self.seconds / 2 if self.seconds / 2 >= self.SMALLEST_SECONDS else 0.0
