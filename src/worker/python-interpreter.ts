@@ -17,6 +17,12 @@ export interface PythonInterpreter extends PythonCandidate {
   version: string;
 }
 
+/** What the candidate says of itself: its version, and the executable it runs as (`sys.executable`). */
+interface PythonReport {
+  version: string;
+  executable: string;
+}
+
 export interface PythonChoiceInputs {
   /** `--python PATH` from the command line. */
   explicit?: string | undefined;
@@ -37,10 +43,15 @@ export function choosePythonCandidate(inputs: PythonChoiceInputs): PythonCandida
   return { path: 'python3', source: 'PATH' };
 }
 
-/** Chooses the interpreter and checks that it runs and is new enough, with one process. */
+/**
+ * Chooses the interpreter and checks that it runs and is new enough, with one process. Its
+ * `path` is then the executable that process ran as: a version manager's shim (pyenv's
+ * `python3`, a few hundred milliseconds of shell scripts each time) picks the project's
+ * Python once, here, and each worker starts that Python directly.
+ */
 export async function findPythonInterpreter(inputs: PythonChoiceInputs): Promise<PythonInterpreter> {
   const candidate = choosePythonCandidate(inputs);
-  const version = await readPythonVersion(candidate, inputs.projectDir);
+  const { version, executable } = await readPython(candidate, inputs.projectDir);
   const [major = 0, minor = 0] = version.split('.').map(Number);
   const [minimumMajor, minimumMinor] = MINIMUM_PYTHON;
   if (major < minimumMajor || (major === minimumMajor && minor < minimumMinor)) {
@@ -50,15 +61,15 @@ export async function findPythonInterpreter(inputs: PythonChoiceInputs): Promise
         ' (choose another with --python)',
     );
   }
-  return { ...candidate, version };
+  return { ...candidate, path: executable || candidate.path, version };
 }
 
 /**
  * Asked in the project directory, where the workers run: there a version manager's shim
  * (pyenv's `python3`) picks the project's `.python-version`, as it will for them.
  */
-function readPythonVersion(candidate: PythonCandidate, projectDir: string): Promise<string> {
-  const script = "import sys; print('%d.%d.%d' % sys.version_info[:3])";
+function readPython(candidate: PythonCandidate, projectDir: string): Promise<PythonReport> {
+  const script = "import sys; print('%d.%d.%d' % sys.version_info[:3]); print(sys.executable)";
   return new Promise((resolve, reject) => {
     execFile(candidate.path, ['-c', script], { cwd: projectDir, timeout: 15_000 }, (error, stdout, stderr) => {
       if (error) {
@@ -67,12 +78,12 @@ function readPythonVersion(candidate: PythonCandidate, projectDir: string): Prom
         reject(new SvcError(missing ? 'not-found' : 'invalid-project', `${describe(candidate)} ${detail}`));
         return;
       }
-      const version = stdout.trim();
+      const [version = '', executable = ''] = stdout.split('\n').map((line) => line.trim());
       if (!/^\d+\.\d+\.\d+$/.test(version)) {
-        reject(new SvcError('invalid-project', `${describe(candidate)} printed '${version}' instead of its version`));
+        reject(new SvcError('invalid-project', `${describe(candidate)} printed '${stdout.trim()}' instead of its version`));
         return;
       }
-      resolve(version);
+      resolve({ version, executable });
     });
   });
 }

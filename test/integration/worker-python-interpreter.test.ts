@@ -79,6 +79,14 @@ describe('checking the Python interpreter', () => {
     expect((await findPythonInterpreter({ explicit: shim, projectDir: project, env: {} })).version).toBe('3.12.4');
   });
 
+  it('starts workers with the Python a shim chose, so the shim (pyenv: shell scripts) runs once, not once per worker', async () => {
+    const shim = join(mkdtempSync(join(tmpdir(), 'svc-shim-')), 'python3');
+    writeFileSync(shim, '#!/bin/sh\necho 3.12.4\necho /opt/pythons/3.12.4/bin/python3.12\n');
+    chmodSync(shim, 0o755);
+    const interpreter = await findPythonInterpreter({ explicit: shim, projectDir: tmpdir(), env: {} });
+    expect([interpreter.path, interpreter.version, interpreter.source]).toEqual(['/opt/pythons/3.12.4/bin/python3.12', '3.12.4', '--python']);
+  });
+
   it('takes a relative --python from where the user stands, not from the project directory', () => {
     expect(choosePythonCandidate({ explicit: 'venv/bin/python', projectDir: '/elsewhere', env: {} }).path).toBe(join(process.cwd(), 'venv/bin/python'));
   });
