@@ -25,6 +25,10 @@ export async function listenWhileStarting(host: string, port: number): Promise<{
 /** The routes that answer while the workers load, not yet listening. */
 export function startingGateway(): FastifyInstance {
   const app: FastifyInstance = Fastify({ logger: false });
+  // Bodies are never read: any request but /health gets the 503, however large its body
+  // (Fastify's JSON parser would answer one above its 1 MiB default with its own 413).
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('*', (_request, _payload, done) => done(null, undefined));
   app.get('/health', async () => ({ status: 'STARTING' }));
   app.setNotFoundHandler(async (_request, reply) => {
     const error = new HttpError(503, 'unavailable', 'starting', 'the service is starting; retry shortly');

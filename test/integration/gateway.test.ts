@@ -402,6 +402,9 @@ describe('svc start with a model that takes a while to load', () => {
       expect(await early.json()).toEqual({ status: 'STARTING' });
       const tooEarly = await postJson(`${server.url}/pid`, {});
       expect(tooEarly.status).toBe(503);
+      // A body above Fastify's 1 MiB default is not read while starting either: the same 503, not a 413.
+      const largeTooEarly = await postJson(`${server.url}/pid`, { padding: 'x'.repeat(2 * MiB) });
+      expect([largeTooEarly.status, largeTooEarly.body.error?.message]).toEqual([503, 'the service is starting; retry shortly']);
 
       await expect.poll(async () => {
         try {
