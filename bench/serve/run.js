@@ -1,23 +1,33 @@
 #!/usr/bin/env node
-// bench/serve: the same trivial function served by `svc start`, by FastAPI + uvicorn and by the
-// PyPI `apipod` package in its default mode, driven by one load generator (wrk) at several
-// concurrencies; then a CPU-bound function under `svc start --workers 1` and `--workers 2`.
-// Machines are shared and noisy, so every server runs in the same run, measured in turn
-// (the order rotates each round), and results are medians over rounds and ratios to FastAPI
-// taken within each round.
+// bench/serve: `svc start` beside its peers, each serving the same functions, driven by one load
+// generator (wrk, one thread). Peers: FastAPI + uvicorn (a `def` and an `async def` endpoint),
+// the PyPI `apipod` package, LitServe, BentoML and Cog's server (coglet, async predict), and a
+// bare node:http echo as the ceiling. Suites:
+//   trivial  POST /echo {"text":"hello"} at several concurrencies (req/s, p50, p99)
+//   large    a 2 MB JSON string echoed, and a 1.5 MB PNG sent as base64 and answered as the image
+//   busy     the trivial echo at one concurrency with a CPU-bound process running beside it
+//   cold     spawn to the first 200 answer
+//   memory   resident memory of every process of a started, idle server (after one request)
+//   cpu      a CPU-bound function under `svc start --workers 1` and `--workers 2`
+// Machines are shared and noisy, so every server runs in the same run, measured in turn (the
+// order rotates each round); results are medians over rounds, and ratios to FastAPI's
+// `async def` endpoint are taken within each round.
 //
 // Usage: node bench/serve/run.js [--duration 5] [--rounds 3] [--concurrency 1,16,64]
-//          [--spin-n 40000] [--spin-concurrency 4] [--only trivial|cpu] [--markdown]
-// Needs: wrk (`apt-get install wrk`) and the CLI bundle (`node scripts/bundle.js`). Creates
-// bench/serve/.venv-fastapi and bench/serve/.venv-apipod on first use (pip, pinned versions).
+//          [--large-concurrency 1,4] [--busy-concurrency 16] [--spin-n 90000]
+//          [--spin-concurrency 4] [--only trivial,large,busy,cold,memory,cpu] [--markdown]
+// Needs: wrk (`apt-get install wrk`) and the CLI bundle (`node scripts/bundle.js`). Creates a
+// virtualenv per peer under bench/serve/.venv-* on first use (pip, pinned versions).
 // Writes nothing outside bench/serve (servers' logs go to bench/serve/logs/).
 import { spawn, spawnSync } from 'node:child_process';
-import { closeSync, existsSync, mkdirSync, openSync, readFileSync, writeFileSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, openSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { deflateSync } from 'node:zlib';
+import { randomBytes } from 'node:crypto';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { median, ms, printTable, push, rotate } from '../lib/numbers.js';
-import { freePort, run, stopServers } from '../lib/processes.js';
+import { freePort, run } from '../lib/processes.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const root = join(here, '..', '..');
@@ -25,98 +35,232 @@ const svcBin = join(root, 'bin', 'svc.js');
 const PINS = {
   fastapi: ['fastapi==0.165.0', 'uvicorn[standard]==0.54.0'],
   apipod: ['apipod==1.0.33'],
+  litserve: ['litserve==0.2.19'],
+  bentoml: ['bentoml==1.4.40'],
+  cog: ['cog==0.23.1'],
 };
+const SUITES = ['trivial', 'large', 'busy', 'cold', 'memory', 'cpu'];
+const BASE = 'FastAPI async';
 
 const { values } = parseArgs({
   options: {
     duration: { type: 'string', default: '5' },
     rounds: { type: 'string', default: '3' },
     concurrency: { type: 'string', default: '1,16,64' },
+    'large-concurrency': { type: 'string', default: '1,4' },
+    'busy-concurrency': { type: 'string', default: '16' },
     'spin-n': { type: 'string', default: '90000' },
     'spin-concurrency': { type: 'string', default: '4' },
-    only: { type: 'string' },
+    only: { type: 'string', default: SUITES.join(',') },
     markdown: { type: 'boolean', default: false },
   },
 });
 const duration = Number(values.duration);
 const rounds = Number(values.rounds);
-const concurrencies = values.concurrency.split(',').map(Number);
-const spinN = Number(values['spin-n']);
-const spinConcurrency = Number(values['spin-concurrency']);
+const list = (text) => text.split(',').map(Number);
+const suites = new Set(values.only.split(','));
+for (const suite of suites) if (!SUITES.includes(suite)) throw new Error(`--only: no suite ${suite} (${SUITES.join(', ')})`);
 
 const started = [];
 process.on('SIGINT', () => stopAll().then(() => process.exit(130)));
 
 try {
   checkTools();
-  const venvFastapi = ensureVenv('.venv-fastapi', PINS.fastapi);
-  const venvApipod = ensureVenv('.venv-apipod', PINS.apipod);
+  const venvs = Object.fromEntries(Object.entries(PINS).map(([name, packages]) => [name, ensureVenv(`.venv-${name}`, packages)]));
   mkdirSync(join(here, 'wrk'), { recursive: true });
-  const jsonBody = writeWrkScript('echo-json.lua', '{"text":"hello"}', 'application/json');
-  const formBody = writeWrkScript('echo-form.lua', 'text=hello', 'application/x-www-form-urlencoded');
-  const spinJson = writeWrkScript('spin-json.lua', JSON.stringify({ n: spinN }), 'application/json');
-
-  console.log(describeMachine(venvFastapi, venvApipod));
-  if (values.only !== 'cpu') await trivialBenchmark(venvFastapi, venvApipod, jsonBody, formBody);
-  if (values.only !== 'trivial') await cpuBenchmark(spinJson);
+  const peers = definePeers(venvs, writeBodies());
+  console.log(describeMachine(venvs));
+  console.log('The machine was shared with other sessions running tests: ratios within one run are what to read.\n');
+  if (suites.has('trivial')) await loadSuite(peers.filter((peer) => peer.echo), 'echo', list(values.concurrency), 'Trivial endpoint (POST /echo {"text":"hello"})');
+  if (suites.has('large')) {
+    await loadSuite(peers.filter((peer) => peer.large), 'large', list(values['large-concurrency']), '2 MB JSON string echoed ({"text": 2,000,000 characters})');
+    await loadSuite(peers.filter((peer) => peer.image), 'image', list(values['large-concurrency']), '1.5 MB PNG sent as base64 in JSON, answered as the image');
+  }
+  if (suites.has('busy')) {
+    const fastapis = peers.filter((peer) => ['svc', 'FastAPI def', BASE, 'node:http'].includes(peer.name));
+    await loadSuite(fastapis, 'echo', list(values['busy-concurrency']), 'Busy machine: POST /echo with `python3 -c "while True: pass"` running beside', { busy: true });
+  }
+  if (suites.has('cold')) await coldStart(peers.filter((peer) => peer.name !== 'node:http'));
+  if (suites.has('memory')) await idleMemory(peers.filter((peer) => peer.name !== 'node:http'));
+  if (suites.has('cpu')) await cpuBenchmark(writeWrkScript('spin-json.lua', JSON.stringify({ n: Number(values['spin-n']) }), 'application/json'));
 } finally {
   await stopAll();
 }
 
-async function trivialBenchmark(venvFastapi, venvApipod, jsonBody, formBody) {
-  const servers = [
-    await startSvc('svc', 1),
-    await startServer('fastapi', join(venvFastapi, 'bin', 'uvicorn'), ['app:app', '--host', '127.0.0.1'], join(here, 'fastapi'), (port) => ({ args: ['--port', String(port)] })),
-    await startServer('apipod (PyPI)', join(venvApipod, 'bin', 'python'), ['service.py'], join(here, 'apipod_pypi'), (port) => ({
-      env: { APIPOD_HOST: '127.0.0.1', APIPOD_PORT: String(port) },
-    })),
+// --- the servers and what each is sent ------------------------------------------------------
+
+function writeBodies() {
+  const text = 'x'.repeat(2_000_000);
+  const png = randomPng(700, 700); // incompressible pixels: 1.47 MB
+  const image = png.toString('base64');
+  const json = (value) => JSON.stringify(value);
+  return {
+    png,
+    echo: writeWrkScript('echo-json.lua', json({ text: 'hello' }), 'application/json'),
+    form: writeWrkScript('echo-form.lua', 'text=hello', 'application/x-www-form-urlencoded'),
+    cogEcho: writeWrkScript('echo-cog.lua', json({ input: { text: 'hello' } }), 'application/json'),
+    large: writeWrkScript('large.lua', json({ text }), 'application/json'),
+    cogLarge: writeWrkScript('large-cog.lua', json({ input: { text } }), 'application/json'),
+    image: writeWrkScript('image.lua', json({ image }), 'application/json', { Accept: 'image/png' }),
+    cogImage: writeWrkScript('image-cog.lua', json({ input: { image: `data:image/png;base64,${image}` } }), 'application/json'),
+  };
+}
+
+/** Each server: how it starts on a port, and what it is sent for each suite (absent: not measured there). */
+function definePeers(venvs, bodies) {
+  const py = (venv, ...args) => [join(venvs[venv], 'bin', args[0]), args.slice(1)];
+  const uvicorn = (port) => [...py('fastapi', 'uvicorn', 'app:app', '--host', '127.0.0.1', '--port', String(port)), join(here, 'fastapi')];
+  return [
+    {
+      name: 'svc',
+      start: (port) => [process.execPath, [svcBin, 'start', join(here, 'svc'), '--host', '127.0.0.1', '--port', String(port), '--workers', '1'], here],
+      echo: ['/echo', bodies.echo],
+      large: ['/echo', bodies.large],
+      image: ['/image', bodies.image],
+    },
+    { name: 'FastAPI def', start: uvicorn, echo: ['/echo', bodies.echo], large: ['/echo', bodies.large] },
+    { name: BASE, start: uvicorn, echo: ['/echo-async', bodies.echo], large: ['/echo-async', bodies.large], image: ['/image-async', bodies.image] },
+    {
+      name: 'apipod (PyPI)',
+      start: (port) => [...py('apipod', 'python', 'service.py'), join(here, 'apipod_pypi'), { APIPOD_HOST: '127.0.0.1', APIPOD_PORT: String(port) }],
+      echo: ['/echo', bodies.form],
+    },
+    {
+      name: 'LitServe',
+      start: (port) => [...py('litserve', 'python', 'server.py', String(port)), join(here, 'litserve')],
+      echo: ['/predict', bodies.echo],
+      large: ['/predict', bodies.large],
+      image: ['/predict', bodies.image],
+    },
+    {
+      name: 'BentoML',
+      start: (port) => [...py('bentoml', 'bentoml', 'serve', 'service:Bench', '--host', '127.0.0.1', '--port', String(port)), join(here, 'bentoml')],
+      echo: ['/echo', bodies.echo],
+      large: ['/echo', bodies.large],
+      image: ['/image', bodies.image],
+    },
+    {
+      name: 'coglet',
+      // Its Python worker is `python` from PATH: the virtualenv's must come first.
+      start: (port) => [
+        ...py('cog', 'python', '-m', 'cog.server.http', '--host', '127.0.0.1'),
+        join(here, 'cog'),
+        { PORT: String(port), COG_PREDICT_TYPE_STUB: 'predict.py:Predictor', COG_MAX_CONCURRENCY: '64', PATH: `${join(venvs.cog, 'bin')}:${process.env.PATH}` },
+      ],
+      echo: ['/predictions', bodies.cogEcho],
+      large: ['/predictions', bodies.cogLarge],
+      image: ['/predictions', bodies.cogImage],
+    },
+    { name: 'node:http', start: (port) => [process.execPath, [join(here, 'mini_http.mjs'), String(port)], here], echo: ['/echo', bodies.echo], large: ['/echo', bodies.large] },
   ];
-  const scriptFor = { svc: jsonBody, fastapi: jsonBody, 'apipod (PyPI)': formBody };
-  for (const server of servers) await waitReady(server, '/echo', scriptFor[server.name]);
+}
+
+// --- suites ---------------------------------------------------------------------------------
+
+async function loadSuite(peers, kind, concurrencies, title, { busy = false } = {}) {
+  const servers = [];
+  for (const peer of peers) servers.push(await startPeer(peer));
+  for (const server of servers) await waitReady(server, ...server.peer[kind]);
   // Warm-up: first requests pay imports, JIT and pydantic's lazy set-up.
-  for (const server of servers) wrk(server, '/echo', scriptFor[server.name], 16, 2);
+  for (const server of servers) wrk(server, ...server.peer[kind], 4, 2);
 
   const samples = new Map(); // `${name}@${c}` -> [{rps, p50, p99}]
+  const failures = new Map();
   for (let round = 0; round < rounds; round += 1) {
-    for (const c of concurrencies) {
-      const order = rotate(servers, round);
-      for (const server of order) {
-        const sample = wrk(server, '/echo', scriptFor[server.name], c, duration);
-        push(samples, `${server.name}@${c}`, sample);
-        process.stderr.write(`  round ${round + 1} c=${c} ${server.name}: ${sample.rps.toFixed(0)} req/s p50 ${ms(sample.p50)} p99 ${ms(sample.p99)}\n`);
+    const hog = busy ? spawn('python3', ['-c', 'while True: pass'], { stdio: 'ignore' }) : null;
+    try {
+      for (const c of concurrencies) {
+        for (const server of rotate(servers, round)) {
+          try {
+            const sample = wrk(server, ...server.peer[kind], c, duration);
+            push(samples, `${server.name}@${c}`, sample);
+            process.stderr.write(`  ${kind} round ${round + 1} c=${c} ${server.name}: ${sample.rps.toFixed(1)} req/s p50 ${ms(sample.p50)} p99 ${ms(sample.p99)}\n`);
+          } catch (error) {
+            failures.set(`${server.name}@${c}`, error.message.split('\n')[0]);
+            push(samples, `${server.name}@${c}`, null);
+            process.stderr.write(`  ${kind} round ${round + 1} c=${c} ${server.name}: ${error.message.split('\n')[0]}\n`);
+          }
+        }
       }
+    } finally {
+      hog?.kill('SIGKILL');
     }
   }
   await stopAll();
 
-  const header = ['server', 'concurrency', 'req/s', 'p50', 'p99', 'req/s ÷ FastAPI', 'p50 ÷ FastAPI', 'p99 ÷ FastAPI'];
   const rows = [];
   for (const c of concurrencies) {
-    const base = samples.get(`fastapi@${c}`);
+    const base = samples.get(`${BASE}@${c}`);
     for (const server of servers) {
       const own = samples.get(`${server.name}@${c}`);
+      const ok = own.filter(Boolean);
+      if (ok.length === 0) {
+        rows.push([server.name, String(c), 'failed', '', '', '', '', failures.get(`${server.name}@${c}`) ?? '']);
+        continue;
+      }
       rows.push([
         server.name,
         String(c),
-        median(own.map((s) => s.rps)).toFixed(0),
-        ms(median(own.map((s) => s.p50))),
-        ms(median(own.map((s) => s.p99))),
+        median(ok.map((s) => s.rps)).toFixed(kind === 'echo' ? 0 : 1),
+        ms(median(ok.map((s) => s.p50))),
+        ms(median(ok.map((s) => s.p99))),
         ratio(own, base, 'rps'),
-        ratio(own, base, 'p50'),
         ratio(own, base, 'p99'),
+        failures.has(`${server.name}@${c}`) ? `${own.length - ok.length} of ${own.length} rounds failed` : '',
       ]);
     }
   }
-  console.log(`\nTrivial endpoint (POST /echo {"text":"hello"}), wrk 1 thread, ${duration} s per measurement, median of ${rounds} rounds;`);
-  console.log('ratios are medians of per-round ratios (each round measures every server back to back).');
-  console.log('Target: svc req/s ÷ FastAPI >= 3x with p99 ÷ FastAPI <= 1x.\n');
-  printTable(header, rows, values);
+  console.log(`\n${title}: wrk 1 thread, ${duration} s per measurement, median of ${rounds} rounds; ratios are medians of per-round ratios to ${BASE}.\n`);
+  printTable(['server', 'connections', 'req/s', 'p50', 'p99', `req/s ÷ ${BASE}`, `p99 ÷ ${BASE}`, 'note'], rows, values);
+}
+
+async function coldStart(peers) {
+  const samples = new Map();
+  for (let round = 0; round < rounds; round += 1) {
+    for (const peer of rotate(peers, round)) {
+      const started = performance.now();
+      const server = await startPeer(peer);
+      await waitReady(server, ...peer.echo, 5);
+      push(samples, peer.name, performance.now() - started);
+      await stopAll();
+    }
+  }
+  const base = samples.get(BASE);
+  console.log(`\nCold start: spawn to the first 200 answer to the trivial echo (polled every 5 ms), median of ${rounds} starts each.\n`);
+  printTable(
+    ['server', 'ms', `÷ ${BASE}`],
+    peers.map((peer) => {
+      const own = samples.get(peer.name);
+      return [peer.name, median(own).toFixed(0), `${median(own.map((value, i) => value / base[i])).toFixed(2)}x`];
+    }),
+    values,
+  );
+}
+
+async function idleMemory(peers) {
+  const rows = [];
+  for (const peer of peers) {
+    const server = await startPeer(peer);
+    await waitReady(server, ...peer.echo);
+    await new Promise((resolve) => setTimeout(resolve, 2000));
+    const processes = processTree(server.child.pid);
+    const rss = processes.reduce((sum, pid) => sum + residentKiB(pid), 0);
+    rows.push([peer.name, String(processes.length), (rss / 1024).toFixed(0)]);
+    await stopAll();
+  }
+  console.log('\nIdle memory: resident memory (VmRSS) of every process of a started server, 2 s after its first answer.\n');
+  printTable(['server', 'processes', 'MiB'], rows, values);
 }
 
 async function cpuBenchmark(spinJson) {
-  const one = await startSvc('svc --workers 1', 1);
-  const two = await startSvc('svc --workers 2', 2);
+  const svcPeer = (workers) => ({
+    name: `svc --workers ${workers}`,
+    start: (port) => [process.execPath, [svcBin, 'start', join(here, 'svc'), '--host', '127.0.0.1', '--port', String(port), '--workers', String(workers)], here],
+  });
+  const one = await startPeer(svcPeer(1));
+  const two = await startPeer(svcPeer(2));
   for (const server of [one, two]) await waitReady(server, '/spin', spinJson);
+  const spinConcurrency = Number(values['spin-concurrency']);
   const single = wrk(one, '/spin', spinJson, 1, Math.min(duration, 3));
   for (const server of [one, two]) wrk(server, '/spin', spinJson, spinConcurrency, 2);
   const samples = new Map();
@@ -124,15 +268,14 @@ async function cpuBenchmark(spinJson) {
     for (const server of rotate([one, two], round)) {
       const sample = wrk(server, '/spin', spinJson, spinConcurrency, duration);
       push(samples, server.name, sample);
-      process.stderr.write(`  round ${round + 1} ${server.name}: ${sample.rps.toFixed(1)} req/s p50 ${ms(sample.p50)} p99 ${ms(sample.p99)}\n`);
+      process.stderr.write(`  cpu round ${round + 1} ${server.name}: ${sample.rps.toFixed(1)} req/s p50 ${ms(sample.p50)} p99 ${ms(sample.p99)}\n`);
     }
   }
   await stopAll();
   const a = samples.get(one.name);
   const b = samples.get(two.name);
   const scaling = median(b.map((s, i) => s.rps / a[i].rps));
-  console.log(`\nCPU-bound endpoint (POST /spin {"n":${spinN}}: a pure-Python loop, one call alone takes p50 ${ms(single.p50)}), concurrency ${spinConcurrency}, median of ${rounds} rounds.`);
-  console.log('Target: scaling (2 workers ÷ 1 worker req/s) near 2x.\n');
+  console.log(`\nCPU-bound endpoint (POST /spin {"n":${values['spin-n']}}: a pure-Python loop, one call alone takes p50 ${ms(single.p50)}), concurrency ${spinConcurrency}, median of ${rounds} rounds.\n`);
   printTable(
     ['server', 'req/s', 'p50', 'p99'],
     [one, two].map((server) => {
@@ -144,63 +287,110 @@ async function cpuBenchmark(spinJson) {
   console.log(`\nscaling 1 -> 2 workers: ${scaling.toFixed(2)}x (per round: ${b.map((s, i) => (s.rps / a[i].rps).toFixed(2)).join(' ')})`);
 }
 
-// --- servers ---------------------------------------------------------------------------------
+// --- processes ------------------------------------------------------------------------------
 
-async function startSvc(name, workers) {
-  if (!existsSync(join(root, 'dist', 'svc.js'))) throw new Error('no CLI bundle: run `node scripts/bundle.js` first');
-  return startServer(name, process.execPath, [svcBin, 'start', join(here, 'svc'), '--host', '127.0.0.1', '--workers', String(workers)], here, (port) => ({
-    args: ['--port', String(port)],
-  }));
-}
-
-async function startServer(name, command, args, cwd, withPort) {
+async function startPeer(peer) {
+  if (peer.name.startsWith('svc') && !existsSync(join(root, 'dist', 'svc.js'))) throw new Error('no CLI bundle: run `node scripts/bundle.js` first');
   const port = await freePort();
-  const extra = withPort(port);
+  const [command, args, cwd, env = {}] = peer.start(port);
   // Every server keeps its default logging (svc: a line per request on stderr; uvicorn: an
   // access line per request on stdout), all into a file, so no server pays for a reader.
   mkdirSync(join(here, 'logs'), { recursive: true });
-  const logFile = join(here, 'logs', `${name.replace(/[^\w-]+/g, '_')}.log`);
+  const logFile = join(here, 'logs', `${peer.name.replace(/[^\w-]+/g, '_')}.log`);
   const log = openSync(logFile, 'w');
-  const child = spawn(command, [...args, ...(extra.args ?? [])], {
-    cwd,
-    env: { ...process.env, ...(extra.env ?? {}) },
-    stdio: ['ignore', log, log],
-  });
+  // A process group of its own: peers that start workers (BentoML, LitServe, coglet) stop whole.
+  const child = spawn(command, args, { cwd, env: { ...process.env, ...env }, stdio: ['ignore', log, log], detached: true });
   closeSync(log);
   const stderr = () => readFileSync(logFile, 'utf8').slice(-4000);
-  const server = { name, port, child, stderr, exited: new Promise((resolve) => child.on('exit', resolve)) };
+  const server = { name: peer.name, peer, port, child, stderr, exited: new Promise((resolve) => child.on('exit', resolve)) };
   started.push(server);
   return server;
 }
 
-async function waitReady(server, path, script) {
-  const deadline = Date.now() + 60_000;
-  const { body, type } = script;
+async function waitReady(server, path, script, pollMs = 200) {
+  const deadline = Date.now() + 120_000;
+  const { body, type, headers } = script;
   while (Date.now() < deadline) {
     if (server.child.exitCode !== null) throw new Error(`${server.name} exited: ${server.stderr()}`);
     try {
-      const response = await fetch(`http://127.0.0.1:${server.port}${path}`, { method: 'POST', headers: { 'content-type': type }, body });
+      const response = await fetch(`http://127.0.0.1:${server.port}${path}`, { method: 'POST', headers: { 'content-type': type, ...headers }, body });
       if (response.ok) return;
-      if (response.status === 503) throw new TypeError('starting'); // svc answers 503 while its workers start
+      // svc answers 503 while its workers start; coglet 503 (or a failed prediction) until its setup ends.
+      if (response.status === 503 || (server.name === 'coglet' && /Setup has not finished/.test(await response.text()))) throw new TypeError('starting');
       throw new Error(`${server.name} answered ${response.status}: ${await response.text()}`);
     } catch (error) {
       if (!(error instanceof TypeError)) throw error; // connection refused: not up yet
     }
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    await new Promise((resolve) => setTimeout(resolve, pollMs));
   }
-  throw new Error(`${server.name} did not come up within 60 s: ${server.stderr()}`);
+  throw new Error(`${server.name} did not come up within 120 s: ${server.stderr()}`);
 }
 
 async function stopAll() {
-  await stopServers(started.splice(0));
+  const servers = started.splice(0);
+  for (const server of servers) {
+    try {
+      process.kill(-server.child.pid, 'SIGTERM');
+    } catch {
+      // already gone
+    }
+  }
+  await Promise.all(
+    servers.map((server) => {
+      const timer = setTimeout(() => {
+        try {
+          process.kill(-server.child.pid, 'SIGKILL');
+        } catch {
+          // already gone
+        }
+      }, 35_000);
+      return server.exited.then(() => clearTimeout(timer));
+    }),
+  );
+  // What a group leader left behind (a worker it did not wait for) goes too.
+  for (const server of servers) {
+    try {
+      process.kill(-server.child.pid, 'SIGKILL');
+    } catch {
+      // none left
+    }
+  }
 }
 
-// --- load generator --------------------------------------------------------------------------
+/** A process and its descendants, from /proc; svc's workers run in process groups of their own. */
+function processTree(pid) {
+  const children = new Map();
+  for (const entry of readdirSync('/proc').filter((name) => /^\d+$/.test(name))) {
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const parent = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      push(children, parent, Number(entry));
+    } catch {
+      // exited meanwhile
+    }
+  }
+  const tree = [pid];
+  for (let index = 0; index < tree.length; index += 1) tree.push(...(children.get(tree[index]) ?? []));
+  return tree;
+}
 
-function writeWrkScript(file, body, type) {
+function residentKiB(pid) {
+  try {
+    return Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0);
+  } catch {
+    return 0;
+  }
+}
+
+// --- load generator -------------------------------------------------------------------------
+
+function writeWrkScript(file, body, type, headers = {}) {
   const path = join(here, 'wrk', file);
-  writeFileSync(path, `wrk.method = "POST"\nwrk.body = '${body}'\nwrk.headers["Content-Type"] = "${type}"\n`);
-  return { path, body, type };
+  const bodyFile = join(here, 'wrk', `${file}.body`);
+  writeFileSync(bodyFile, body);
+  const extra = Object.entries(headers).map(([name, value]) => `wrk.headers["${name}"] = "${value}"\n`).join('');
+  writeFileSync(path, `wrk.method = "POST"\nwrk.body = io.open("${bodyFile}"):read("*a")\nwrk.headers["Content-Type"] = "${type}"\n${extra}`);
+  return { path, body, type, headers };
 }
 
 /** One wrk run: requests/s and latency percentiles in ms; throws on errors or non-2xx answers. */
@@ -209,7 +399,7 @@ function wrk(server, path, script, connections, seconds) {
   const result = spawnSync('wrk', args, { encoding: 'utf8' });
   if (result.status !== 0) throw new Error(`wrk ${args.join(' ')} failed: ${result.stderr}`);
   const out = result.stdout;
-  if (/Non-2xx or 3xx responses/.test(out) || /Socket errors/.test(out)) throw new Error(`${server.name}: errors under load:\n${out}`);
+  if (/Non-2xx or 3xx responses/.test(out) || /Socket errors/.test(out)) throw new Error(`${server.name}: errors under load: ${out.replace(/\s+/g, ' ')}`);
   return {
     rps: Number(/Requests\/sec:\s+([\d.]+)/.exec(out)[1]),
     p50: latency(out, '50%'),
@@ -223,7 +413,37 @@ function latency(out, percentile) {
   return match[2] === 'us' ? value / 1000 : match[2] === 's' ? value * 1000 : value;
 }
 
-// --- set-up ----------------------------------------------------------------------------------
+/** An RGB PNG of random pixels: the size a photo has, which compression cannot shrink. */
+function randomPng(width, height) {
+  const crcTable = Array.from({ length: 256 }, (_, n) => {
+    let c = n;
+    for (let k = 0; k < 8; k += 1) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
+    return c >>> 0;
+  });
+  const crc = (bytes) => {
+    let c = 0xffffffff;
+    for (const byte of bytes) c = crcTable[(c ^ byte) & 0xff] ^ (c >>> 8);
+    return (c ^ 0xffffffff) >>> 0;
+  };
+  const chunk = (type, data) => {
+    const typed = Buffer.concat([Buffer.from(type), data]);
+    const length = Buffer.alloc(4);
+    length.writeUInt32BE(data.length);
+    const sum = Buffer.alloc(4);
+    sum.writeUInt32BE(crc(typed));
+    return Buffer.concat([length, typed, sum]);
+  };
+  const header = Buffer.alloc(13);
+  header.writeUInt32BE(width, 0);
+  header.writeUInt32BE(height, 4);
+  header.set([8, 2, 0, 0, 0], 8);
+  const rows = [];
+  for (let y = 0; y < height; y += 1) rows.push(Buffer.from([0]), randomBytes(width * 3));
+  const signature = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
+  return Buffer.concat([signature, chunk('IHDR', header), chunk('IDAT', deflateSync(Buffer.concat(rows), { level: 1 })), chunk('IEND', Buffer.alloc(0))]);
+}
+
+// --- set-up ---------------------------------------------------------------------------------
 
 function checkTools() {
   if (spawnSync('wrk', ['-v']).error) throw new Error('wrk is not installed: apt-get install wrk');
@@ -233,7 +453,7 @@ function ensureVenv(name, packages) {
   const venv = join(here, name);
   const stamp = join(venv, '.bench-packages');
   const wanted = packages.join(' ');
-  if (existsSync(stamp) && spawnSync('cat', [stamp], { encoding: 'utf8' }).stdout === wanted) return venv;
+  if (existsSync(stamp) && readFileSync(stamp, 'utf8') === wanted) return venv;
   process.stderr.write(`creating ${venv} with ${wanted}\n`);
   run('python3', ['-m', 'venv', venv]);
   run(join(venv, 'bin', 'pip'), ['install', '--quiet', ...packages]);
@@ -241,21 +461,21 @@ function ensureVenv(name, packages) {
   return venv;
 }
 
-function describeMachine(venvFastapi, venvApipod) {
+function describeMachine(venvs) {
   const version = (venv, pkg) =>
     spawnSync(join(venv, 'bin', 'python'), ['-c', `import importlib.metadata as m; print(m.version("${pkg}"))`], { encoding: 'utf8' }).stdout.trim();
   const python = spawnSync('python3', ['--version'], { encoding: 'utf8' }).stdout.trim();
   return [
     `machine: ${spawnSync('nproc', { encoding: 'utf8' }).stdout.trim()} cores, Node ${process.version}, ${python} (svc workers), ${spawnSync('wrk', ['-v'], { encoding: 'utf8' }).stdout.split('\n')[0].trim()}`,
-    `fastapi ${version(venvFastapi, 'fastapi')} + uvicorn ${version(venvFastapi, 'uvicorn')} (uvloop, httptools), one process, sync def endpoint, pydantic body`,
-    `apipod ${version(venvApipod, 'apipod')} from PyPI, default mode (plain FastAPI, app.start() -> uvicorn.run, h11/asyncio), form-encoded body`,
     'svc start --workers 1 (JSON body)',
+    `FastAPI ${version(venvs.fastapi, 'fastapi')} + uvicorn ${version(venvs.fastapi, 'uvicorn')} (uvloop, httptools), one process, pydantic body: a def and an async def endpoint`,
+    `apipod ${version(venvs.apipod, 'apipod')} from PyPI, default mode (plain FastAPI, uvicorn, h11), form-encoded body`,
+    `LitServe ${version(venvs.litserve, 'litserve')} (one inference worker), BentoML ${version(venvs.bentoml, 'bentoml')} (bentoml serve), coglet ${version(venvs.cog, 'coglet')} (python -m cog.server.http, async predict, COG_MAX_CONCURRENCY=64)`,
+    'node:http: a bare echo, no validation, no worker: the ceiling',
   ].join('\n');
 }
 
-// --- numbers and tables ----------------------------------------------------------------------
-
 function ratio(own, base, key) {
-  return `${median(own.map((s, i) => s[key] / base[i][key])).toFixed(2)}x`;
+  const ratios = own.map((s, i) => (s && base[i] ? s[key] / base[i][key] : null)).filter((value) => value !== null);
+  return ratios.length === 0 ? '' : `${median(ratios).toFixed(2)}x`;
 }
-

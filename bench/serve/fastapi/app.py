@@ -1,5 +1,8 @@
-# Served by `uvicorn app:app` (FastAPI + uvicorn, one process): the same functions with pydantic bodies.
-from fastapi import FastAPI
+# Served by `uvicorn app:app` (FastAPI + uvicorn, one process): the same functions with pydantic
+# bodies, each as a plain `def` (run in a thread pool) and as an `async def` (run on the loop).
+import base64
+
+from fastapi import FastAPI, Response
 from pydantic import BaseModel
 
 app = FastAPI(title="bench")
@@ -13,9 +16,24 @@ class SpinIn(BaseModel):
     n: int
 
 
+class ImageIn(BaseModel):
+    image: str
+
+
 @app.post("/echo")
 def echo(body: EchoIn) -> dict:
     return {"text": body.text}
+
+
+@app.post("/echo-async")
+async def echo_async(body: EchoIn) -> dict:
+    return {"text": body.text}
+
+
+@app.post("/image-async")
+async def image_async(body: ImageIn) -> Response:
+    # As svc's ImageFile takes it: base64 in, the image's bytes out.
+    return Response(base64.b64decode(body.image), media_type="image/png")
 
 
 @app.post("/spin")
