@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import os
-from importlib import metadata
 from typing import Optional
 
 _PACKAGE_JSON = os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, os.pardir, os.pardir, "package.json")
@@ -29,6 +28,10 @@ def _bundled_version() -> Optional[str]:
 
 
 def _installed_version() -> Optional[str]:
+    # Imported here: importlib.metadata takes ~10 ms to import, which every worker's start
+    # paid, though svc's own copy finds its version in package.json first.
+    from importlib import metadata
+
     try:
         distribution = metadata.distribution(_DISTRIBUTION_NAME)
     except metadata.PackageNotFoundError:
