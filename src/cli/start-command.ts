@@ -12,7 +12,7 @@ import {
   type Orchestrator,
   type ServedProvider,
 } from '../deployment-target.js';
-import { corsOrigin, endpointSeconds, fileName, heapShare, imageReference, integerBetween, oneOf, publicUrl, seconds } from './option-parsers.js';
+import { corsOrigin, endpointSeconds, fileName, heapShare, imageReference, integerBetween, oneOf, publicUrl, seconds, secondsList } from './option-parsers.js';
 import { runCommand, type CommonOptions } from './run-command.js';
 import { addMissing, readDotenvFile } from './dotenv-file.js';
 import { SvcError } from '../svc-error.js';
@@ -35,7 +35,15 @@ interface StartOptions extends CommonOptions, ServeSettings {
   apiKeys?: string;
   reload?: boolean;
   jobStore?: JobStoreLocation;
+  webhookAllowPrivate?: boolean;
+  webhookRetryDelays: number[];
+  webhookTimeout: number;
+  webhookThrottle: number;
+  webhookSecrets?: string;
 }
+
+/** Twelve retries doubling from half a second, as Cog's twelve from 100 ms: about 34 minutes in all. */
+const DEFAULT_RETRY_DELAYS = [0.5, 1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024];
 
 /** Kept results live in Node's heap, so their limit is a share of it. */
 const HEAP_MEBIBYTES = Math.floor(getHeapStatistics().heap_size_limit / 2 ** 20);
@@ -101,6 +109,15 @@ export function registerStartCommand(program: Command): void {
         .env(JOB_STORE_ENV)
         .argParser(jobStore),
     )
+    .option('--webhook-allow-private', 'let job webhooks reach private, loopback and link-local addresses (refused by default: docs/webhooks.md)')
+    .addOption(
+      new Option('--webhook-retry-delays <seconds,...>', 'wait before each retry of a webhook delivery (±20%); past the last, the event is given up on')
+        .argParser(secondsList)
+        .default(DEFAULT_RETRY_DELAYS, DEFAULT_RETRY_DELAYS.join(',')),
+    )
+    .option('--webhook-timeout <seconds>', 'longest one webhook delivery attempt may take', seconds, 10)
+    .option('--webhook-throttle <seconds>', "least time between two of a job's started, progress and streaming webhook events", seconds, 0.5)
+    .option('--webhook-secrets <file>', 'the webhook secrets file svc webhook-secret writes (default: in the state directory, beside the job file)')
     .option('--max-wait <seconds>', 'longest "Prefer: wait=N" honoured', seconds, 60)
     .option('--public-url <url>', 'origin used in job URLs (default: the request\'s Host)', publicUrl)
     .addOption(
@@ -168,6 +185,15 @@ export function registerStartCommand(program: Command): void {
           apiKey: options.apiKey ?? process.env.SERVICE_API_KEY,
           apiKeysFile: options.apiKeys,
           jobStore: options.jobStore,
+          webhooks: {
+            settings: {
+              allowPrivate: options.webhookAllowPrivate === true,
+              retryDelaysMs: options.webhookRetryDelays.map((delay) => delay * 1000),
+              timeoutMs: options.webhookTimeout * 1000,
+              throttleMs: options.webhookThrottle * 1000,
+            },
+            secretsFile: options.webhookSecrets,
+          },
           jobs: {
             ttlMs: options.jobTtl * 1000,
             maxRetained: options.maxJobs,

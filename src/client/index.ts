@@ -23,3 +23,4 @@ export {
   WaitExpiredError,
 } from './client-errors.js';
 export { DEFAULT_RETRY_POLICY, type RetryPolicy } from './retry-policy.js';
+export { WEBHOOK_TOLERANCE_SECONDS, WebhookVerificationError, signWebhook, verifyWebhook, type VerifyOptions } from './webhook-signature.js';

@@ -1,0 +1,104 @@
+import { randomBytes } from 'node:crypto';
+import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { SvcError } from '../../svc-error.js';
+
+/** How long the secret a rotation replaced still signs deliveries beside the new one. */
+export const ROTATION_OVERLAP_MS = 24 * 60 * 60 * 1000;
+
+/** Whose secret signs a keyless server's webhooks: no API key id has this form (they are name:hash). */
+export const KEYLESS_OWNER = 'server';
+
+interface OwnerSecrets {
+  current: string;
+  previous: string | null;
+  /** Until when (ms since the epoch) `previous` still signs. */
+  previous_until: number | null;
+  created_at: number;
+}
+
+interface SecretsFile {
+  secrets: Record<string, OwnerSecrets>;
+}
+
+/** `whsec_` and 32 random bytes in base64, the form Standard Webhooks gives its secrets. */
+export function newWebhookSecret(): string {
+  return `whsec_${randomBytes(32).toString('base64')}`;
+}
+
+/**
+ * The webhook signing secrets of a server's API keys (one for a keyless server), in a JSON
+ * file readable by its user alone, beside the job file in svc's state directory: a secret is
+ * shown once, by `svc webhook-secret`, so it must be kept where the server finds it again
+ * after a restart, and not in the project, which is copied into images and repositories.
+ * The server reads the file again whenever it changes, so a rotation applies at once.
+ */
+export class WebhookSecrets {
+  private cached: { mtimeMs: number; data: SecretsFile } | null = null;
+
+  constructor(
+    readonly file: string,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  /** The secrets that sign an owner's deliveries: the current one, and the one it replaced during the overlap. */
+  signingSecrets(owner: string | null): string[] {
+    const entry = this.read().secrets[owner ?? KEYLESS_OWNER];
+    if (entry === undefined) return [];
+    const previous = entry.previous !== null && (entry.previous_until ?? 0) > this.now() ? [entry.previous] : [];
+    return [entry.current, ...previous];
+  }
+
+  /** When the owner's secret was made; null when it has none. */
+  createdAt(owner: string | null): number | null {
+    return this.read().secrets[owner ?? KEYLESS_OWNER]?.created_at ?? null;
+  }
+
+  /** Makes the owner a new secret and returns it; the one it replaces goes on signing for ROTATION_OVERLAP_MS. */
+  rotate(owner: string | null): string {
+    const data = this.read();
+    const name = owner ?? KEYLESS_OWNER;
+    const old = data.secrets[name];
+    const secret = newWebhookSecret();
+    data.secrets[name] = {
+      current: secret,
+      previous: old?.current ?? null,
+      previous_until: old === undefined ? null : this.now() + ROTATION_OVERLAP_MS,
+      created_at: this.now(),
+    };
+    this.write(data);
+    return secret;
+  }
+
+  private read(): SecretsFile {
+    let mtimeMs: number;
+    try {
+      mtimeMs = statSync(this.file).mtimeMs;
+    } catch {
+      return { secrets: {} };
+    }
+    if (this.cached?.mtimeMs === mtimeMs) return this.cached.data;
+    let data: SecretsFile;
+    try {
+      data = JSON.parse(readFileSync(this.file, 'utf8')) as SecretsFile;
+    } catch (error) {
+      throw new SvcError('io', `the webhook secrets file cannot be read (${(error as Error).message}); svc webhook-secret --rotate writes a new one`, { file: this.file });
+    }
+    if (typeof data?.secrets !== 'object' || data.secrets === null) {
+      throw new SvcError('io', 'the webhook secrets file is not {"secrets": {...}}; svc webhook-secret --rotate writes a new one', { file: this.file });
+    }
+    this.cached = { mtimeMs, data };
+    return data;
+  }
+
+  /** Written whole to a new file then renamed: a server reading it never sees half of it. */
+  private write(data: SecretsFile): void {
+    const directory = dirname(this.file);
+    if (!existsSync(directory)) mkdirSync(directory, { recursive: true, mode: 0o700 });
+    const temporary = `${this.file}.${process.pid}.tmp`;
+    writeFileSync(temporary, `${JSON.stringify(data, null, 2)}\n`, { mode: 0o600 });
+    chmodSync(temporary, 0o600);
+    renameSync(temporary, this.file);
+    this.cached = null;
+  }
+}
