@@ -139,7 +139,7 @@ describe('job webhooks', () => {
     expect(new Set(hooks.events())).toEqual(new Set(['streaming', 'completed']));
     const chunks = hooks.received.slice(0, -1).map((delivery) => JSON.parse(delivery.body).chunks as string[]);
     expect(chunks.at(-1)).toEqual(['alpha', 'beta', 'gamma', 'delta']);
-    for (const [index, seen] of chunks.entries()) expect(seen).toEqual(chunks.at(-1)!.slice(0, seen.length)); // each a prefix of the next
+    for (const seen of chunks) expect(seen).toEqual(chunks.at(-1)!.slice(0, seen.length)); // each a prefix of the next
     expect(chunks.length).toBeGreaterThanOrEqual(2);
     expect(JSON.parse(hooks.received.at(-1)!.body)).toMatchObject({ status: 'FINISHED', result: 'alphabetagammadelta' });
   }, 60_000);
