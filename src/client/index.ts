@@ -5,7 +5,7 @@
  *   const image = await run('/generate', { prompt: 'a cat' }, { onProgress: (u) => console.log(u.progress) });
  */
 export { DEFAULT_BASE_URL, MediaResult, ServiceClient, run } from './service-client.js';
-export type { ClientOptions, EndpointMethod, ProgressUpdate, RetryNotice, RunOptions, SubmitOptions, Submission } from './service-client.js';
+export type { ClientOptions, EndpointMethod, ProgressUpdate, RetryNotice, RunOptions, SubmitOptions, Submission, WebhookOptions } from './service-client.js';
 export { JOB_STATUSES, hasEnded, readEnvelope } from './job-envelope.js';
 export type { EndedStatus, JobEnvelope, JobErrorInfo, JobStatus } from './job-envelope.js';
 export {

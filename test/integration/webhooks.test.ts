@@ -220,6 +220,22 @@ describe('job webhooks', () => {
     expect(hooks.received).toEqual([]);
   }, 60_000);
 
+  it('svc call --webhook-listen receives the job\'s deliveries, checks their signature and prints them', async () => {
+    const file = secretsFile();
+    const secret = await makeSecret(file);
+    const server = await serve(['--job-store', 'memory', '--webhook-allow-private', '--webhook-secrets', file, '--webhook-throttle', '0']);
+    const call = await runSvc(['call', '/steps', '--url', server.url, '-d', '{"count": 2, "pause": 0.3}', '--webhook-listen', '0'], { env: { SVC_WEBHOOK_SECRET: secret } });
+    expect(call.exitCode, call.stderr).toBe(0);
+    const lines = call.stderr.split('\n').filter((line) => line.startsWith('webhook '));
+    expect(lines[0]).toMatch(/^webhook started PROCESSING \(msg_\S+; signature verified\)$/);
+    expect(lines.at(-1)).toMatch(/^webhook completed FINISHED \(msg_\S+; signature verified\)$/);
+    const forged = await runSvc(['call', '/order', '--url', server.url, '-d', '{"tag": "x"}', '--webhook-listen', '0', '--webhook-events', 'completed'], {
+      env: { SVC_WEBHOOK_SECRET: 'whsec_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA' },
+    });
+    expect(forged.stderr).toContain('webhook completed FINISHED (msg_');
+    expect(forged.stderr).toContain('SIGNATURE NOT VERIFIED: no webhook-signature matches the secret');
+  }, 60_000);
+
   it("signs with each API key's own secret, and with the old and new secret during a rotation", async () => {
     const file = secretsFile();
     const key = ['--api-key', 'key-of-ada-1234'];
