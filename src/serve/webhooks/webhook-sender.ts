@@ -34,7 +34,7 @@ export function attemptDelivery(attempt: Attempt): Promise<AttemptOutcome> {
   const host = url.hostname.replace(/^\[|\]$/g, '');
   // A literal address connects without a lookup, so it is checked here.
   const literal = isIP(host) !== 0 && !attempt.allowPrivate ? privateAddressReason(host) : null;
-  if (literal !== null) return Promise.resolve({ kind: 'rejected', error: literal });
+  if (literal !== null) return Promise.resolve({ kind: 'rejected', error: `${host} is ${literal}` });
   const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
   return new Promise((resolve) => {
     let settled = false;

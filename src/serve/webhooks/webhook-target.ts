@@ -43,7 +43,7 @@ export function privateAddressReason(address: string): string | null {
   // An IPv4-mapped IPv6 address (::ffff:127.0.0.1) is the IPv4 address it maps.
   const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
   if (mapped) return privateAddressReason(mapped[1] as string);
-  return PRIVATE.check(address, family === 4 ? 'ipv4' : 'ipv6') ? `${address} is a private, loopback or link-local address` : null;
+  return PRIVATE.check(address, family === 4 ? 'ipv4' : 'ipv6') ? 'a private, loopback or link-local address' : null;
 }
 
 export class WebhookTargetError extends Error {
@@ -69,7 +69,8 @@ export async function checkWebhookTarget(text: string, allowPrivate: boolean): P
   }
   for (const address of addresses) {
     const reason = privateAddressReason(address);
-    if (reason !== null) throw new WebhookTargetError(`${host} resolves to ${reason}; svc start --webhook-allow-private allows such targets`);
+    const what = address === host ? `${host} is` : `${host} resolves to ${address},`;
+    if (reason !== null) throw new WebhookTargetError(`${what} ${reason}; svc start --webhook-allow-private allows such targets`);
   }
   return url;
 }
@@ -81,7 +82,7 @@ export function guardedLookup(allowPrivate: boolean): LookupFunction {
       if (error) return callback(error, '', 0);
       const list = addresses as unknown as Array<{ address: string; family: number }>;
       const refused = allowPrivate ? undefined : list.find((entry) => privateAddressReason(entry.address) !== null);
-      if (refused) return callback(new WebhookTargetError(`${hostname} resolves to ${privateAddressReason(refused.address)}`), '', 0);
+      if (refused) return callback(new WebhookTargetError(`${hostname} resolves to ${refused.address}, ${privateAddressReason(refused.address)}`), '', 0);
       if (options.all) return (callback as unknown as (error: null, addresses: typeof list) => void)(null, list);
       const first = list[0];
       if (!first) return callback(new WebhookTargetError(`${hostname} has no address`), '', 0);
