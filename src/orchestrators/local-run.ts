@@ -24,6 +24,7 @@ import { WebhookSecrets } from '../serve/webhooks/webhook-secrets.js';
 import type { JobSettings } from '../serve/gateway-options.js';
 import { JobRunner } from '../serve/jobs/job-runner.js';
 import { JobStore } from '../serve/jobs/job-store.js';
+import type { Job } from '../serve/jobs/job.js';
 import type { JobJournal } from '../serve/jobs/job-journal.js';
 import { planRecovery } from '../serve/jobs/job-recovery.js';
 import { defaultJobStoreLocation, describeJobStore, projectStateDirectory, type JobStoreLocation } from '../serve/jobs/job-store-location.js';
@@ -133,15 +134,18 @@ async function serveWithFileDir(options: LocalServeOptions, fileDir: string, hel
     // A provider's worker (no retention) gets no webhooks: the provider notifies its callers.
     const webhooks = retention === null ? openWebhooks(store) : null;
     let toRun: ReturnType<JobStore['restore']> = [];
+    let failedAtRestore: Job[] = [];
     if (held.journal !== null) {
       const plan = planRecovery(held.journal.load(), Date.now(), options.jobs.ttlMs);
       toRun = store.restore(plan);
+      failedAtRestore = plan.failed;
       log.info(
         `jobs are kept in ${held.journal.location}: ${plan.kept.length} ended job(s) still readable, ${plan.toRun.length} to run` +
           (plan.failed.length > 0 ? `, ${plan.failed.length} failed as the server stopped twice while they ran` : ''),
       );
     }
     webhooks?.dispatcher.restore();
+    for (const job of failedAtRestore) webhooks?.dispatcher.endedWhileDown(job);
     return { store, jobRunner, webhooks, resume: () => jobRunner.resume(toRun.splice(0)) };
   };
 

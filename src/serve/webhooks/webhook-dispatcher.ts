@@ -102,6 +102,17 @@ export class WebhookDispatcher {
     for (const tracked of this.tracked.values()) this.pump(tracked);
   }
 
+  /**
+   * A job the restart failed without running it (the server died twice while it ran): the
+   * store announces no change, so its webhook learns of the end here, and of nothing before it.
+   */
+  endedWhileDown(job: Job): void {
+    const tracked = this.tracked.get(job.id);
+    if (tracked === undefined) return;
+    tracked.seen = { ...firstSight(job), chunks: job.chunks.length };
+    this.observe(job);
+  }
+
   /** Called on every change of every job (JobStore.onAnyChange). */
   observe(job: Job): void {
     const tracked = this.tracked.get(job.id);
