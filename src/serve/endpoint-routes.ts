@@ -64,6 +64,7 @@ export async function registerEndpointRoutes(app: FastifyInstance, options: Endp
         // The call as server-sent events: a generator's chunks as it yields them, whatever the compute.
         const job = submitJob(request, options, endpoint, args, webhook, () => void removeStagedFiles(stagedFiles));
         await options.jobRoutes.store.persisted();
+        if (webhook !== null) await options.webhooks?.dispatcher.persisted();
         streamJob(request, reply, job, options.jobRoutes, { cancelWhenClientLeaves: true, framing: SVC_FRAMING });
         return;
       }
@@ -71,6 +72,7 @@ export async function registerEndpointRoutes(app: FastifyInstance, options: Endp
         const job = submitJob(request, options, endpoint, args, webhook, () => void removeStagedFiles(stagedFiles));
         // Written before it is answered: a job whose id a client holds survives a crash.
         await options.jobRoutes.store.persisted();
+        if (webhook !== null) await options.webhooks?.dispatcher.persisted();
         if (preferences.waitSeconds !== null) {
           await options.jobRoutes.store.waitUntilEnded(job, preferences.waitSeconds * 1000);
           reply.header('preference-applied', `wait=${preferences.waitSeconds}`);

@@ -37,6 +37,8 @@ export interface Delivery {
  */
 export interface DeliveryLog {
   subscribe(subscription: Subscription): void;
+  /** Resolves once the subscriptions made so far are on disk: then their submits may be answered. */
+  persisted(): Promise<void>;
   enqueue(delivery: Delivery): void;
   /** A queued event's payload replaced by a later one of its kind (coalescing). */
   replace(messageId: string, payload: string): void;
@@ -53,6 +55,7 @@ export interface DeliveryLog {
 /** `--job-store memory`: the dispatcher's own memory is all there is, as for the jobs. */
 export const MEMORY_DELIVERY_LOG: DeliveryLog = {
   subscribe: () => {},
+  persisted: () => Promise.resolve(),
   enqueue: () => {},
   replace: () => {},
   attempted: () => {},

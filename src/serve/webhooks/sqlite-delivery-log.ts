@@ -50,15 +50,17 @@ interface DeliveryRow {
 
 /**
  * Deliveries in the job file (`--job-store sqlite:`), on a connection of their own (WAL lets
- * two in one process). A subscription commits at once: it is on disk before its submit is
- * answered, like its job. The other writes of one turn of the event loop share a commit: a
- * commit each cost two thirds of the jobs/s, and one lost to a crash is an event whose job's
- * end (grouped over 10 ms by the job journal) is lost too, so the job runs again and says it again.
+ * two in one process). The writes of one turn of the event loop share a commit (a commit each
+ * cost two thirds of the jobs/s): a submit is answered once its subscription's is done
+ * (`persisted`), like its job's; a delivery's write lost to a crash comes with its job's end
+ * lost too (the job journal groups those over 10 ms), so the job runs again and says it again.
  */
 export class SqliteDeliveryLog implements DeliveryLog {
   private readonly statements;
   private pending: Array<() => void> = [];
   private immediate: NodeJS.Immediate | null = null;
+  /** Submits waiting for their subscription to be on disk. */
+  private waiting: Array<() => void> = [];
 
   constructor(
     private readonly db: BetterSqlite3.Database,
@@ -90,7 +92,13 @@ export class SqliteDeliveryLog implements DeliveryLog {
 
   subscribe(subscription: Subscription): void {
     const { jobId, owner, url, events, baseUrl } = subscription;
-    this.statements.subscribe.run(jobId, owner, url, events.join(','), baseUrl, this.now());
+    const at = this.now();
+    this.later(() => this.statements.subscribe.run(jobId, owner, url, events.join(','), baseUrl, at));
+  }
+
+  persisted(): Promise<void> {
+    if (this.immediate === null) return Promise.resolve();
+    return new Promise((resolve) => this.waiting.push(resolve));
   }
 
   enqueue(delivery: Delivery): void {
@@ -155,10 +163,14 @@ export class SqliteDeliveryLog implements DeliveryLog {
     if (this.immediate !== null) clearImmediate(this.immediate);
     this.immediate = null;
     const writes = this.pending;
+    const waiting = this.waiting;
     this.pending = [];
-    if (writes.length === 0) return;
-    this.db.transaction(() => {
-      for (const write of writes) write();
-    })();
+    this.waiting = [];
+    if (writes.length > 0) {
+      this.db.transaction(() => {
+        for (const write of writes) write();
+      })();
+    }
+    for (const resolve of waiting) resolve();
   }
 }

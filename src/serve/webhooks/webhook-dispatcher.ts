@@ -78,6 +78,11 @@ export class WebhookDispatcher {
     this.tracked.set(job.id, this.track(subscription, { status: 'pending', attempts: 0, lastEvent: null, lastError: null }, firstSight(job)));
   }
 
+  /** Resolves once the subscriptions made so far are kept (on disk with a SQLite job store). */
+  persisted(): Promise<void> {
+    return this.parts.log.persisted();
+  }
+
   /** A job that was never accepted (its queue was full). */
   unsubscribe(jobId: string): void {
     this.tracked.delete(jobId);
