@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { signWebhook } from '../../client/webhook-signature.js';
 import type { JobEnvelope, WebhookStatus } from '../jobs/job-envelope.js';
 import type { Job } from '../jobs/job.js';
@@ -160,7 +160,7 @@ export class WebhookDispatcher {
         return;
       }
     }
-    const delivery: Delivery = { messageId: `msg_${randomBytes(16).toString('base64url')}`, jobId: job.id, event, payload, attempts: 0, nextAt: this.now() };
+    const delivery: Delivery = { messageId: `msg_${randomUUID().replaceAll('-', '')}`, jobId: job.id, event, payload, attempts: 0, nextAt: this.now() };
     tracked.queue.push(delivery);
     this.parts.log.enqueue(delivery);
     this.pump(tracked);
@@ -190,7 +190,8 @@ export class WebhookDispatcher {
 
   private async send(tracked: Tracked, delivery: Delivery): Promise<void> {
     tracked.sending = true;
-    this.setState(tracked, { status: delivery.attempts > 0 ? 'retrying' : 'delivering' });
+    // Not written down: after a restart, an attempt under way is one still to make.
+    tracked.state.status = delivery.attempts > 0 ? 'retrying' : 'delivering';
     const secrets = this.parts.secrets.signingSecrets(tracked.subscription.owner);
     let outcome: AttemptOutcome;
     if (secrets.length === 0) {
