@@ -313,6 +313,9 @@ async function serveWithFileDir(options: LocalServeOptions, fileDir: string, hel
       // stopping pool, and clients can still poll, stream or cancel their jobs.
       const deadline = Date.now() + options.gracePeriodMs;
       await pool.shutdown(options.gracePeriodMs);
+      if (held.journal !== null && jobStore.unendedCount > 0) {
+        log.info(`${jobStore.unendedCount} job(s) not ended are kept in ${held.journal.location}: they run when the server starts again`);
+      }
       await closeWhenJobsRead({ jobStore, deadline, log, server: gateway.server, close: () => gateway.close() });
     }
   } finally {

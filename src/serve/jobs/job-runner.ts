@@ -139,6 +139,7 @@ export class JobRunner {
         return;
       }
       case 'crashed':
+        if (outcome.stoppedByShutdown && this.store.keepForNextStart(job, 'the server stopped while this job ran: it runs again when the server starts again')) return;
         this.store.move(job, 'FAILED', {
           error: outcome.stoppedByShutdown
             ? { type: 'ServerShutdown', message: 'the server stopped, and its grace period ended while this job ran; submit it again' }
@@ -147,6 +148,7 @@ export class JobRunner {
         return;
       case 'cancelled':
         // Not asked for by the client or a time-out: the pool dropped the call while stopping.
+        if (abortReason !== 'cancelled' && this.store.keepForNextStart(job, 'the server is stopping: this job runs when it starts again')) return;
         this.store.move(job, abortReason === 'cancelled' ? 'CANCELLED' : 'FAILED', {
           error: abortReason === 'cancelled' ? null : { type: 'ServerShutdown', message: 'the server stopped before this job could run; submit it again' },
         });
