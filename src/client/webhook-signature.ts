@@ -65,7 +65,8 @@ function hmac(secret: string, id: string, timestamp: number, body: string): stri
 }
 
 function header(headers: HeaderSource, name: string): string {
-  const value = headers instanceof Headers ? headers.get(name) : headers[name] ?? headers[name.toLowerCase()];
+  // Node gives header names in lower case; a framework or a hand-made object may not.
+  const value = headers instanceof Headers ? headers.get(name) : headers[name] ?? Object.entries(headers).find(([key]) => key.toLowerCase() === name)?.[1];
   const text = Array.isArray(value) ? value[0] : value;
   if (text === undefined || text === null || text === '') throw new WebhookVerificationError(`the delivery has no ${name} header`);
   return text;
