@@ -137,6 +137,9 @@ export function registerStartCommand(program: Command): void {
           if (options.jobStore !== undefined) {
             throw new SvcError('usage', '--job-store names a file on this machine: with --orchestrator docker, the container keeps its jobs in its own (docs/jobs.md)');
           }
+          if (options.webhookSecrets !== undefined) {
+            throw new SvcError('usage', '--webhook-secrets names a file on this machine: with --orchestrator docker, the container keeps its own (docs/webhooks.md)');
+          }
           if (options.reload) {
             throw new SvcError('usage', '--reload restarts local workers and cannot change a built image: leave out --orchestrator docker, or svc build --image after each change');
           }
