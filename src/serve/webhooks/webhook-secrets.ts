@@ -22,7 +22,7 @@ interface SecretsFile {
 }
 
 /** `whsec_` and 32 random bytes in base64, the form Standard Webhooks gives its secrets. */
-export function newWebhookSecret(): string {
+function newWebhookSecret(): string {
   return `whsec_${randomBytes(32).toString('base64')}`;
 }
 
