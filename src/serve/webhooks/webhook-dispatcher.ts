@@ -95,7 +95,12 @@ export class WebhookDispatcher {
     for (const { subscription, state, updatedAt } of subscriptions) {
       const tracked = this.track(subscription, state, { started: false, progressKey: JSON.stringify([0, null]), chunks: 0 });
       this.tracked.set(subscription.jobId, tracked);
-      if (state.status === 'delivered' || state.status === 'failed' || state.status === 'gone') this.finished.set(subscription.jobId, updatedAt);
+      // Over once its end was delivered or given up on, or its receiver said 410: a job still
+      // running (to run again) whose queue merely drained goes on getting its events.
+      if (state.lastEvent === 'completed' || state.status === 'gone') {
+        tracked.completed = true;
+        this.finished.set(subscription.jobId, updatedAt);
+      }
     }
     for (const delivery of deliveries) {
       const tracked = this.tracked.get(delivery.jobId);
