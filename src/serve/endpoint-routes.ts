@@ -11,7 +11,7 @@ import { compileEndpointInputs } from './endpoint-inputs.js';
 import type { Arguments } from './input-validation.js';
 import type { JobRoutesOptions } from './jobs/job-routes.js';
 import { baseUrlOf, envelopeOf, sendEnvelope, streamJob, SVC_FRAMING } from './jobs/job-stream.js';
-import { readWebhookRequest, type WebhookRequest } from './webhooks/webhook-request.js';
+import { asksForWebhook, readWebhookRequest, type WebhookRequest } from './webhooks/webhook-request.js';
 import { acceptsEventStream } from './accept-header.js';
 import { readPreferences } from './prefer-header.js';
 import { readArguments, removeStagedFiles } from './request-arguments.js';
@@ -197,7 +197,7 @@ function submitJob(request: FastifyRequest, options: EndpointRoutesOptions, endp
  */
 async function readJobWebhook(request: FastifyRequest, options: EndpointRoutesOptions, makesJob: boolean): Promise<WebhookRequest | null> {
   const webhooks = options.webhooks ?? null;
-  if (request.headers.webhook === undefined && request.headers['webhook-events-filter'] === undefined) return null;
+  if (!asksForWebhook(request.headers)) return null;
   if (webhooks === null) throw new HttpError(400, 'invalid_request', 'webhooks_unavailable', 'the Webhook header: this server sends no webhooks (a provider worker: the provider notifies)');
   if (!makesJob) {
     throw new HttpError(400, 'invalid_request', 'webhook_needs_job', 'the Webhook header notifies of a job, and this call answers with its result: add "Prefer: respond-async" to make it a job');

@@ -23,14 +23,18 @@ export interface WebhookRequest {
   events: WebhookEvent[];
 }
 
+/** Whether a submit asks for a webhook; an events filter without its URL is refused. */
+export function asksForWebhook(headers: IncomingHttpHeaders): boolean {
+  if (headers[WEBHOOK_HEADER] !== undefined) return true;
+  if (headers[EVENTS_HEADER] !== undefined) throw refused(EVENTS_HEADER, 'names events for a webhook, but the Webhook header naming its URL is missing');
+  return false;
+}
+
 /** The webhook a submit asks for, checked (its address resolved); null when it asks for none. */
 export async function readWebhookRequest(headers: IncomingHttpHeaders, allowPrivate: boolean): Promise<WebhookRequest | null> {
-  const url = single(headers, WEBHOOK_HEADER);
+  if (!asksForWebhook(headers)) return null;
+  const url = single(headers, WEBHOOK_HEADER) as string;
   const filter = single(headers, EVENTS_HEADER);
-  if (url === undefined) {
-    if (filter !== undefined) throw refused(EVENTS_HEADER, 'names events for a webhook, but the Webhook header naming its URL is missing');
-    return null;
-  }
   if (url.length > MOST_URL_CHARACTERS) throw refused(WEBHOOK_HEADER, `is ${url.length} characters long; a webhook URL has at most ${MOST_URL_CHARACTERS}`);
   try {
     await checkWebhookTarget(url.trim(), allowPrivate);

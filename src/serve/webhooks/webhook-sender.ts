@@ -64,7 +64,7 @@ export function attemptDelivery(attempt: Attempt): Promise<AttemptOutcome> {
     }, attempt.timeoutMs);
     request.on('close', () => clearTimeout(timer));
     request.on('error', (error: NodeJS.ErrnoException) => {
-      settle(error.name === 'WebhookTargetError' ? { kind: 'rejected', error: error.message } : { kind: 'retry', error: `${error.code ?? 'error'}: ${error.message}` }, true);
+      settle(error.name === 'WebhookTargetError' ? { kind: 'rejected', error: error.message } : { kind: 'retry', error: error.code === undefined || error.message.includes(error.code) ? error.message : `${error.code}: ${error.message}` }, true);
     });
     request.on('response', (response: IncomingMessage) => {
       const status = response.statusCode ?? 0;
