@@ -220,6 +220,21 @@ describe('job webhooks', () => {
     expect(hooks.received).toEqual([]);
   }, 60_000);
 
+  it('refuses a webhook on a call that makes no job, and an events filter without its URL, naming the header', async () => {
+    const file = secretsFile();
+    await makeSecret(file);
+    const server = await startSvc([SERVICE, '--compute', 'dedicated', '--webhook-allow-private', '--webhook-secrets', file]);
+    cleanups.push(() => server.stop());
+    const direct = await postJson(`${server.url}/order`, { tag: 'x' }, { webhook: 'http://127.0.0.1:9/' });
+    expect(direct.status).toBe(400);
+    expect(direct.body.error).toMatchObject({ code: 'webhook_needs_job', message: expect.stringContaining('add "Prefer: respond-async"') });
+    const filterOnly = await postJson(`${server.url}/order`, { tag: 'x' }, { 'webhook-events-filter': 'completed' });
+    expect(filterOnly.body.error).toMatchObject({ code: 'invalid_webhook', detail: [{ field: 'Webhook-Events-Filter' }] });
+    const asJob = await postJson(`${server.url}/order`, { tag: 'x' }, { webhook: 'http://127.0.0.1:9/', prefer: 'respond-async, wait=10' });
+    expect(asJob.status).toBe(202);
+    expect(asJob.body.webhook).toMatchObject({ url: 'http://127.0.0.1:9/', last_event: 'started', last_error: expect.stringContaining('ECONNREFUSED') });
+  }, 60_000);
+
   it('svc call --webhook-listen receives the job\'s deliveries, checks their signature and prints them', async () => {
     const file = secretsFile();
     const secret = await makeSecret(file);
