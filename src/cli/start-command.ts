@@ -1,4 +1,5 @@
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
+import { homedir } from 'node:os';
 import { join, relative } from 'node:path';
 import { getHeapStatistics } from 'node:v8';
 import { InvalidArgumentError, Option, type Command } from 'commander';
@@ -158,7 +159,7 @@ export function registerStartCommand(program: Command): void {
             compute: options.compute,
             provider: options.provider,
             extraArgs,
-            env: await containerSecrets(options),
+            env: await containerSecrets(options, target),
             passEnv: Object.keys(fromEnvFile),
             stopTimeoutSeconds: options.gracePeriod + 5,
             log,
@@ -234,12 +235,17 @@ function unreadDotenv(target: string, entrypoint: string | undefined): string | 
  * caller's, then `--api-key` and the `--api-keys` file's text, checked here as the local
  * server checks them, so that a bad key or file is named before any container starts.
  */
-async function containerSecrets(options: StartOptions): Promise<NodeJS.ProcessEnv> {
+async function containerSecrets(options: StartOptions, target: string): Promise<NodeJS.ProcessEnv> {
   // Loaded on use, like the servers: every other command would pay for node:crypto.
   const { API_KEYS_ENV, ApiKeys, readKeysFile } = await import('../serve/api-keys.js');
   const env: NodeJS.ProcessEnv = { ...process.env };
   if (options.apiKey !== undefined) env.SERVICE_API_KEY = options.apiKey;
   ApiKeys.from({ key: env.SERVICE_API_KEY, keysFile: options.apiKeys });
   if (options.apiKeys !== undefined) env[API_KEYS_ENV] = readKeysFile(options.apiKeys);
+  // The project's webhook secrets, as svc webhook-secret made them here: the container has no other way to them.
+  const { projectStateDirectory } = await import('../serve/jobs/job-store-location.js');
+  const { WEBHOOK_SECRETS_ENV } = await import('../serve/webhooks/webhook-secrets.js');
+  const secretsFile = join(projectStateDirectory(locateProject(target, options.entrypoint).root, process.env, homedir()), 'webhook-secrets.json');
+  if (env[WEBHOOK_SECRETS_ENV] === undefined && existsSync(secretsFile)) env[WEBHOOK_SECRETS_ENV] = readFileSync(secretsFile, 'utf8');
   return env;
 }

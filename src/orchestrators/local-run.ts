@@ -20,7 +20,7 @@ import { toEnvelope, type ServiceSpecification } from '../serve/jobs/job-envelop
 import { MEMORY_DELIVERY_LOG, type DeliveryLog } from '../serve/webhooks/delivery-log.js';
 import { SqliteDeliveryLog } from '../serve/webhooks/sqlite-delivery-log.js';
 import { WebhookDispatcher, type WebhookSettings } from '../serve/webhooks/webhook-dispatcher.js';
-import { WebhookSecrets } from '../serve/webhooks/webhook-secrets.js';
+import { WEBHOOK_SECRETS_ENV, WebhookSecrets } from '../serve/webhooks/webhook-secrets.js';
 import type { JobSettings } from '../serve/gateway-options.js';
 import { JobRunner } from '../serve/jobs/job-runner.js';
 import { JobStore } from '../serve/jobs/job-store.js';
@@ -153,7 +153,8 @@ async function serveWithFileDir(options: LocalServeOptions, fileDir: string, hel
   const openWebhooks = (store: JobStore): Webhooks => {
     const location = held.journal?.location;
     const log = location?.startsWith('sqlite:') ? SqliteDeliveryLog.open(location.slice('sqlite:'.length)) : MEMORY_DELIVERY_LOG;
-    const secrets = new WebhookSecrets(options.webhooks.secretsFile ?? join(projectStateDirectory(root, process.env, homedir()), 'webhook-secrets.json'));
+    const secretsFile = options.webhooks.secretsFile ?? join(projectStateDirectory(root, process.env, homedir()), 'webhook-secrets.json');
+    const secrets = new WebhookSecrets(secretsFile, Date.now, process.env[WEBHOOK_SECRETS_ENV] || undefined);
     const dispatcher = new WebhookDispatcher({
       log,
       secrets,

@@ -6,6 +6,9 @@ import { SvcError } from '../../svc-error.js';
 /** How long the secret a rotation replaced still signs deliveries beside the new one. */
 export const ROTATION_OVERLAP_MS = 24 * 60 * 60 * 1000;
 
+/** The secrets file's text in the environment, for where no file can go: a container (`--orchestrator docker` sets it). */
+export const WEBHOOK_SECRETS_ENV = 'SVC_WEBHOOK_SECRETS';
+
 /** Whose secret signs a keyless server's webhooks: no API key id has this form (they are name:hash). */
 export const KEYLESS_OWNER = 'server';
 
@@ -36,9 +39,11 @@ function newWebhookSecret(): string {
 export class WebhookSecrets {
   private cached: { mtimeMs: number; data: SecretsFile } | null = null;
 
+  /** `fixed`: the file's text from $SVC_WEBHOOK_SECRETS, used in place of the file; it cannot be rotated. */
   constructor(
     readonly file: string,
     private readonly now: () => number = Date.now,
+    private readonly fixed: string | undefined = undefined,
   ) {}
 
   /** The secrets that sign an owner's deliveries: the current one, and the one it replaced during the overlap. */
@@ -56,6 +61,7 @@ export class WebhookSecrets {
 
   /** Makes the owner a new secret and returns it; the one it replaces goes on signing for ROTATION_OVERLAP_MS. */
   rotate(owner: string | null): string {
+    if (this.fixed !== undefined) throw new SvcError('usage', `$${WEBHOOK_SECRETS_ENV} is set: its secrets are rotated where it comes from (svc webhook-secret --rotate, then a new container)`);
     const data = this.read();
     const name = owner ?? KEYLESS_OWNER;
     const old = data.secrets[name];
@@ -71,6 +77,10 @@ export class WebhookSecrets {
   }
 
   private read(): SecretsFile {
+    if (this.fixed !== undefined) {
+      this.cached ??= { mtimeMs: 0, data: parseSecrets(this.fixed, `$${WEBHOOK_SECRETS_ENV}`) };
+      return this.cached.data;
+    }
     let mtimeMs: number;
     try {
       mtimeMs = statSync(this.file).mtimeMs;
@@ -78,15 +88,13 @@ export class WebhookSecrets {
       return { secrets: {} };
     }
     if (this.cached?.mtimeMs === mtimeMs) return this.cached.data;
-    let data: SecretsFile;
+    let text: string;
     try {
-      data = JSON.parse(readFileSync(this.file, 'utf8')) as SecretsFile;
+      text = readFileSync(this.file, 'utf8');
     } catch (error) {
       throw new SvcError('io', `the webhook secrets file cannot be read (${(error as Error).message}); svc webhook-secret --rotate writes a new one`, { file: this.file });
     }
-    if (typeof data?.secrets !== 'object' || data.secrets === null) {
-      throw new SvcError('io', 'the webhook secrets file is not {"secrets": {...}}; svc webhook-secret --rotate writes a new one', { file: this.file });
-    }
+    const data = parseSecrets(text, this.file);
     this.cached = { mtimeMs, data };
     return data;
   }
@@ -101,4 +109,17 @@ export class WebhookSecrets {
     renameSync(temporary, this.file);
     this.cached = null;
   }
+}
+
+function parseSecrets(text: string, file: string): SecretsFile {
+  let data: SecretsFile;
+  try {
+    data = JSON.parse(text) as SecretsFile;
+  } catch (error) {
+    throw new SvcError('io', `the webhook secrets are not JSON (${(error as Error).message}); svc webhook-secret --rotate writes a new file`, { file });
+  }
+  if (typeof data?.secrets !== 'object' || data.secrets === null) {
+    throw new SvcError('io', 'the webhook secrets are not {"secrets": {...}}; svc webhook-secret --rotate writes a new file', { file });
+  }
+  return data;
 }
