@@ -1,7 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -87,8 +87,8 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
-async function serve(args: string[]): Promise<RunningSvc> {
-  const server = await startSvc([SERVICE, '--compute', 'serverless', ...args]);
+async function serve(args: string[], env: Record<string, string> = {}): Promise<RunningSvc> {
+  const server = await startSvc([SERVICE, '--compute', 'serverless', ...args], env);
   cleanups.push(() => server.stop());
   return server;
 }
@@ -148,7 +148,10 @@ describe('job webhooks', () => {
     const file = secretsFile();
     const secret = await makeSecret(file);
     const hooks = await receiver((n) => [500, 503, 429, 500, 502][n - 1] ?? 200);
-    const server = await serve(['--job-store', 'memory', '--webhook-allow-private', '--webhook-secrets', file, '--webhook-retry-delays', '0.05,0.05,0.05,0.05,0.05,0.05']);
+    // The secrets as a container gets them: the file's text in its environment.
+    const server = await serve(['--job-store', 'memory', '--webhook-allow-private', '--webhook-retry-delays', '0.05,0.05,0.05,0.05,0.05,0.05'], {
+      SVC_WEBHOOK_SECRETS: readFileSync(file, 'utf8'),
+    });
     const { body } = await postJson(`${server.url}/order`, { tag: 'retried' }, { webhook: hooks.url, 'webhook-events-filter': 'completed' });
     await hooks.until(() => hooks.received.some((delivery) => delivery.answered === 200), 'a delivery it accepted');
 
