@@ -155,6 +155,7 @@ async function serveWithFileDir(options: LocalServeOptions, fileDir: string, hel
     const log = location?.startsWith('sqlite:') ? SqliteDeliveryLog.open(location.slice('sqlite:'.length)) : MEMORY_DELIVERY_LOG;
     const secretsFile = options.webhooks.secretsFile ?? join(projectStateDirectory(root, process.env, homedir()), 'webhook-secrets.json');
     const secrets = new WebhookSecrets(secretsFile, Date.now, process.env[WEBHOOK_SECRETS_ENV] || undefined);
+    secrets.check();
     const dispatcher = new WebhookDispatcher({
       log,
       secrets,

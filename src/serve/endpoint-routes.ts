@@ -12,6 +12,7 @@ import type { Arguments } from './input-validation.js';
 import type { JobRoutesOptions } from './jobs/job-routes.js';
 import { baseUrlOf, envelopeOf, sendEnvelope, streamJob, SVC_FRAMING } from './jobs/job-stream.js';
 import { asksForWebhook, readWebhookRequest, type WebhookRequest } from './webhooks/webhook-request.js';
+import type { WebhookSecrets } from './webhooks/webhook-secrets.js';
 import { acceptsEventStream } from './accept-header.js';
 import { readPreferences } from './prefer-header.js';
 import { readArguments, removeStagedFiles } from './request-arguments.js';
@@ -203,10 +204,19 @@ async function readJobWebhook(request: FastifyRequest, options: EndpointRoutesOp
     throw new HttpError(400, 'invalid_request', 'webhook_needs_job', 'the Webhook header notifies of a job, and this call answers with its result: add "Prefer: respond-async" to make it a job');
   }
   const webhook = await readWebhookRequest(request.headers, webhooks.allowPrivate);
-  if (webhook !== null && webhooks.secrets.signingSecrets(request.apiKey?.id ?? null).length === 0) {
+  if (webhook !== null && signingSecretsOf(webhooks.secrets, request.apiKey?.id ?? null).length === 0) {
     throw new HttpError(409, 'invalid_request', 'webhook_secret_missing', 'the Webhook header: this server has no webhook secret for this API key yet; `svc webhook-secret` in the project makes one and shows it');
   }
   return webhook;
+}
+
+/** The owner's secrets; a secrets file that went bad while serving is the server's fault, said plainly (503). */
+function signingSecretsOf(secrets: WebhookSecrets, owner: string | null): string[] {
+  try {
+    return secrets.signingSecrets(owner);
+  } catch (error) {
+    throw new HttpError(503, 'unavailable', 'webhook_secrets_unreadable', `the Webhook header: this server cannot read its webhook secrets (${(error as Error).message}); its operator can fix or rewrite the file`);
+  }
 }
 
 async function submitCall(

@@ -1,7 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -160,6 +160,33 @@ describe('job webhooks', () => {
     expect(JSON.parse(hooks.received.at(-1)!.body)).toMatchObject({ event: 'completed', status: 'FINISHED', result: 'retried' });
     expect((await readJob(server, body.id)).webhook).toMatchObject({ status: 'delivered', attempts: 6, last_error: null });
     verifyAll(hooks.received.slice(-1), [secret]);
+  }, 60_000);
+
+  it('a secrets file that is not JSON stops the start with one line naming it; one spoilt while serving is a 503, and the event waits for it to be put right', async () => {
+    const broken = secretsFile();
+    writeFileSync(broken, '{"secrets": ');
+    const refused = await runSvc(['start', SERVICE, '--compute', 'serverless', '--job-store', 'memory', '--webhook-secrets', broken, '--port', '0']);
+    expect(refused.exitCode).toBe(1);
+    expect(refused.stderr).toContain('the webhook secrets are not JSON');
+    expect(refused.stderr).toContain(broken);
+    expect(refused.stderr).not.toMatch(/\n\s+at /); // no stack trace
+
+    const file = secretsFile();
+    const secret = await makeSecret(file);
+    const good = readFileSync(file, 'utf8');
+    const hooks = await receiver();
+    const server = await serve(['--job-store', 'memory', '--webhook-allow-private', '--webhook-secrets', file, '--webhook-retry-delays', '0.2,0.2,0.2,0.2,0.2,0.2,0.2,0.2']);
+    const { body } = await postJson(`${server.url}/sleep`, { seconds: 1 }, { webhook: hooks.url, 'webhook-events-filter': 'completed' });
+    writeFileSync(file, 'spoilt');
+    const spoilt = await postJson(`${server.url}/order`, { tag: 'x' }, { webhook: hooks.url });
+    expect(spoilt.status).toBe(503);
+    expect(spoilt.body.error.code).toBe('webhook_secrets_unreadable');
+    await new Promise((resolve) => setTimeout(resolve, 1500)); // the job ends; its event cannot be signed yet
+    expect(hooks.received).toEqual([]);
+    expect((await readJob(server, body.id)).webhook).toMatchObject({ status: 'retrying', last_error: expect.stringContaining('not JSON') });
+    writeFileSync(file, good);
+    await hooks.until(() => hooks.events().includes('completed'), 'completed');
+    verifyAll(hooks.received, [secret]);
   }, 60_000);
 
   it('goes on retrying after svc is killed (kill -9) mid-retry and started again on the same job file', async () => {

@@ -197,31 +197,38 @@ export class WebhookDispatcher {
     tracked.sending = true;
     // Not written down: after a restart, an attempt under way is one still to make.
     tracked.state.status = delivery.attempts > 0 ? 'retrying' : 'delivering';
-    const secrets = this.parts.secrets.signingSecrets(tracked.subscription.owner);
-    let outcome: AttemptOutcome;
-    if (secrets.length === 0) {
-      outcome = { kind: 'rejected', error: 'no webhook secret for this API key: svc webhook-secret makes one' };
-    } else {
-      const timestamp = Math.floor(this.now() / 1000);
-      outcome = await this.attempt({
+    const outcome = await this.sign(tracked.subscription.owner, delivery, (headers) =>
+      this.attempt({
         url: tracked.subscription.url,
         body: delivery.payload,
-        headers: {
-          'content-type': 'application/json',
-          'user-agent': this.parts.userAgent,
-          'webhook-id': delivery.messageId,
-          'webhook-timestamp': String(timestamp),
-          'webhook-signature': signWebhook(secrets, delivery.messageId, timestamp, delivery.payload),
-        },
+        headers: { 'content-type': 'application/json', 'user-agent': this.parts.userAgent, ...headers },
         timeoutMs: this.parts.settings.timeoutMs,
         allowPrivate: this.parts.settings.allowPrivate,
-      });
-    }
+      }),
+    );
     tracked.sending = false;
     if (this.stopped) return;
     this.settle(tracked, delivery, outcome);
     if (tracked.completed && tracked.queue.length === 0) this.finish(tracked);
     this.pump(tracked);
+  }
+
+  /** Makes the attempt with the owner's signature headers, or says why it cannot be signed. */
+  private async sign(owner: string | null, delivery: Delivery, attempt: (headers: Record<string, string>) => Promise<AttemptOutcome>): Promise<AttemptOutcome> {
+    let secrets: string[];
+    try {
+      secrets = this.parts.secrets.signingSecrets(owner);
+    } catch (error) {
+      // The secrets file went bad while serving: the event is retried, and goes once it is put right.
+      return { kind: 'retry', error: (error as Error).message };
+    }
+    if (secrets.length === 0) return { kind: 'rejected', error: 'no webhook secret for this API key: svc webhook-secret makes one' };
+    const timestamp = Math.floor(this.now() / 1000);
+    return attempt({
+      'webhook-id': delivery.messageId,
+      'webhook-timestamp': String(timestamp),
+      'webhook-signature': signWebhook(secrets, delivery.messageId, timestamp, delivery.payload),
+    });
   }
 
   private settle(tracked: Tracked, delivery: Delivery, outcome: AttemptOutcome): void {

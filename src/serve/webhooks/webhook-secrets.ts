@@ -46,6 +46,11 @@ export class WebhookSecrets {
     private readonly fixed: string | undefined = undefined,
   ) {}
 
+  /** Reads the secrets once, so that a server with an unreadable file says so as it starts (an SvcError naming it). */
+  check(): void {
+    this.read();
+  }
+
   /** The secrets that sign an owner's deliveries: the current one, and the one it replaced during the overlap. */
   signingSecrets(owner: string | null): string[] {
     const entry = this.read().secrets[owner ?? KEYLESS_OWNER];
