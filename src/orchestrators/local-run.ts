@@ -144,7 +144,9 @@ async function serveWithFileDir(options: LocalServeOptions, fileDir: string, hel
           (plan.failed.length > 0 ? `, ${plan.failed.length} failed as the server stopped twice while they ran` : ''),
       );
     }
-    webhooks?.dispatcher.restore();
+    // A job the restart failed gets its end from endedWhileDown below, not as one already over.
+    const failedIds = new Set(failedAtRestore.map((job) => job.id));
+    webhooks?.dispatcher.restore((jobId) => !failedIds.has(jobId) && store.hasEnded(jobId));
     for (const job of failedAtRestore) webhooks?.dispatcher.endedWhileDown(job);
     return { store, jobRunner, webhooks, resume: () => jobRunner.resume(toRun.splice(0)) };
   };

@@ -134,6 +134,12 @@ export class JobStore {
     return job;
   }
 
+  /** Whether the job has ended, or is not kept at all (expired, or never was). */
+  hasEnded(id: string): boolean {
+    const job = this.jobs.get(id);
+    return job === undefined || isTerminal(job.status);
+  }
+
   /** Forgets a job that was never accepted (its queue was full). */
   discard(job: Job): void {
     this.forget(job.id);

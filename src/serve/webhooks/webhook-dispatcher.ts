@@ -89,15 +89,20 @@ export class WebhookDispatcher {
     this.parts.log.forget(jobId);
   }
 
-  /** Goes on with what the log kept from the last server: queued deliveries go out as they are due. */
-  restore(): void {
+  /**
+   * Goes on with what the log kept from the last server: queued deliveries go out as they are
+   * due. `jobIsOver` says which jobs ended before the restart (or are gone): their
+   * subscriptions are over once their queue drains, even with a filter that left `completed`
+   * out, so that the retention sweeps them.
+   */
+  restore(jobIsOver: (jobId: string) => boolean): void {
     const { subscriptions, deliveries } = this.parts.log.load();
     for (const { subscription, state, updatedAt } of subscriptions) {
       const tracked = this.track(subscription, state, { started: false, progressKey: JSON.stringify([0, null]), chunks: 0 });
       this.tracked.set(subscription.jobId, tracked);
-      // Over once its end was delivered or given up on, or its receiver said 410: a job still
-      // running (to run again) whose queue merely drained goes on getting its events.
-      if (state.lastEvent === 'completed' || state.status === 'gone') {
+      // Over once its end was delivered or given up on, its receiver said 410, or its job
+      // ended: a job still running (to run again) whose queue merely drained goes on getting its events.
+      if (state.lastEvent === 'completed' || state.status === 'gone' || jobIsOver(subscription.jobId)) {
         tracked.completed = true;
         this.finished.set(subscription.jobId, updatedAt);
       }
