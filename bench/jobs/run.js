@@ -11,7 +11,10 @@
 //
 // svc runs twice, with its jobs in a SQLite file (the default for serverless compute) and in
 // memory (--job-store memory), to show what durability costs: target, sqlite at least 70% of
-// memory's jobs/s with `Prefer: wait`.
+// memory's jobs/s with `Prefer: wait`. A third svc (SQLite too) is given a webhook per job
+// (`Webhook` header, every event: a no-op job makes `started` and `completed`), posted to a
+// receiver in this process that answers 204, to show what signed, durable deliveries cost; and
+// again with `Webhook-Events-Filter: completed` (one delivery a job).
 //
 // Machines are shared and noisy: the servers run side by side, are measured in turn (the
 // order rotates each round), and the table shows medians over rounds with ratios taken
@@ -30,7 +33,7 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { Agent, request } from 'node:http';
+import { Agent, createServer, request } from 'node:http';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -72,6 +75,11 @@ const WAIT = 'svc, Prefer: wait';
 const POLLED = `svc, polled every ${pollMs} ms`;
 const APIPOD_POLLED = `apipod (PyPI), polled every ${pollMs} ms`;
 const MEMORY_WAIT = 'svc --job-store memory, Prefer: wait';
+const WEBHOOK_WAIT = 'svc, Prefer: wait, a webhook per job';
+const WEBHOOK_COMPLETED_WAIT = 'svc, Prefer: wait, a webhook per job, completed only';
+/** Deliveries the receiver got, by event. */
+const delivered = { started: 0, completed: 0, other: 0 };
+let receiverServer = null;
 process.on('SIGINT', () => stopAll().then(() => process.exit(130)));
 
 try {
@@ -85,11 +93,20 @@ try {
   const memory = await startSvcOf('svc --job-store memory', svcBin, { SVC_JOB_STORE: 'memory' });
   // Polled on a server of its own: the two compared above then take the same load, and keep as many jobs.
   const polled = await startSvcOf('svc, polled', svcBin, { SVC_JOB_STORE: `sqlite:${join(jobDir, 'polled.sqlite')}` });
+  const receiver = await startReceiver();
+  const secrets = join(jobDir, 'webhook-secrets.json');
+  // Its output is the secret, which the table has no use for.
+  if (spawnSync(process.execPath, [svcBin, 'webhook-secret', join(here, 'svc', 'service.py'), '--webhook-secrets', secrets], { stdio: 'ignore' }).status !== 0) {
+    throw new Error('svc webhook-secret failed');
+  }
+  const hooked = await startServer('svc, webhooks', process.execPath, [svcBin, 'start', join(here, 'svc', 'service.py'), '--compute', 'serverless', '--host', '127.0.0.1',
+    '--workers', String(workers), '--queue-size', '100000', '--max-jobs', '100000', '--webhook-allow-private', '--webhook-secrets', secrets],
+  { SVC_JOB_STORE: `sqlite:${join(jobDir, 'webhooks.sqlite')}` }, (port) => ({ args: ['--port', String(port)] }));
   const baseline = values.baseline === undefined ? null : await startSvcOf(`svc at ${values.baseline}`, join(values.baseline, 'bin', 'svc.js'), { XDG_STATE_HOME: jobDir });
   const apipod = await startServer('apipod (PyPI)', join(venv, 'bin', 'python'), [join(here, 'apipod_pypi', 'service.py')], {}, (port) => ({
     env: { APIPOD_COMPUTE: 'serverless', APIPOD_PROVIDER: 'localhost', APIPOD_HOST: '127.0.0.1', APIPOD_PORT: String(port) },
   }));
-  await Promise.all([svc, memory, polled, apipod, ...(baseline ? [baseline] : [])].map(waitReady));
+  await Promise.all([svc, memory, polled, hooked, apipod, ...(baseline ? [baseline] : [])].map(waitReady));
   console.log(describeMachine(venv));
 
   const ways = {
@@ -97,6 +114,8 @@ try {
     [POLLED]: (signal) => svcJob(polled, { pollEveryMs: pollMs, signal }),
     [APIPOD_POLLED]: (signal) => apipodJob(apipod, pollMs, signal),
     [MEMORY_WAIT]: (signal) => svcJob(memory, { wait: true, signal }),
+    [WEBHOOK_WAIT]: (signal) => svcJob(hooked, { wait: true, signal, webhook: { webhook: receiver.url } }),
+    [WEBHOOK_COMPLETED_WAIT]: (signal) => svcJob(hooked, { wait: true, signal, webhook: { webhook: receiver.url, 'webhook-events-filter': 'completed' } }),
     ...(baseline ? { [`${baseline.name}, Prefer: wait`]: (signal) => svcJob(baseline, { wait: true, signal }) } : {}),
   };
   // Warm-up: imports, JIT, pydantic's lazy set-up, connection pools.
@@ -152,9 +171,9 @@ try {
  * svc: submit, and either hold the answer with `Prefer: wait` until the job ends or poll the
  * envelope's refresh_job_url. Resolves once the result is in hand.
  */
-async function svcJob(server, { wait = false, pollEveryMs = 0, signal }) {
+async function svcJob(server, { wait = false, pollEveryMs = 0, signal, webhook = {} }) {
   const prefer = wait ? { prefer: 'wait=10' } : {};
-  let envelope = await send('POST', server.port, '/noop', '{}', prefer);
+  let envelope = await send('POST', server.port, '/noop', '{}', { ...prefer, ...webhook });
   while (envelope.status !== 'FINISHED' && !signal.aborted) {
     if (['FAILED', 'TIMEOUT', 'CANCELLED'].includes(envelope.status)) throw new Error(`svc job ended ${envelope.status}`);
     if (!wait) await sleep(pollEveryMs);
@@ -236,6 +255,23 @@ function sleep(ms) {
 
 // --- servers ---------------------------------------------------------------------------------
 
+/** The webhook receiver: 204 for every delivery, counted by event (its signature is not checked: the tests do that). */
+async function startReceiver() {
+  const server = createServer((incoming, response) => {
+    let body = '';
+    incoming.setEncoding('utf8');
+    incoming.on('data', (chunk) => (body += chunk));
+    incoming.on('end', () => {
+      const event = JSON.parse(body).event;
+      delivered[event in delivered ? event : 'other'] += 1;
+      response.writeHead(204).end();
+    });
+  });
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  receiverServer = server;
+  return { url: `http://127.0.0.1:${server.address().port}/hooks` };
+}
+
 async function startServer(name, command, args, env, withPort) {
   const port = await freePort();
   const extra = withPort(port);
@@ -270,6 +306,7 @@ async function waitReady(server) {
 
 async function stopAll() {
   await stopServers(started.splice(0));
+  receiverServer?.close();
   agent.destroy();
 }
 
@@ -296,6 +333,7 @@ function describeMachine(venv) {
   return [
     `machine: ${spawnSync('nproc', { encoding: 'utf8' }).stdout.trim()} cores, Node ${process.version}, ${python} (svc workers)`,
     `svc ${svcVersion}: svc start --compute serverless --workers ${workers} --queue-size 100000 --max-jobs 100000 (jobs in a SQLite file, and with --job-store memory)`,
+    'svc, webhooks: the same, SQLite, with --webhook-allow-private; every submit names a receiver in this process (204)',
     `apipod ${apipodVersion} from PyPI: APIPOD_COMPUTE=serverless (FastAPI + JobQueue, app.start() -> uvicorn), queue_size=100000`,
     `load: ${clients} clients in one Node process (node:http, keep-alive), ${values.duration} s per measurement, ${rounds} rounds`,
   ].join('\n');
@@ -318,6 +356,7 @@ function reportThroughput(throughput, stalls) {
   console.log(`jobs/s, svc polled / apipod polled alike: ${ratio(throughput.get(POLLED), base)}`);
   const durability = median(throughput.get(WAIT).map((value, round) => value / throughput.get(MEMORY_WAIT)[round]));
   console.log(`jobs/s with Prefer: wait, sqlite / memory: ${durability.toFixed(2)}x (target at least 0.70x: ${durability >= 0.7 ? 'met' : 'NOT met'})`);
+  console.log(`jobs/s with Prefer: wait, a webhook per job / none (both sqlite): ${ratio(throughput.get(WEBHOOK_WAIT), throughput.get(WAIT), 2)} every event, ${ratio(throughput.get(WEBHOOK_COMPLETED_WAIT), throughput.get(WAIT), 2)} completed only; deliveries received: ${delivered.started} started, ${delivered.completed} completed, ${delivered.other} other`);
   const baselineWay = ways.find((way) => way.startsWith('svc at '));
   if (baselineWay !== undefined) console.log(`jobs/s with Prefer: wait, this svc / ${baselineWay.replace(/, Prefer: wait$/, '')}: ${ratio(throughput.get(WAIT), throughput.get(baselineWay), 2)}`);
   console.log('');

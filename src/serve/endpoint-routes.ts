@@ -10,7 +10,9 @@ import { HttpError } from './http-error.js';
 import { compileEndpointInputs } from './endpoint-inputs.js';
 import type { Arguments } from './input-validation.js';
 import type { JobRoutesOptions } from './jobs/job-routes.js';
-import { envelopeOf, sendEnvelope, streamJob, SVC_FRAMING } from './jobs/job-stream.js';
+import { baseUrlOf, envelopeOf, sendEnvelope, streamJob, SVC_FRAMING } from './jobs/job-stream.js';
+import { asksForWebhook, readWebhookRequest, type WebhookRequest } from './webhooks/webhook-request.js';
+import type { WebhookSecrets } from './webhooks/webhook-secrets.js';
 import { acceptsEventStream } from './accept-header.js';
 import { readPreferences } from './prefer-header.js';
 import { readArguments, removeStagedFiles } from './request-arguments.js';
@@ -48,6 +50,8 @@ export async function registerEndpointRoutes(app: FastifyInstance, options: Endp
     const submitsJobs = options.compute === 'serverless' && !endpoint.direct;
     const handler = async (request: FastifyRequest, reply: FastifyReply) => {
       const preferences = readPreferences(request.headers.prefer, options.jobs.maxWaitSeconds);
+      // Checked before the arguments are read: a refused webhook stages no upload.
+      const webhook = await readJobWebhook(request, options, submitsJobs || preferences.respondAsync || acceptsEventStream(request.headers.accept));
       // Before the arguments are read: a client that leaves while its media URLs download stops them.
       const cancel = cancelledWhenClientLeaves(reply);
       const staging = { dir: options.fileDir, mediaUrls: options.mediaUrls, cancel };
@@ -59,15 +63,17 @@ export async function registerEndpointRoutes(app: FastifyInstance, options: Endp
       }
       if (acceptsEventStream(request.headers.accept)) {
         // The call as server-sent events: a generator's chunks as it yields them, whatever the compute.
-        const job = submitJob(request, options, endpoint, args, () => void removeStagedFiles(stagedFiles));
+        const job = submitJob(request, options, endpoint, args, webhook, () => void removeStagedFiles(stagedFiles));
         await options.jobRoutes.store.persisted();
+        if (webhook !== null) await options.webhooks?.dispatcher.persisted();
         streamJob(request, reply, job, options.jobRoutes, { cancelWhenClientLeaves: true, framing: SVC_FRAMING });
         return;
       }
       if (submitsJobs || preferences.respondAsync) {
-        const job = submitJob(request, options, endpoint, args, () => void removeStagedFiles(stagedFiles));
+        const job = submitJob(request, options, endpoint, args, webhook, () => void removeStagedFiles(stagedFiles));
         // Written before it is answered: a job whose id a client holds survives a crash.
         await options.jobRoutes.store.persisted();
+        if (webhook !== null) await options.webhooks?.dispatcher.persisted();
         if (preferences.waitSeconds !== null) {
           await options.jobRoutes.store.waitUntilEnded(job, preferences.waitSeconds * 1000);
           reply.header('preference-applied', `wait=${preferences.waitSeconds}`);
@@ -157,7 +163,7 @@ function refuseTakenRoute(
  * 429, a full queue, or ended jobs waiting to be read that fill what the server keeps, a
  * 503; either leaves no job behind.
  */
-function submitJob(request: FastifyRequest, options: EndpointRoutesOptions, endpoint: EndpointReport, args: Arguments, onEnd: () => void) {
+function submitJob(request: FastifyRequest, options: EndpointRoutesOptions, endpoint: EndpointReport, args: Arguments, webhook: WebhookRequest | null, onEnd: () => void) {
   const { store, runner } = options.jobRoutes;
   const owner = request.apiKey?.id ?? null;
   const overShare = keyShareRefusal(store.holdingOf(owner), store.limits, options.keys.count);
@@ -173,14 +179,44 @@ function submitJob(request: FastifyRequest, options: EndpointRoutesOptions, endp
     throw new HttpError(503, 'queue_full', 'results_unread', refusal.message, { headers: { 'retry-after': String(refusal.retryAfterSeconds) } });
   }
   const job = store.create(endpoint.path, owner, endpoint.is_generator, args);
+  // Before the job can start: its first event must find the subscription.
+  if (webhook !== null) options.webhooks?.dispatcher.subscribe(job, { ...webhook, baseUrl: baseUrlOf(request, options.jobRoutes) });
   try {
     runner.start(job, args, onEnd);
   } catch (error) {
+    if (webhook !== null) options.webhooks?.dispatcher.unsubscribe(job.id);
     store.discard(job);
     onEnd();
     throw submitFailure(error, endpoint, options);
   }
   return job;
+}
+
+/**
+ * The webhook a submit names, or null. Only a job has one: a call answered with its result
+ * has nothing to notify. A key with no webhook secret yet is told how to make one.
+ */
+async function readJobWebhook(request: FastifyRequest, options: EndpointRoutesOptions, makesJob: boolean): Promise<WebhookRequest | null> {
+  const webhooks = options.webhooks ?? null;
+  if (!asksForWebhook(request.headers)) return null;
+  if (webhooks === null) throw new HttpError(400, 'invalid_request', 'webhooks_unavailable', 'the Webhook header: this server sends no webhooks (a provider worker: the provider notifies)');
+  if (!makesJob) {
+    throw new HttpError(400, 'invalid_request', 'webhook_needs_job', 'the Webhook header notifies of a job, and this call answers with its result: add "Prefer: respond-async" to make it a job');
+  }
+  const webhook = await readWebhookRequest(request.headers, webhooks.allowPrivate);
+  if (webhook !== null && signingSecretsOf(webhooks.secrets, request.apiKey?.id ?? null).length === 0) {
+    throw new HttpError(409, 'invalid_request', 'webhook_secret_missing', 'the Webhook header: this server has no webhook secret for this API key yet; `svc webhook-secret` in the project makes one and shows it');
+  }
+  return webhook;
+}
+
+/** The owner's secrets; a secrets file that went bad while serving is the server's fault, said plainly (503). */
+function signingSecretsOf(secrets: WebhookSecrets, owner: string | null): string[] {
+  try {
+    return secrets.signingSecrets(owner);
+  } catch (error) {
+    throw new HttpError(503, 'unavailable', 'webhook_secrets_unreadable', `the Webhook header: this server cannot read its webhook secrets (${(error as Error).message}); its operator can fix or rewrite the file`);
+  }
 }
 
 async function submitCall(

@@ -7,6 +7,7 @@ import { registerOriginCheck } from './origin-check.js';
 import { registerChatRoutes } from './chat/chat-routes.js';
 import { registerDocsRoutes } from './docs-routes.js';
 import { registerEndpointRoutes } from './endpoint-routes.js';
+import type { ServiceSpecification } from './jobs/job-envelope.js';
 import { registerHealthRoute } from './health-route.js';
 import { HttpError } from './http-error.js';
 import type { JobRunner } from './jobs/job-runner.js';
@@ -63,10 +64,11 @@ export async function createGateway(options: GatewayOptions, jobRunner: JobRunne
   const jobRoutes = {
     store,
     runner: jobRunner,
-    specification: { service_id: options.title, version: options.version, hardware: process.env.NVIDIA_VISIBLE_DEVICES ? 'gpu' : 'cpu' },
+    specification: serviceSpecification(options.title, options.version),
     publicUrl: options.jobs.publicUrl,
     maxWaitSeconds: options.jobs.maxWaitSeconds,
     sendTimeoutMs: options.sendTimeoutMs,
+    ...(options.webhooks ? { webhookStatus: (id: string) => options.webhooks?.dispatcher.status(id) } : {}),
   };
   const corsOrigins = options.corsOrigins ?? [];
   if (corsOrigins.length > 0) {
@@ -74,7 +76,7 @@ export async function createGateway(options: GatewayOptions, jobRunner: JobRunne
     await app.register(cors, {
       origin: corsOrigins.includes('*') ? '*' : [...corsOrigins],
       methods: ['GET', 'POST', 'OPTIONS'],
-      allowedHeaders: ['authorization', 'content-type', 'accept', 'prefer'],
+      allowedHeaders: ['authorization', 'content-type', 'accept', 'prefer', 'webhook', 'webhook-events-filter'],
       exposedHeaders: ['content-location', 'location', 'retry-after', 'preference-applied', 'x-should-retry'],
       maxAge: 600,
     });
@@ -87,6 +89,11 @@ export async function createGateway(options: GatewayOptions, jobRunner: JobRunne
   await app.register(registerChatRoutes, options);
   await app.register(registerEndpointRoutes, { ...options, jobRoutes });
   return app;
+}
+
+/** What the job envelope says of the service that ran the job. */
+export function serviceSpecification(title: string, version: string): ServiceSpecification {
+  return { service_id: title, version, hardware: process.env.NVIDIA_VISIBLE_DEVICES ? 'gpu' : 'cpu' };
 }
 
 /**
