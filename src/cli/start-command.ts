@@ -19,7 +19,7 @@ import { SvcError } from '../svc-error.js';
 import { locateProject } from '../project-location.js';
 import { createServeLog } from './serve-log.js';
 import { containerServeArgs, type ServeSettings } from './container-serve-args.js';
-import { JOB_STORE_ENV, parseJobStoreLocation, type JobStoreLocation } from '../serve/jobs/job-store-location.js';
+import { JOB_STORE_ENV, parseJobStoreLocation, redacted, type JobStoreLocation } from '../serve/jobs/job-store-location.js';
 
 interface StartOptions extends CommonOptions, ServeSettings {
   entrypoint?: string;
@@ -97,7 +97,7 @@ export function registerStartCommand(program: Command): void {
         .default(Math.floor(HEAP_MEBIBYTES / 4), `a quarter of Node's heap, ${Math.floor(HEAP_MEBIBYTES / 4)}`),
     )
     .addOption(
-      new Option('--job-store <url>', 'where jobs live: memory, or sqlite:PATH to survive a crash (default: sqlite in the state directory for serverless compute; docs/jobs.md)')
+      new Option('--job-store <url>', 'where jobs live: memory, sqlite:PATH to survive a crash, or redis://HOST:PORT[/DB] to share one queue among replicas (default: sqlite in the state directory for serverless compute; docs/jobs.md, docs/scaling.md)')
         .env(JOB_STORE_ENV)
         .argParser(jobStore),
     )
@@ -167,7 +167,7 @@ export function registerStartCommand(program: Command): void {
           corsOrigins: options.corsOrigin,
           apiKey: options.apiKey ?? process.env.SERVICE_API_KEY,
           apiKeysFile: options.apiKeys,
-          jobStore: options.jobStore,
+          jobStore: checkedJobStore(options.jobStore),
           jobs: {
             ttlMs: options.jobTtl * 1000,
             maxRetained: options.maxJobs,
@@ -187,10 +187,22 @@ export function registerStartCommand(program: Command): void {
 }
 
 function jobStore(text: string): JobStoreLocation {
+  // Commander's message repeats the value: one holding a Redis password is checked in the
+  // command's action instead (checkedJobStore), whose message shows it as ***.
+  if (redacted(text) !== text) return { kind: 'redis', url: text };
   try {
     return parseJobStoreLocation(text, process.cwd());
   } catch (error) {
     throw new InvalidArgumentError((error as Error).message);
+  }
+}
+
+function checkedJobStore(location: JobStoreLocation | undefined): JobStoreLocation | undefined {
+  if (location?.kind !== 'redis') return location;
+  try {
+    return parseJobStoreLocation(location.url, process.cwd());
+  } catch (error) {
+    throw new SvcError('usage', `--job-store: ${(error as Error).message}`);
   }
 }
 

@@ -19,6 +19,9 @@ import type { JobSettings } from '../serve/gateway-options.js';
 import { JobRunner } from '../serve/jobs/job-runner.js';
 import { JobStore } from '../serve/jobs/job-store.js';
 import type { JobJournal } from '../serve/jobs/job-journal.js';
+import type { JobBackend } from '../serve/jobs/job-backend.js';
+import { LocalJobs } from '../serve/jobs/local-jobs.js';
+import { RedisReplica } from '../serve/jobs/redis-replica.js';
 import { planRecovery } from '../serve/jobs/job-recovery.js';
 import { defaultJobStoreLocation, describeJobStore, type JobStoreLocation } from '../serve/jobs/job-store-location.js';
 import { SqliteJobJournal, sqliteLoads } from '../serve/jobs/sqlite-job-journal.js';
@@ -79,16 +82,23 @@ export async function serveLocally(options: LocalServeOptions): Promise<void> {
   // reach nothing else, and other users of the machine cannot read the uploads.
   const fileDir = await mkdtemp(join(tmpdir(), 'svc-files-'));
   // Closed last, once no job can change: the next server to start takes the file.
-  const held: { journal: JobJournal | null } = { journal: null };
+  const held: Held = { journal: null, redis: null };
   try {
     await serveWithFileDir(options, fileDir, held);
   } finally {
     held.journal?.close();
+    await held.redis?.close();
     await rm(fileDir, { recursive: true, force: true });
   }
 }
 
-async function serveWithFileDir(options: LocalServeOptions, fileDir: string, held: { journal: JobJournal | null }): Promise<void> {
+/** What keeps the jobs beyond this process: a SQLite journal, or this replica's Redis connections. */
+interface Held {
+  journal: JobJournal | null;
+  redis: RedisReplica | null;
+}
+
+async function serveWithFileDir(options: LocalServeOptions, fileDir: string, held: Held): Promise<void> {
   const { root, entrypoint } = locateProject(options.target, options.entrypoint);
   const { log } = options;
   const keys = ApiKeys.from({ key: options.apiKey, keysFile: options.apiKeysFile, keysJson: process.env[API_KEYS_ENV] });
@@ -101,16 +111,24 @@ async function serveWithFileDir(options: LocalServeOptions, fileDir: string, hel
   const early = named === undefined ? null : await prepareProvider(named, options, python);
   // A file named on the command line is opened before any model loads: a bad path fails at once.
   if (options.jobStore?.kind === 'sqlite') held.journal = SqliteJobJournal.open(options.jobStore.path);
+  if (options.jobStore?.kind === 'redis') held.redis = await RedisReplica.connect(options.jobStore.url);
   log.info(`starting ${options.workers} worker${options.workers === 1 ? '' : 's'} of ${entrypoint} with ${python.path} (Python ${python.version}, from ${python.source})`);
   const imagePython = recordedImagePython(root);
   if (imagePython !== null && !python.version.startsWith(`${imagePython.version}.`)) {
     log.warn(`the image runs Python ${imagePython.version} (from ${imagePython.source}), these workers ${python.version}: what works here may not there (--python chooses another)`);
   }
 
-  /** The store, with the jobs its journal kept from the last server, which `resume` runs once a pool serves. */
-  const openJobs = (retention: JobSettings | null, runner: (store: JobStore) => JobRunner) => {
+  /** The jobs, with those its journal kept from the last server, which `resume` runs once a pool serves. */
+  const openJobs = (retention: JobSettings | null): { jobs: JobBackend; resume: () => void } => {
+    const runnerOptions = { timeoutsMs: options.jobs.timeoutsMs, defaultTimeoutMs: options.jobs.defaultTimeoutMs, debug: options.debug };
+    const { redis } = held;
+    if (redis !== null) {
+      const jobs = redis.jobs(calls, { retention: options.jobs, maxQueue: options.queueSize, retryAfterSeconds: RETRY_AFTER_SECONDS, runner: runnerOptions, workers: options.workers, log });
+      log.info(`jobs are kept in ${describeJobStore(options.jobStore as JobStoreLocation)}, shared with every replica started with it`);
+      return { jobs, resume: () => redis.start() };
+    }
     const store = new JobStore(retention ?? options.jobs, Date.now, held.journal);
-    const jobRunner = runner(store);
+    const jobRunner = new JobRunner(store, calls, runnerOptions);
     let toRun: ReturnType<JobStore['restore']> = [];
     if (held.journal !== null) {
       const plan = planRecovery(held.journal.load(), Date.now(), options.jobs.ttlMs);
@@ -120,7 +138,7 @@ async function serveWithFileDir(options: LocalServeOptions, fileDir: string, hel
           (plan.failed.length > 0 ? `, ${plan.failed.length} failed as the server stopped twice while they ran` : ''),
       );
     }
-    return { store, jobRunner, resume: () => jobRunner.resume(toRun.splice(0)) };
+    return { jobs: new LocalJobs(store, jobRunner, RETRY_AFTER_SECONDS), resume: () => jobRunner.resume(toRun.splice(0)) };
   };
 
   const newPool = () =>
@@ -136,15 +154,13 @@ async function serveWithFileDir(options: LocalServeOptions, fileDir: string, hel
     });
   // One for the server's life: a job outlives the pool and the gateway that took it (--reload).
   const calls = new PoolSwitch();
-  const newJobRunner = (jobStore: JobStore) =>
-    new JobRunner(jobStore, calls, { timeoutsMs: options.jobs.timeoutsMs, defaultTimeoutMs: options.jobs.defaultTimeoutMs, debug: options.debug });
-  const newGateway = (pool: WorkerPool, { keys: gatewayKeys, jobStore, jobRunner }: { keys: ApiKeys; jobStore: JobStore; jobRunner: JobRunner }) => {
+  const newGateway = (pool: WorkerPool, { keys: gatewayKeys, jobs }: { keys: ApiKeys; jobs: JobBackend }) => {
     const title = pool.app.title ?? basename(root);
     const compute = options.compute ?? serviceCompute(pool.app.compute);
     checkTimeoutPaths(options.jobs.timeoutsMs, pool.endpoints.map((endpoint) => endpoint.path));
     const gateway = createGateway({
       keys: gatewayKeys,
-      jobStore,
+      jobBackend: jobs,
       runner: calls.describing(pool),
       title,
       compute,
@@ -159,7 +175,7 @@ async function serveWithFileDir(options: LocalServeOptions, fileDir: string, hel
       onRequestLog: (line) => log.request(line),
       log,
       corsOrigins: options.corsOrigins,
-    }, jobRunner);
+    });
     const logReady = (address: string, event: 'listening' | 'reloaded') => {
       const shown = address.replace('0.0.0.0', 'localhost');
       log.info(`${title} is ready on ${shown} (docs: ${shown}/docs; ${compute} compute${keys.enabled ? ', API key required' : ''}${reachNote(options.host)})`);
@@ -170,7 +186,7 @@ async function serveWithFileDir(options: LocalServeOptions, fileDir: string, hel
   };
 
   if (options.reload) {
-    const { store: jobStore, jobRunner, resume } = openJobs(null, newJobRunner);
+    const { jobs, resume } = openJobs(null);
     let isFirst = true;
     await serveReloading({
       root,
@@ -180,11 +196,11 @@ async function serveWithFileDir(options: LocalServeOptions, fileDir: string, hel
       log,
       stopSignal: waitForStopSignal(),
       calls,
-      jobStore,
+      jobStore: jobs,
       newPool,
       newGateway: async (pool) => {
         if (options.provider === undefined && serviceProvider(pool.app.provider, log) === 'runpod') throw new SvcError('usage', RELOAD_WITH_RUNPOD);
-        const { gateway, logReady } = newGateway(pool, { keys, jobStore, jobRunner });
+        const { gateway, logReady } = newGateway(pool, { keys, jobs });
         const ready = await gateway;
         await ready.ready();
         return {
@@ -227,19 +243,21 @@ async function serveWithFileDir(options: LocalServeOptions, fileDir: string, hel
     // The runpod worker's jobs are its bridge's alone, read once as they end: kept longer, a
     // worker serving images for an hour held every result (20 MB each) until it ran out of memory.
     if (prepared.runpod) {
-      if (held.journal !== null) log.info("--job-store is not used with --provider runpod: the provider's queue keeps the jobs");
+      if (held.journal !== null || held.redis !== null) log.info("--job-store is not used with --provider runpod: the provider's queue keeps the jobs");
       held.journal?.close();
       held.journal = null;
+      await held.redis?.close();
+      held.redis = null;
     } else {
       if (options.jobStore === undefined) {
         held.journal = openDefaultJournal(defaultJobStoreLocation(options.compute ?? serviceCompute(pool.app.compute), root, process.env, homedir()), log);
       }
     }
-    const { store: jobStore, jobRunner, resume } = openJobs(prepared.runpod ? { ...options.jobs, ttlMs: 0, maxRetained: 0, maxRetainedBytes: 0 } : null, newJobRunner);
+    const { jobs, resume } = openJobs(prepared.runpod ? { ...options.jobs, ttlMs: 0, maxRetained: 0, maxRetainedBytes: 0 } : null);
     calls.switchTo(pool);
     resume();
     // The runpod worker's gateway answers only its bridge: the provider authenticates callers.
-    const served = newGateway(pool, { keys: gatewayKey ? ApiKeys.from({ key: gatewayKey }) : keys, jobStore, jobRunner });
+    const served = newGateway(pool, { keys: gatewayKey ? ApiKeys.from({ key: gatewayKey }) : keys, jobs });
     const gateway = await served.gateway;
     if (prepared.runpod && gatewayKey) {
       if (keys.enabled) log.info('--api-key and SERVICE_API_KEY are not used with --provider runpod: the provider authenticates its callers');
@@ -263,11 +281,13 @@ async function serveWithFileDir(options: LocalServeOptions, fileDir: string, hel
 
       const signal = await stopSignal;
       log.info(`${signal}: finishing in-flight calls (up to ${options.gracePeriodMs / 1000} s), then stopping`);
+      // Jobs still queued in Redis are the other replicas' to run.
+      await held.redis?.stopTaking();
       // Still listening while calls finish: new calls get 503 with Retry-After from the
       // stopping pool, and clients can still poll, stream or cancel their jobs.
       const deadline = Date.now() + options.gracePeriodMs;
       await pool.shutdown(options.gracePeriodMs);
-      await closeWhenJobsRead({ jobStore, deadline, log, server: gateway.server, close: () => gateway.close() });
+      await closeWhenJobsRead({ jobStore: jobs, deadline, log, server: gateway.server, close: () => gateway.close() });
     }
   } finally {
     // Also when the provider stopped on its own or a check failed: the workers must not outlive svc.
@@ -281,7 +301,7 @@ async function serveWithFileDir(options: LocalServeOptions, fileDir: string, hel
  * a container keeps its jobs in memory unless it is given a store (docs/jobs.md).
  */
 function openDefaultJournal(location: JobStoreLocation, log: ServeLog): JobJournal | null {
-  if (location.kind === 'memory') return null;
+  if (location.kind !== 'sqlite') return null;
   if (!sqliteLoads()) {
     log.warn(`jobs are kept in memory, not in ${describeJobStore(location)}: SQLite (better-sqlite3) is not installed with this svc, and a crash loses them`);
     return null;

@@ -19,7 +19,6 @@ import { sendOutcome, submitFailure } from './call-outcome-http.js';
 import { generatorResult } from './generator-result.js';
 import { refusalBeforeCall } from './result-answer.js';
 import { CallDeadline, callTimedOut, timeoutMsFor } from './call-timeout.js';
-import { keyShareRefusal } from './jobs/key-share.js';
 
 type EndpointRoutesOptions = GatewayOptions & { jobRoutes: JobRoutesOptions };
 
@@ -59,17 +58,14 @@ export async function registerEndpointRoutes(app: FastifyInstance, options: Endp
       }
       if (acceptsEventStream(request.headers.accept)) {
         // The call as server-sent events: a generator's chunks as it yields them, whatever the compute.
-        const job = submitJob(request, options, endpoint, args, () => void removeStagedFiles(stagedFiles));
-        await options.jobRoutes.store.persisted();
+        const job = await submitJob(request, options, endpoint, args, () => void removeStagedFiles(stagedFiles));
         streamJob(request, reply, job, options.jobRoutes, { cancelWhenClientLeaves: true, framing: SVC_FRAMING });
         return;
       }
       if (submitsJobs || preferences.respondAsync) {
-        const job = submitJob(request, options, endpoint, args, () => void removeStagedFiles(stagedFiles));
-        // Written before it is answered: a job whose id a client holds survives a crash.
-        await options.jobRoutes.store.persisted();
+        let job = await submitJob(request, options, endpoint, args, () => void removeStagedFiles(stagedFiles));
         if (preferences.waitSeconds !== null) {
-          await options.jobRoutes.store.waitUntilEnded(job, preferences.waitSeconds * 1000);
+          job = await options.jobRoutes.jobs.waitUntilEnded(job, preferences.waitSeconds * 1000);
           reply.header('preference-applied', `wait=${preferences.waitSeconds}`);
         } else if (preferences.respondAsync) {
           reply.header('preference-applied', 'respond-async');
@@ -153,34 +149,17 @@ function refuseTakenRoute(
 }
 
 /**
- * Creates the job and queues its call; a key that holds its share of the job store is a
- * 429, a full queue, or ended jobs waiting to be read that fill what the server keeps, a
- * 503; either leaves no job behind.
+ * Creates the job and queues its call, kept before it is answered; a key that holds its share
+ * of the job store is a 429, a full queue, ended jobs waiting to be read that fill what the
+ * server keeps or a job store out of reach, a 503; either leaves no job behind.
  */
-function submitJob(request: FastifyRequest, options: EndpointRoutesOptions, endpoint: EndpointReport, args: Arguments, onEnd: () => void) {
-  const { store, runner } = options.jobRoutes;
-  const owner = request.apiKey?.id ?? null;
-  const overShare = keyShareRefusal(store.holdingOf(owner), store.limits, options.keys.count);
-  if (overShare !== null) {
-    onEnd();
-    // Its own unread results decide when it may go on; with none, its running jobs do.
-    const retryAfter = store.secondsUntilUnreadExpires(owner) ?? options.retryAfterSeconds;
-    throw new HttpError(429, 'too_many_requests', 'key_results_unread', overShare, { headers: { 'retry-after': String(retryAfter) } });
-  }
-  const refusal = store.refusal();
-  if (refusal !== null) {
-    onEnd();
-    throw new HttpError(503, 'queue_full', 'results_unread', refusal.message, { headers: { 'retry-after': String(refusal.retryAfterSeconds) } });
-  }
-  const job = store.create(endpoint.path, owner, endpoint.is_generator, args);
+async function submitJob(request: FastifyRequest, options: EndpointRoutesOptions, endpoint: EndpointReport, args: Arguments, onEnd: () => void) {
+  const submission = { endpoint: endpoint.path, owner: request.apiKey?.id ?? null, streams: endpoint.is_generator, args, keyCount: options.keys.count };
   try {
-    runner.start(job, args, onEnd);
+    return await options.jobRoutes.jobs.submit(submission, onEnd);
   } catch (error) {
-    store.discard(job);
-    onEnd();
     throw submitFailure(error, endpoint, options);
   }
-  return job;
 }
 
 async function submitCall(
