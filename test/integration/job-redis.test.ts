@@ -124,6 +124,23 @@ describe('one job queue in Redis shared by several replicas (--job-store redis:/
     }
   }, 60_000);
 
+  it('spreads jobs over the replicas as their workers free up: one replica takes no more than it can start', async () => {
+    const [a, b] = (await Promise.all([replica(redis, ['--workers', '1']), replica(redis, ['--workers', '1'])])) as [RunningSvc, RunningSvc];
+    try {
+      // Four 2-second jobs, all submitted to a: b's worker runs half of them.
+      const ids: string[] = [];
+      for (let index = 0; index < 4; index++) ids.push((await postJson(`${a.url}/sleep`, { seconds: 2 })).body.id);
+      await expect.poll(async () => [await busyWorkers(a), await busyWorkers(b)], { timeout: 5_000, interval: 50 }).toEqual([1, 1]);
+      const started = Date.now();
+      const ended = await Promise.all(ids.map((id) => waitUntil(b, id, ['FINISHED'])));
+      expect(ended.map((envelope) => envelope.status)).toEqual(['FINISHED', 'FINISHED', 'FINISHED', 'FINISHED']);
+      // Two at a time: about 4 s in all, not the 8 s of one worker.
+      expect(Date.now() - started).toBeLessThan(6_000);
+    } finally {
+      await Promise.all([a.stop(), b.stop()]);
+    }
+  }, 60_000);
+
   it("keeps each key's jobs its own and holds its share across replicas: a key over it gets 429 from any of them", async () => {
     const keysFile = join(mkdtempSync(join(tmpdir(), 'svc-keys-')), 'keys.json');
     writeFileSync(keysFile, JSON.stringify({ keys: [{ name: 'a', key: 'key-a-123', endpoints: '*' }, { name: 'b', key: 'key-b-456', endpoints: '*' }] }));

@@ -77,7 +77,9 @@ export class RedisDispatcher {
     }
   }
 
+  /** Starts taking jobs; once (a reload's new pool is fed by the same dispatcher, through the pool switch). */
   start(): void {
+    if (this.loop !== null) return;
     this.renewer = setInterval(() => void this.renew(), RENEW_MS);
     this.renewer.unref();
     this.loop = this.takeJobs();
