@@ -29,11 +29,12 @@ async function readJob(server: RunningSvc, id: string, headers: Record<string, s
   return { status: response.status, body: (await response.json()) as Envelope, headers: response.headers };
 }
 
-async function waitUntil(server: RunningSvc, id: string, statuses: string[], timeoutMs = 40_000): Promise<Envelope> {
+async function waitUntil(server: RunningSvc, id: string, statuses: string[], timeoutMs = 40_000, message?: string): Promise<Envelope> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const { status, body } = await readJob(server, id).catch(() => ({ status: 0, body: null as unknown as Envelope }));
-    if ((status === 200 && statuses.includes(body.status)) || Date.now() > deadline) return body;
+    const arrived = status === 200 && statuses.includes(body.status) && (message === undefined || body.message === message);
+    if (arrived || Date.now() > deadline) return body;
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
 }
@@ -90,6 +91,33 @@ describe('one job queue in Redis shared by several replicas (--job-store redis:/
       await Promise.all(survivors.map((server) => server.stop()));
     }
   }, 120_000);
+
+  it('runs a job whose replica died once more on another, and fails it naming the crashes when that one dies too', async () => {
+    const first = await replica(redis, ['--workers', '1']);
+    const { body: job } = await postJson(`${first.url}/sleep`, { seconds: 60 });
+    await waitUntil(first, job.id, ['PROCESSING']);
+    first.process.kill('SIGKILL');
+    await first.process;
+
+    // Taken back once the dead replica's lease lapses (10 s).
+    const second = await replica(redis, ['--workers', '1']);
+    // Until then it reads as the dead replica left it: PROCESSING.
+    const again = await waitUntil(second, job.id, ['PROCESSING'], 30_000, 'queued again: the replica running it stopped');
+    expect(again).toMatchObject({ status: 'PROCESSING', message: 'queued again: the replica running it stopped' });
+    second.process.kill('SIGKILL');
+    await second.process;
+
+    const third = await replica(redis, ['--workers', '1']);
+    try {
+      const failed = await waitUntil(third, job.id, ['FAILED'], 30_000);
+      expect(failed.status).toBe('FAILED');
+      expect(failed.error_detail?.type).toBe('ServerCrashed');
+      expect(failed.error).toBe('the replica running this job stopped (a crash, kill -9 or the machine going down) 2 times: it is not run again; submit it again');
+      expect(await busyWorkers(third)).toBe(0);
+    } finally {
+      await third.stop();
+    }
+  }, 90_000);
 
   it('interrupts a running job when its cancel is sent to another replica, and follows jobs through any replica (SSE, Prefer: wait)', async () => {
     const [a, b] = (await Promise.all([replica(redis, ['--workers', '1']), replica(redis, ['--workers', '1'])])) as [RunningSvc, RunningSvc];
