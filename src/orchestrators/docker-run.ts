@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { PassThrough, type Writable } from 'node:stream';
+import { setTimeout as delay } from 'node:timers/promises';
 import type Dockerode from 'dockerode';
 import { readBuildRecord } from '../image/build-record.js';
 import { changedSince } from '../image/manifest-freshness.js';
@@ -17,6 +18,7 @@ import { SERVING_HEALTH_STATES, type HealthState } from '../worker/health-state.
 import type { ServeLog } from '../serve-log.js';
 import { SvcError } from '../svc-error.js';
 import { waitForStopSignal } from '../stop-signal.js';
+import { watchOutputFor } from './output-line-watch.js';
 
 export interface DockerRunOptions {
   /** Project directory or service file, as for `svc start`: names the image when `image` is not given. */
@@ -52,6 +54,10 @@ export interface DockerRunOptions {
 
 const HEALTH_POLL_MS = 250;
 const DEFAULT_STOP_TIMEOUT_SECONDS = 35;
+/** The line the container's gateway prints once it serves (src/orchestrators/local-run.ts). */
+const INNER_READY_LINE = / is ready on https?:\/\//;
+/** How long svc waits for that line (an image whose server prints another never sends it). */
+const INNER_READY_LINE_WAIT_MS = 1000;
 
 /**
  * `svc start --orchestrator docker`: runs the built image on the engine (DOCKER_HOST or the
@@ -96,7 +102,8 @@ export async function runInDocker(options: DockerRunOptions): Promise<void> {
     const logs = (await container.attach({ stream: true, stdout: true, stderr: true, logs: true })) as NodeJS.ReadableStream;
     const demuxed = new PassThrough();
     engine.docker.modem.demuxStream(logs, demuxed, demuxed);
-    demuxed.pipe(output, { end: false });
+    const innerReady = watchOutputFor(INNER_READY_LINE);
+    demuxed.pipe(innerReady.stream).pipe(output, { end: false });
     await container.start().catch((error: unknown) => {
       const reason = describeError(error);
       // The engine's own words ("driver failed programming external connectivity ...") say it least plainly.
@@ -113,6 +120,9 @@ export async function runInDocker(options: DockerRunOptions): Promise<void> {
     log.info(`running ${image} in container ${container.id.slice(0, 12)}${useGpus ? ' with all GPUs' : ''}; waiting for ${url}${readiness.path}`);
     const ready = await Promise.race([waitForReady(url, readiness, exited), exited.then((code) => ({ exitCode: code }))]);
     if (typeof ready === 'object') throw exitedError(image, ready.exitCode);
+    // /health can answer before the container's own ready line has come through the attach
+    // stream; its line (with the inner port) goes first, as it happened first.
+    await Promise.race([innerReady.seen, delay(INNER_READY_LINE_WAIT_MS)]);
     log.info(`${image} is ready on ${url} (docs: ${url}/docs)`);
     log.event('listening', { url, container: container.id, image });
     options.onListening?.({ url, containerId: container.id, image });

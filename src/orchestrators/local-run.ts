@@ -119,13 +119,14 @@ async function serveWithFileDir(options: LocalServeOptions, fileDir: string, hel
   }
 
   /** The jobs, with those its journal kept from the last server, which `resume` runs once a pool serves. */
-  const openJobs = (retention: JobSettings | null): { jobs: JobBackend; resume: () => void } => {
+  const openJobs = (retention: JobSettings | null): { jobs: JobBackend; resume: () => void; unendedCount: () => number } => {
     const runnerOptions = { timeoutsMs: options.jobs.timeoutsMs, defaultTimeoutMs: options.jobs.defaultTimeoutMs, debug: options.debug };
     const { redis } = held;
     if (redis !== null) {
       const jobs = redis.jobs(calls, { retention: options.jobs, maxQueue: options.queueSize, retryAfterSeconds: RETRY_AFTER_SECONDS, runner: runnerOptions, workers: options.workers, log });
       log.info(`jobs are kept in ${describeJobStore(options.jobStore as JobStoreLocation)}, shared with every replica started with it`);
-      return { jobs, resume: () => redis.start() };
+      // A stopping replica leaves nothing unended of its own: it puts those back in the shared queue.
+      return { jobs, resume: () => redis.start(), unendedCount: () => 0 };
     }
     const store = new JobStore(retention ?? options.jobs, Date.now, held.journal);
     const jobRunner = new JobRunner(store, calls, runnerOptions);
@@ -138,7 +139,7 @@ async function serveWithFileDir(options: LocalServeOptions, fileDir: string, hel
           (plan.failed.length > 0 ? `, ${plan.failed.length} failed as the server stopped twice while they ran` : ''),
       );
     }
-    return { jobs: new LocalJobs(store, jobRunner, RETRY_AFTER_SECONDS), resume: () => jobRunner.resume(toRun.splice(0)) };
+    return { jobs: new LocalJobs(store, jobRunner, RETRY_AFTER_SECONDS), resume: () => jobRunner.resume(toRun.splice(0)), unendedCount: () => store.unendedCount };
   };
 
   const newPool = () =>
@@ -253,7 +254,7 @@ async function serveWithFileDir(options: LocalServeOptions, fileDir: string, hel
         held.journal = openDefaultJournal(defaultJobStoreLocation(options.compute ?? serviceCompute(pool.app.compute), root, process.env, homedir()), log);
       }
     }
-    const { jobs, resume } = openJobs(prepared.runpod ? { ...options.jobs, ttlMs: 0, maxRetained: 0, maxRetainedBytes: 0 } : null);
+    const { jobs, resume, unendedCount } = openJobs(prepared.runpod ? { ...options.jobs, ttlMs: 0, maxRetained: 0, maxRetainedBytes: 0 } : null);
     calls.switchTo(pool);
     resume();
     // The runpod worker's gateway answers only its bridge: the provider authenticates callers.
@@ -287,6 +288,10 @@ async function serveWithFileDir(options: LocalServeOptions, fileDir: string, hel
       // stopping pool, and clients can still poll, stream or cancel their jobs.
       const deadline = Date.now() + options.gracePeriodMs;
       await pool.shutdown(options.gracePeriodMs);
+      const unended = unendedCount();
+      if (held.journal !== null && unended > 0) {
+        log.info(`${unended} job(s) not ended are kept in ${held.journal.location}: they run when the server starts again`);
+      }
       await closeWhenJobsRead({ jobStore: jobs, deadline, log, server: gateway.server, close: () => gateway.close() });
     }
   } finally {

@@ -140,6 +140,9 @@ describe.skipIf(!engineAnswers && !mustRun)('svc build --image and svc start --o
     expect(docker('ps', '--all', '--quiet', '--filter', `ancestor=${IMAGE}`)).toBe(''); // stopped and removed
     // The container's own ready line gives no advice that would shut the published port out.
     expect(server.logs()).toContain('in a container, reached through its published port');
+    // Lines in the order things happened: the container's ready line (its inner port) first, then svc's published one.
+    const logs = server.logs();
+    expect(logs.indexOf('in a container, reached through its published port')).toBeLessThan(logs.indexOf(`is ready on ${server.url}`));
     expect(server.logs()).not.toContain('--host 127.0.0.1 keeps it to this machine');
   }, 120_000);
 

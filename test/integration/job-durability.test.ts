@@ -106,6 +106,33 @@ describe('jobs in a SQLite file (--job-store sqlite:PATH)', () => {
     }
   }, 90_000);
 
+  it('keeps the jobs a graceful stop could not run for the next start: queued ones run, cut-short ones run once more', async () => {
+    const file = jobFile();
+    let server = await startWith(file, ['--grace-period', '1']);
+    const sleeping = await Promise.all([1, 2].map(async () => ((await postJson(`${server.url}/sleep`, { seconds: 5 })).body as Envelope).id));
+    for (const id of sleeping) await waitUntil(server, id, ['PROCESSING']);
+    const queued = await Promise.all(['a', 'b', 'c'].map(async (tag) => ((await postJson(`${server.url}/order`, { tag })).body as Envelope).id));
+    const watcher = readJob(server, queued[0] as string, 10);
+    const stopping = server.stop();
+    // A client polling while the server stops is told where its job stands, not that it failed.
+    expect((await watcher).body).toMatchObject({ status: 'QUEUED', message: 'the server is stopping: this job runs when it starts again' });
+    expect(await stopping).toBe(0);
+    expect(server.logs()).toContain(`5 job(s) not ended are kept in sqlite:${file}: they run when the server starts again`);
+
+    server = await startWith(file);
+    try {
+      expect(server.logs()).toContain('5 to run');
+      // In the order they came: the two cut short run again first, then the queued ones.
+      for (const id of sleeping) {
+        expect(await waitUntil(server, id, ['PROCESSING'])).toMatchObject({ message: 'queued again: the server stopped while this job ran' });
+      }
+      expect(await Promise.all(queued.map(async (id) => (await waitUntil(server, id, ['FINISHED'])).result))).toEqual(['a', 'b', 'c']);
+      for (const id of sleeping) expect((await waitUntil(server, id, ['FINISHED'])).result).toBe(5);
+    } finally {
+      await server.stop();
+    }
+  }, 60_000);
+
   it('keeps an ended job readable, to its owner only, after a crash, and sweeps it once its TTL has passed', async () => {
     const file = jobFile();
     const keys = ['--api-key', 'secret-a'];

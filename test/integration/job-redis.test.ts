@@ -119,6 +119,21 @@ describe('one job queue in Redis shared by several replicas (--job-store redis:/
     }
   }, 90_000);
 
+  it('puts a job a replica could not finish as it stops (SIGTERM) back in the queue, where another replica runs it', async () => {
+    const stopping = await replica(redis, ['--workers', '1', '--grace-period', '1']);
+    const { body: job } = await postJson(`${stopping.url}/sleep`, { seconds: 3 });
+    await waitUntil(stopping, job.id, ['PROCESSING']);
+    expect(await stopping.stop()).toBe(0);
+
+    const next = await replica(redis, ['--workers', '1']);
+    try {
+      const ended = await waitUntil(next, job.id, ['FINISHED', 'FAILED'], 20_000);
+      expect(ended).toMatchObject({ status: 'FINISHED', result: 3, message: 'queued again: the replica running it stopped' });
+    } finally {
+      await next.stop();
+    }
+  }, 60_000);
+
   it('interrupts a running job when its cancel is sent to another replica, and follows jobs through any replica (SSE, Prefer: wait)', async () => {
     const [a, b] = (await Promise.all([replica(redis, ['--workers', '1']), replica(redis, ['--workers', '1'])])) as [RunningSvc, RunningSvc];
     try {

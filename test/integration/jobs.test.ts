@@ -404,8 +404,8 @@ describe('a call asked for as server-sent events (Accept: text/event-stream)', (
 });
 
 describe('SIGTERM with jobs waiting', () => {
-  it('lets the running job finish and fails the queued ones with a clear error', async () => {
-    const server = await startSvc([JOBS, '--grace-period', '5']);
+  it('lets the running job finish and, with jobs in memory, fails the queued ones with a clear error', async () => {
+    const server = await startSvc([JOBS, '--grace-period', '5', '--job-store', 'memory']);
     const running: Envelope = (await postJson(`${server.url}/steps`, { count: 2, pause: 0.5 })).body;
     await waitForStatus(running.refresh_job_url, ['PROCESSING']);
     const queued: Envelope = (await postJson(`${server.url}/order`, { tag: 'late' })).body;
@@ -435,8 +435,8 @@ describe('SIGTERM with jobs waiting', () => {
     expect(await stopping).toBe(0);
   });
 
-  it('fails a job still running when the grace period ends as a shutdown, readable by a client that polls', async () => {
-    const server = await startSvc([JOBS, '--grace-period', '1']);
+  it('with jobs in memory, fails a job still running when the grace period ends as a shutdown, readable by a client that polls', async () => {
+    const server = await startSvc([JOBS, '--grace-period', '1', '--job-store', 'memory']);
     const running: Envelope = (await postJson(`${server.url}/steps`, { count: 60, pause: 0.5 })).body;
     await waitForStatus(running.refresh_job_url, ['PROCESSING']);
     const stopping = server.stop();

@@ -18,7 +18,7 @@ export interface JobRunnerOptions {
 }
 
 /** Where a running job's changes go: the store of this server, or Redis (redis-job-writes.ts). */
-export type JobMoves = Pick<JobStore, 'move' | 'update'>;
+export type JobMoves = Pick<JobStore, 'move' | 'update' | 'keepForNextStart'>;
 
 /** Why a job's call was aborted, which decides the status it ends in. */
 type AbortReason = 'cancelled' | 'timeout';
@@ -142,6 +142,7 @@ export class JobRunner {
         return;
       }
       case 'crashed':
+        if (outcome.stoppedByShutdown && this.store.keepForNextStart(job, 'the server stopped while this job ran: it runs again when the server starts again')) return;
         this.store.move(job, 'FAILED', {
           error: outcome.stoppedByShutdown
             ? { type: 'ServerShutdown', message: 'the server stopped, and its grace period ended while this job ran; submit it again' }
@@ -150,6 +151,7 @@ export class JobRunner {
         return;
       case 'cancelled':
         // Not asked for by the client or a time-out: the pool dropped the call while stopping.
+        if (abortReason !== 'cancelled' && this.store.keepForNextStart(job, 'the server is stopping: this job runs when it starts again')) return;
         this.store.move(job, abortReason === 'cancelled' ? 'CANCELLED' : 'FAILED', {
           error: abortReason === 'cancelled' ? null : { type: 'ServerShutdown', message: 'the server stopped before this job could run; submit it again' },
         });

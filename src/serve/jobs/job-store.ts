@@ -55,6 +55,8 @@ export class JobStore {
   /** By owner: the jobs not ended or not read, and the unread ones' size; for each key's share. */
   private readonly holdings = new Map<string | null, KeyHolding>();
   private readonly events = new EventEmitter();
+  /** Jobs a stopping server leaves to the journal: no waiting client waits for their end. */
+  private readonly keptForNextStart = new Set<string>();
 
   constructor(
     private readonly retention: RetentionPolicy,
@@ -167,6 +169,18 @@ export class JobStore {
     this.events.emit(job.id, job);
   }
 
+  /**
+   * A job a stopping server leaves unended: with a journal it stays there as it is, to run at
+   * the next start, and a client waiting on it is answered now with `message` (returns
+   * true); without one it cannot outlive the server (returns false).
+   */
+  keepForNextStart(job: Job, message: string): boolean {
+    if (this.journal === null) return false;
+    this.keptForNextStart.add(job.id);
+    this.update(job, { message });
+    return true;
+  }
+
   /** Calls `listener` on every change of the job until the returned function is called. */
   watch(job: Job, listener: (job: Job) => void): () => void {
     this.events.on(job.id, listener);
@@ -178,7 +192,7 @@ export class JobStore {
     if (isTerminal(job.status) || timeoutMs <= 0) return Promise.resolve();
     return new Promise((resolve) => {
       const stop = this.watch(job, (changed) => {
-        if (isTerminal(changed.status)) finish();
+        if (isTerminal(changed.status) || this.keptForNextStart.has(changed.id)) finish();
       });
       const timer = setTimeout(finish, timeoutMs);
       function finish() {
@@ -187,6 +201,11 @@ export class JobStore {
         resolve();
       }
     });
+  }
+
+  /** Jobs queued or running: at a stop with a journal, those left for the next start. */
+  get unendedCount(): number {
+    return this.jobs.size - this.ended.size;
   }
 
   get size(): number {

@@ -51,6 +51,27 @@ export class RedisJobWrites {
   }
 
   /**
+   * A job this replica could not finish as it stops: back at the end of the shared queue, from
+   * its start, for another replica (or the next start of one). The run it had still counts.
+   */
+  keepForNextStart(job: Job): boolean {
+    const entryId = this.entryOf(job.id);
+    Object.assign(job, { status: 'QUEUED', progress: 0, message: 'queued again: the replica running it stopped', chunks: [], startedAt: null });
+    const snapshot: Job = { ...job, chunks: [] };
+    this.chain(job.id, async () => {
+      if ((await this.write(snapshot, ['QUEUED', 'PROCESSING', 'STREAMING']).catch(() => 0)) <= 0 || entryId === undefined) return;
+      await this.redis
+        .multi()
+        .xadd(redisKeys.queue, '*', 'id', job.id)
+        .xack(redisKeys.queue, CONSUMER_GROUP, entryId)
+        .xdel(redisKeys.queue, entryId)
+        .exec()
+        .catch(() => undefined);
+    });
+    return true;
+  }
+
+  /**
    * Writes `job` as it is now if its status in Redis is one of `allowed` (and its rev `rev`, if
    * given): not through the table of moves, for a job taken back from a replica that died
    * (QUEUED again) and for a cancel from any replica.
@@ -87,11 +108,16 @@ export class RedisJobWrites {
     // The job as it is now: later changes to the object are later writes.
     const snapshot: Job = { ...job, chunks: [...job.chunks] };
     const ends = isTerminal(job.status);
-    const previous = this.pending.get(job.id) ?? Promise.resolve();
-    const next = previous.then(() => this.send(snapshot, allowed, ends));
-    this.pending.set(job.id, next);
+    this.chain(job.id, () => this.send(snapshot, allowed, ends));
+  }
+
+  /** Runs `write` after the job's earlier writes. */
+  private chain(id: string, write: () => Promise<void>): void {
+    const previous = this.pending.get(id) ?? Promise.resolve();
+    const next = previous.then(write);
+    this.pending.set(id, next);
     void next.then(() => {
-      if (this.pending.get(job.id) === next) this.pending.delete(job.id);
+      if (this.pending.get(id) === next) this.pending.delete(id);
     });
   }
 
