@@ -208,6 +208,29 @@ describe('one job queue in Redis shared by several replicas (--job-store redis:/
     }
   }, 60_000);
 
+  it('counts the unread results of every replica against --max-jobs: a full store refuses through any replica until one is read', async () => {
+    // A database of its own: the other tests leave results unread in database 0.
+    const store = ['--job-store', `${redis.url}/1`, '--max-jobs', '2'];
+    const [a, b] = (await Promise.all([replica(redis, store), replica(redis, store)])) as [RunningSvc, RunningSvc];
+    const health = async (server: RunningSvc) => ((await (await fetch(`${server.url}/health`)).json()) as { jobs: { unread: number; full: boolean } }).jobs;
+    try {
+      const ids: string[] = [];
+      for (const tag of ['one', 'two']) ids.push((await postJson(`${a.url}/order`, { tag })).body.id);
+      await expect.poll(async () => (await health(b)).unread, { timeout: 10_000, interval: 50 }).toBe(2);
+      expect(await health(b)).toMatchObject({ unread: 2, full: true });
+      const refused = await postJson(`${b.url}/order`, { tag: 'three' });
+      expect(refused.status).toBe(503);
+      expect(refused.body.error.code).toBe('results_unread');
+      expect(refused.body.error.message).toContain('2 ended job(s)');
+      expect(Number(refused.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+      // Reading one through the other replica makes room.
+      expect((await readJob(b, ids[0] as string)).body).toMatchObject({ status: 'FINISHED', result: 'one' });
+      expect((await postJson(`${b.url}/order`, { tag: 'three' }, { prefer: 'wait=10' })).body).toMatchObject({ status: 'FINISHED', result: 'three' });
+    } finally {
+      await Promise.all([a.stop(), b.stop()]);
+    }
+  }, 60_000);
+
   it('answers 503 naming Redis while it is down, and loses no accepted job across its restart', async () => {
     const [a, b] = (await Promise.all([replica(redis), replica(redis)])) as [RunningSvc, RunningSvc];
     const accepted: string[] = [];
