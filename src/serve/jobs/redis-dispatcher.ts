@@ -9,7 +9,7 @@ import { isTerminal } from './job-status.js';
 import type { Job } from './job.js';
 import { isRedisAway } from './redis-connection.js';
 import type { RedisJobEvents } from './redis-job-events.js';
-import type { RedisJobWrites } from './redis-job-writes.js';
+import { NOT_ENDED, type RedisJobWrites } from './redis-job-writes.js';
 import { CONSUMER_GROUP, redisKeys, type ScriptedRedis } from './redis-scripts.js';
 
 /**
@@ -159,7 +159,7 @@ export class RedisDispatcher {
     if (runs > 1) {
       // Taken back from a replica that died while it ran: from the start, as the sqlite store does.
       Object.assign(job, { status: 'QUEUED', progress: 0, message: 'queued again: the replica running it stopped', chunks: [], startedAt: null });
-      await this.writes.write(job, ['QUEUED', 'PROCESSING', 'STREAMING']);
+      await this.writes.write(job, NOT_ENDED, { chunks: 'reset' });
     }
     try {
       this.runner.start(job, args, () => this.ended(id));

@@ -1,5 +1,5 @@
 import { setTimeout as delay } from 'node:timers/promises';
-import { assertTransition, isTerminal, TRANSITIONS, type JobStatus } from './job-status.js';
+import { assertTransition, isTerminal, JOB_STATUSES, type JobStatus } from './job-status.js';
 import type { JobChanges } from './job-store.js';
 import type { Job } from './job.js';
 import { isRedisAway } from './redis-connection.js';
@@ -12,10 +12,20 @@ const RETRY_MS = 500;
 /** A write's outcome: the job's new rev; 0 its status could not move (it ended elsewhere); -1 it is gone; -2 it changed since `rev`. */
 export type WriteResult = number;
 
-/** The statuses a job may be in when it moves to `status` (job-status.ts's table, read backwards). */
-function statusesBefore(status: JobStatus): JobStatus[] {
-  return (Object.keys(TRANSITIONS) as JobStatus[]).filter((from) => TRANSITIONS[from].includes(status));
-}
+/**
+ * What a write does with the job's chunks: appends those Redis does not have yet (the job
+ * runs here), drops them and appends all it has (the job starts again), or leaves them (a
+ * cancel from a replica that only read the job).
+ */
+export type ChunkWrite = 'append' | 'reset' | 'none';
+
+/**
+ * What a replica's write of a job it runs may overwrite in Redis: any status but an ending (a
+ * cancel from another replica, or the end of a run elsewhere after a lapsed lease). Not only
+ * the status its move comes from: a start written while Redis was away is dropped, and the
+ * job's end must still land on the QUEUED that Redis kept.
+ */
+export const NOT_ENDED: readonly JobStatus[] = JOB_STATUSES.filter((status) => !isTerminal(status) && status !== 'UNKNOWN');
 
 /**
  * Writes the changes of the jobs this replica runs to Redis, the JobRunner's `store` here: the
@@ -27,6 +37,8 @@ function statusesBefore(status: JobStatus): JobStatus[] {
  */
 export class RedisJobWrites {
   private readonly pending = new Map<string, Promise<void>>();
+  /** How many chunks of each job this replica runs Redis has. */
+  private readonly written = new Map<string, number>();
 
   constructor(
     private readonly redis: ScriptedRedis,
@@ -42,12 +54,12 @@ export class RedisJobWrites {
     job.status = status;
     if (status === 'PROCESSING') job.startedAt = Date.now();
     if (isTerminal(status)) job.finishedAt = Date.now();
-    this.enqueue(job, statusesBefore(status));
+    this.enqueue(job, NOT_ENDED);
   }
 
   update(job: Job, changes: JobChanges): void {
     Object.assign(job, changes);
-    this.enqueue(job, [job.status]);
+    this.enqueue(job, NOT_ENDED);
   }
 
   /**
@@ -59,7 +71,9 @@ export class RedisJobWrites {
     Object.assign(job, { status: 'QUEUED', progress: 0, message: 'queued again: the replica running it stopped', chunks: [], startedAt: null });
     const snapshot: Job = { ...job, chunks: [] };
     this.chain(job.id, async () => {
-      if ((await this.write(snapshot, ['QUEUED', 'PROCESSING', 'STREAMING']).catch(() => 0)) <= 0 || entryId === undefined) return;
+      const moved = await this.write(snapshot, NOT_ENDED, { chunks: 'reset' }).catch(() => 0);
+      this.written.delete(job.id);
+      if (moved <= 0 || entryId === undefined) return;
       await this.redis
         .multi()
         .xadd(redisKeys.queue, '*', 'id', job.id)
@@ -76,17 +90,24 @@ export class RedisJobWrites {
    * given): not through the table of moves, for a job taken back from a replica that died
    * (QUEUED again) and for a cancel from any replica.
    */
-  write(job: Job, allowed: readonly JobStatus[], rev: number | null = null): Promise<WriteResult> {
+  async write(
+    job: Job,
+    allowed: readonly JobStatus[],
+    { rev = null, chunks = 'append', chunkCount = job.chunks.length }: { rev?: number | null; chunks?: ChunkWrite; chunkCount?: number } = {},
+  ): Promise<WriteResult> {
     const ends = isTerminal(job.status);
     const size = ends ? approximateBytes([job.result, job.chunks, job.error?.message ?? null]) : 0;
-    return this.redis.svcMove(
+    const from = chunks === 'append' ? (this.written.get(job.id) ?? 0) : 0;
+    const added = chunks === 'none' ? [] : job.chunks.slice(from, chunkCount);
+    const result = (await this.redis.svcMove(
       redisKeys.job(job.id),
       redisKeys.unread,
       redisKeys.unreadBytes,
       redisKeys.queue,
+      redisKeys.chunks(job.id),
       job.id,
       job.status,
-      JSON.stringify(job),
+      JSON.stringify({ ...job, chunks: [] }),
       ` ${allowed.join(' ')} `,
       ends ? '1' : '0',
       this.ttlMs,
@@ -96,7 +117,14 @@ export class RedisJobWrites {
       ends ? (this.entryOf(job.id) ?? '') : '',
       redisKeys.events,
       rev === null ? '' : String(rev),
-    ) as Promise<WriteResult>;
+      chunks === 'reset' ? '1' : '0',
+      ...added.map((chunk) => JSON.stringify(chunk)),
+    )) as WriteResult;
+    if (result > 0 && chunks !== 'none') {
+      if (ends) this.written.delete(job.id);
+      else this.written.set(job.id, from + added.length);
+    }
+    return result;
   }
 
   /** Resolves once every change written so far has reached Redis, or been given up. */
@@ -105,10 +133,12 @@ export class RedisJobWrites {
   }
 
   private enqueue(job: Job, allowed: readonly JobStatus[]): void {
-    // The job as it is now: later changes to the object are later writes.
-    const snapshot: Job = { ...job, chunks: [...job.chunks] };
+    // The job as it is now: later changes to the object are later writes. Its chunks only
+    // grow (one that starts again gets a new array), so this write's are the first `chunkCount`.
+    const snapshot: Job = { ...job };
+    const chunkCount = job.chunks.length;
     const ends = isTerminal(job.status);
-    this.chain(job.id, () => this.send(snapshot, allowed, ends));
+    this.chain(job.id, () => this.send(snapshot, allowed, ends, chunkCount));
   }
 
   /** Runs `write` after the job's earlier writes. */
@@ -121,10 +151,10 @@ export class RedisJobWrites {
     });
   }
 
-  private async send(job: Job, allowed: readonly JobStatus[], ends: boolean): Promise<void> {
+  private async send(job: Job, allowed: readonly JobStatus[], ends: boolean, chunkCount: number): Promise<void> {
     for (;;) {
       try {
-        await this.write(job, allowed);
+        await this.write(job, allowed, { chunkCount });
         return;
       } catch (error) {
         if (!ends || !isRedisAway(error)) {

@@ -5,15 +5,15 @@ import type { JobBackend, JobStoreUsage, JobSubmission } from './job-backend.js'
 import { isTerminal, TERMINAL_STATUSES, type JobStatus } from './job-status.js';
 import type { RetentionPolicy } from './job-store.js';
 import type { Job } from './job.js';
+import type { Value } from '../../worker/protocol.js';
 import { keyShare, keyShareRefusal } from './key-share.js';
 import type { RedisConnection } from './redis-connection.js';
 import type { JobChange, RedisJobEvents } from './redis-job-events.js';
-import type { RedisJobWrites } from './redis-job-writes.js';
+import { NOT_ENDED, type RedisJobWrites } from './redis-job-writes.js';
 import { redisKeys, type ScriptedRedis } from './redis-scripts.js';
 
 /** How often a cancel is tried again when the job changed between its read and the cancel. */
 const CANCEL_ATTEMPTS = 20;
-const NOT_ENDED: readonly JobStatus[] = ['PENDING', 'QUEUED', 'PROCESSING', 'STREAMING'];
 
 export interface RedisJobsOptions {
   retention: RetentionPolicy;
@@ -126,6 +126,7 @@ export class RedisJobs implements JobBackend {
 
   watch(job: Job, listener: (job: Job) => void): () => void {
     let seen = this.revs.get(job) ?? 0;
+    let known = [...job.chunks];
     let stopped = false;
     let reading = false;
     let again = false;
@@ -139,12 +140,13 @@ export class RedisJobs implements JobBackend {
       try {
         do {
           again = false;
-          const latest = await this.read(job.id, '', false).catch(() => undefined);
+          const latest = await this.read(job.id, '', false, known).catch(() => undefined);
+          if (latest !== undefined) known = latest.chunks;
           const rev = latest ? (this.revs.get(latest) ?? 0) : 0;
           if (latest === undefined || stopped || rev <= seen) continue;
           seen = rev;
           // A client that follows the job to its end has read it, as in a server's own store.
-          if (isTerminal(latest.status)) void this.read(job.id, '', true).catch(() => undefined);
+          if (isTerminal(latest.status)) void this.read(job.id, '', true, [...known]).catch(() => undefined);
           listener(latest);
         } while (again && !stopped);
       } finally {
@@ -167,7 +169,7 @@ export class RedisJobs implements JobBackend {
       const cancelled: Job = { ...current, status: 'CANCELLED', message: 'cancelled by the client', finishedAt: Date.now() };
       let rev: number;
       try {
-        rev = await this.writes.write(cancelled, NOT_ENDED, this.revs.get(current) ?? null);
+        rev = await this.writes.write(cancelled, NOT_ENDED, { rev: this.revs.get(current) ?? null, chunks: 'none' });
       } catch (error) {
         throw this.connection.unavailable(error);
       }
@@ -197,17 +199,28 @@ export class RedisJobs implements JobBackend {
 
   async whenEndedJobsRead(): Promise<void> {}
 
-  /** The job as Redis has it now, when `owner` ('' for any) may see it; an ended one counted read when `markRead`. */
-  private async read(id: string, owner: string, markRead: boolean): Promise<Job | undefined> {
+  /**
+   * The job as Redis has it now, when `owner` ('' for any) may see it; an ended one counted read
+   * when `markRead`. A reader that has `known` chunks of it gets only the later ones from Redis,
+   * appended to `known`, which becomes the job's (a stream of many chunks is not read over and over).
+   */
+  private async read(id: string, owner: string, markRead: boolean, known: Value[] = []): Promise<Job | undefined> {
     let answer: unknown;
     try {
-      answer = await this.redis.svcRead(redisKeys.job(id), redisKeys.unread, redisKeys.unreadBytes, id, owner, markRead ? '1' : '0');
+      answer = await this.redis.svcRead(redisKeys.job(id), redisKeys.unread, redisKeys.unreadBytes, redisKeys.chunks(id), id, owner, markRead ? '1' : '0', known.length);
     } catch (error) {
       throw this.connection.unavailable(error);
     }
     if (answer === null) return undefined;
-    const [json, rev] = answer as [string, string];
+    const [json, rev, from, ...chunks] = answer as [string, string, number, ...string[]];
     const job = JSON.parse(json) as Job;
+    const added = chunks.map((chunk) => JSON.parse(chunk) as Value);
+    if (from > 0) {
+      known.push(...added);
+      job.chunks = known;
+    } else {
+      job.chunks = added;
+    }
     this.revs.set(job, Number(rev));
     return job;
   }

@@ -7,9 +7,10 @@ import { TERMINAL_STATUSES } from './job-status.js';
  * database never see half of it (Redis runs a script alone). A database serves one service:
  * two services on one would take each other's jobs.
  *
- * - `job:ID`, a hash: `job` (the job as JSON), `status`, `rev` (counts changes), `owner`,
+ * - `job:ID`, a hash: `job` (the job as JSON, but for its chunks), `status`, `rev` (counts changes), `owner`,
  *   `ownerkey`, `args` (until it ends), `runs` (how many times a replica took it), `read`.
- *   It expires its TTL after the job ends.
+ *   It expires its TTL after the job ends, as does `job:ID:chunks`, the list of a generator's
+ *   chunks so far (appended to, so that a stream of many chunks is not written over and over).
  * - `queue`, a stream with one consumer group: an entry per job waiting or running, acknowledged
  *   and deleted as the job ends. A running job is an entry pending on its replica (its lease).
  * - `unread`, a sorted set of ended jobs nobody has read, by the time they ended, and
@@ -23,6 +24,7 @@ export const CONSUMER_GROUP = 'svc';
 
 export const redisKeys = {
   job: (id: string) => `${REDIS_PREFIX}job:${id}`,
+  chunks: (id: string) => `${REDIS_PREFIX}job:${id}:chunks`,
   owner: (owner: string | null) => `${REDIS_PREFIX}owner:${owner ?? '-'}`,
   queue: `${REDIS_PREFIX}queue`,
   unread: `${REDIS_PREFIX}unread`,
@@ -100,14 +102,15 @@ redis.call('XADD', KEYS[2], '*', 'id', ARGV[1])
 return {'ok'}`,
   },
   /**
-   * KEYS job, unread, unreadBytes, queue; ARGV id, status, jobJson, allowed (the statuses it may
-   * move from, space-separated and -surrounded), ends ('1' when the status is terminal), ttlMs,
-   * finishedAt, size, group, entryId ('' for none), channel, rev ('' for any). The new rev;
+   * KEYS job, unread, unreadBytes, queue, chunks; ARGV id, status, jobJson, allowed (the
+   * statuses it may move from, space-separated and -surrounded), ends ('1' when the status is
+   * terminal), ttlMs, finishedAt, size, group, entryId ('' for none), channel, rev ('' for any),
+   * resetChunks ('1': the chunks so far are dropped first), chunks to append... The new rev;
    * 0 when the job's status may not move (it ended already), -1 when the job is gone, -2 when
    * its rev is no longer `rev`. An ending acknowledges the job's queue entry in any case.
    */
   svcMove: {
-    numberOfKeys: 4,
+    numberOfKeys: 5,
     lua: `
 local function ack()
   if ARGV[10] ~= '' then
@@ -124,9 +127,12 @@ if not string.find(ARGV[4], ' ' .. current .. ' ', 1, true) then
 end
 local rev = redis.call('HINCRBY', KEYS[1], 'rev', 1)
 redis.call('HSET', KEYS[1], 'job', ARGV[3], 'status', ARGV[2])
+if ARGV[13] == '1' then redis.call('DEL', KEYS[5]) end
+for i = 14, #ARGV do redis.call('RPUSH', KEYS[5], ARGV[i]) end
 if ARGV[5] == '1' then
   redis.call('HDEL', KEYS[1], 'args')
   redis.call('PEXPIRE', KEYS[1], ARGV[6])
+  redis.call('PEXPIRE', KEYS[5], ARGV[6])
   redis.call('ZADD', KEYS[2], ARGV[7], ARGV[1])
   redis.call('HSET', KEYS[3], ARGV[1], ARGV[8])
   redis.call('HINCRBY', KEYS[3], '#total', ARGV[8])
@@ -137,16 +143,22 @@ redis.call('PUBLISH', ARGV[11], ARGV[1] .. ' ' .. rev .. ' ' .. ARGV[2])
 return rev`,
   },
   /**
-   * KEYS job, unread, unreadBytes; ARGV id, ownerJson ('' for any), markRead ('1'). {jobJson,
-   * rev}, or nil when the job is gone or another key's; an ended job read this way counts as read.
+   * KEYS job, unread, unreadBytes, chunks; ARGV id, ownerJson ('' for any), markRead ('1'),
+   * fromChunk. {jobJson, rev, from, chunk...}: its chunks from `fromChunk` on, or from 0 (`from`)
+   * when it has fewer (they were dropped as it ran again); nil when the job is gone or another
+   * key's. An ended job read this way counts as read.
    */
   svcRead: {
-    numberOfKeys: 3,
+    numberOfKeys: 4,
     lua: `${TERMINAL}${MARK_READ}
 local f = redis.call('HMGET', KEYS[1], 'job', 'owner', 'rev', 'status', 'read')
 if not f[1] or (ARGV[2] ~= '' and f[2] ~= ARGV[2]) then return false end
 if ARGV[3] == '1' and f[5] ~= '1' and TERMINAL[f[4]] then markRead(KEYS[1], KEYS[2], KEYS[3], ARGV[1]) end
-return {f[1], f[3]}`,
+local from = tonumber(ARGV[4])
+if from > redis.call('LLEN', KEYS[4]) then from = 0 end
+local answer = {f[1], f[3], from}
+for _, chunk in ipairs(redis.call('LRANGE', KEYS[4], from, -1)) do table.insert(answer, chunk) end
+return answer`,
   },
   /**
    * KEYS job, queue; ARGV group, entryId. {jobJson, argsJson, runs, rev} for a job to run, its
