@@ -11,10 +11,14 @@
 //
 // svc runs twice, with its jobs in a SQLite file (the default for serverless compute) and in
 // memory (--job-store memory), to show what durability costs: target, sqlite at least 70% of
-// memory's jobs/s with `Prefer: wait`. And with its jobs in Redis (a redis-server of this run's
-// own, `--appendonly yes`): one replica, and three replicas sharing one queue (each with
-// --workers N; the clients spread their submits over them, and wait on the replica that took
-// each). On one machine the replicas share its cores: what three replicas add is their workers.
+// memory's jobs/s with `Prefer: wait`. A third svc (SQLite too) is given a webhook per job
+// (`Webhook` header, every event: a no-op job makes `started` and `completed`), posted to a
+// receiver in this process that answers 204, to show what signed, durable deliveries cost; and
+// again with `Webhook-Events-Filter: completed` (one delivery a job).
+// And svc with its jobs in Redis (a redis-server of this run's own, `--appendonly yes`): one
+// replica, and three replicas sharing one queue (each with --workers N; the clients spread
+// their submits over them, and wait on the replica that took each). On one machine the
+// replicas share its cores: what three replicas add is their workers.
 //
 // Machines are shared and noisy: the servers run side by side, are measured in turn (the
 // order rotates each round), and the table shows medians over rounds with ratios taken
@@ -33,7 +37,7 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { Agent, request } from 'node:http';
+import { Agent, createServer, request } from 'node:http';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -78,6 +82,11 @@ const APIPOD_POLLED = `apipod (PyPI), polled every ${pollMs} ms`;
 const MEMORY_WAIT = 'svc --job-store memory, Prefer: wait';
 const REDIS_WAIT = 'svc --job-store redis, 1 replica, Prefer: wait';
 const REDIS3_WAIT = 'svc --job-store redis, 3 replicas, Prefer: wait';
+const WEBHOOK_WAIT = 'svc, Prefer: wait, a webhook per job';
+const WEBHOOK_COMPLETED_WAIT = 'svc, Prefer: wait, a webhook per job, completed only';
+/** Deliveries the receiver got, by event. */
+const delivered = { started: 0, completed: 0, other: 0 };
+let receiverServer = null;
 process.on('SIGINT', () => stopAll().then(() => process.exit(130)));
 
 try {
@@ -96,11 +105,20 @@ try {
   const replicas = [];
   for (let i = 1; i <= 3; i += 1) replicas.push(await startSvcOf(`svc --job-store redis, replica ${i}`, svcBin, { SVC_JOB_STORE: `redis://127.0.0.1:${redisPort}/1` }));
   const replicaSet = { name: 'svc --job-store redis, 3 replicas', ports: replicas.map((replica) => replica.port), next: 0 };
+  const receiver = await startReceiver();
+  const secrets = join(jobDir, 'webhook-secrets.json');
+  // Its output is the secret, which the table has no use for.
+  if (spawnSync(process.execPath, [svcBin, 'webhook-secret', join(here, 'svc', 'service.py'), '--webhook-secrets', secrets], { stdio: 'ignore' }).status !== 0) {
+    throw new Error('svc webhook-secret failed');
+  }
+  const hooked = await startServer('svc, webhooks', process.execPath, [svcBin, 'start', join(here, 'svc', 'service.py'), '--compute', 'serverless', '--host', '127.0.0.1',
+    '--workers', String(workers), '--queue-size', '100000', '--max-jobs', '100000', '--webhook-allow-private', '--webhook-secrets', secrets],
+  { SVC_JOB_STORE: `sqlite:${join(jobDir, 'webhooks.sqlite')}` }, (port) => ({ args: ['--port', String(port)] }));
   const baseline = values.baseline === undefined ? null : await startSvcOf(`svc at ${values.baseline}`, join(values.baseline, 'bin', 'svc.js'), { XDG_STATE_HOME: jobDir });
   const apipod = await startServer('apipod (PyPI)', join(venv, 'bin', 'python'), [join(here, 'apipod_pypi', 'service.py')], {}, (port) => ({
     env: { APIPOD_COMPUTE: 'serverless', APIPOD_PROVIDER: 'localhost', APIPOD_HOST: '127.0.0.1', APIPOD_PORT: String(port) },
   }));
-  await Promise.all([svc, memory, polled, apipod, redis, ...replicas, ...(baseline ? [baseline] : [])].map(waitReady));
+  await Promise.all([svc, memory, polled, hooked, apipod, redis, ...replicas, ...(baseline ? [baseline] : [])].map(waitReady));
   console.log(describeMachine(venv));
 
   const ways = {
@@ -110,6 +128,8 @@ try {
     [MEMORY_WAIT]: (signal) => svcJob(memory, { wait: true, signal }),
     [REDIS_WAIT]: (signal) => svcJob(redis, { wait: true, signal }),
     [REDIS3_WAIT]: (signal) => svcJob(replicaSet, { wait: true, signal }),
+    [WEBHOOK_WAIT]: (signal) => svcJob(hooked, { wait: true, signal, webhook: { webhook: receiver.url } }),
+    [WEBHOOK_COMPLETED_WAIT]: (signal) => svcJob(hooked, { wait: true, signal, webhook: { webhook: receiver.url, 'webhook-events-filter': 'completed' } }),
     ...(baseline ? { [`${baseline.name}, Prefer: wait`]: (signal) => svcJob(baseline, { wait: true, signal }) } : {}),
   };
   // Warm-up: imports, JIT, pydantic's lazy set-up, connection pools.
@@ -168,11 +188,11 @@ try {
  * svc: submit, and either hold the answer with `Prefer: wait` until the job ends or poll the
  * envelope's refresh_job_url. Resolves once the result is in hand.
  */
-async function svcJob(server, { wait = false, pollEveryMs = 0, signal }) {
+async function svcJob(server, { wait = false, pollEveryMs = 0, signal, webhook = {} }) {
   const prefer = wait ? { prefer: 'wait=10' } : {};
   // Replicas take the submits in turn; a job is then followed where its envelope points.
   const port = server.ports ? server.ports[server.next++ % server.ports.length] : server.port;
-  let envelope = await send('POST', port, '/noop', '{}', prefer);
+  let envelope = await send('POST', port, '/noop', '{}', { ...prefer, ...webhook });
   while (envelope.status !== 'FINISHED' && !signal.aborted) {
     if (['FAILED', 'TIMEOUT', 'CANCELLED'].includes(envelope.status)) throw new Error(`svc job ended ${envelope.status}`);
     if (!wait) await sleep(pollEveryMs);
@@ -254,6 +274,23 @@ function sleep(ms) {
 
 // --- servers ---------------------------------------------------------------------------------
 
+/** The webhook receiver: 204 for every delivery, counted by event (its signature is not checked: the tests do that). */
+async function startReceiver() {
+  const server = createServer((incoming, response) => {
+    let body = '';
+    incoming.setEncoding('utf8');
+    incoming.on('data', (chunk) => (body += chunk));
+    incoming.on('end', () => {
+      const event = JSON.parse(body).event;
+      delivered[event in delivered ? event : 'other'] += 1;
+      response.writeHead(204).end();
+    });
+  });
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  receiverServer = server;
+  return { url: `http://127.0.0.1:${server.address().port}/hooks` };
+}
+
 async function startServer(name, command, args, env, withPort) {
   const port = await freePort();
   const extra = withPort(port);
@@ -314,6 +351,7 @@ async function waitReady(server) {
 
 async function stopAll() {
   await stopServers(started.splice(0));
+  receiverServer?.close();
   agent.destroy();
 }
 
@@ -339,8 +377,9 @@ function describeMachine(venv) {
   const svcVersion = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')).version;
   return [
     `machine: ${spawnSync('nproc', { encoding: 'utf8' }).stdout.trim()} cores, Node ${process.version}, ${python} (svc workers)`,
-    `svc ${svcVersion}: svc start --compute serverless --workers ${workers} --queue-size 100000 --max-jobs 100000 (jobs in a SQLite file, with --job-store memory, and in Redis: one replica, and three with --workers ${workers} each)`,
+    `svc ${svcVersion}: svc start --compute serverless --workers ${workers} --queue-size 100000 --max-jobs 100000 (jobs in a SQLite file, with --job-store memory, in Redis: one replica, and three with --workers ${workers} each)`,
     `redis: ${spawnSync('/usr/bin/redis-server', ['--version'], { encoding: 'utf8' }).stdout.trim()}, --save '' --appendonly yes (appendfsync everysec)`,
+    'svc, webhooks: the same, SQLite, with --webhook-allow-private; every submit names a receiver in this process (204)',
     `apipod ${apipodVersion} from PyPI: APIPOD_COMPUTE=serverless (FastAPI + JobQueue, app.start() -> uvicorn), queue_size=100000`,
     `load: ${clients} clients in one Node process (node:http, keep-alive), ${values.duration} s per measurement, ${rounds} rounds`,
   ].join('\n');
@@ -364,6 +403,7 @@ function reportThroughput(throughput, stalls) {
   const durability = median(throughput.get(WAIT).map((value, round) => value / throughput.get(MEMORY_WAIT)[round]));
   console.log(`jobs/s with Prefer: wait, sqlite / memory: ${durability.toFixed(2)}x (target at least 0.70x: ${durability >= 0.7 ? 'met' : 'NOT met'})`);
   console.log(`jobs/s with Prefer: wait, redis 1 replica / memory: ${ratio(throughput.get(REDIS_WAIT), throughput.get(MEMORY_WAIT), 2)}; 3 replicas / 1 replica: ${ratio(throughput.get(REDIS3_WAIT), throughput.get(REDIS_WAIT), 2)}`);
+  console.log(`jobs/s with Prefer: wait, a webhook per job / none (both sqlite): ${ratio(throughput.get(WEBHOOK_WAIT), throughput.get(WAIT), 2)} every event, ${ratio(throughput.get(WEBHOOK_COMPLETED_WAIT), throughput.get(WAIT), 2)} completed only; deliveries received: ${delivered.started} started, ${delivered.completed} completed, ${delivered.other} other`);
   const baselineWay = ways.find((way) => way.startsWith('svc at '));
   if (baselineWay !== undefined) console.log(`jobs/s with Prefer: wait, this svc / ${baselineWay.replace(/, Prefer: wait$/, '')}: ${ratio(throughput.get(WAIT), throughput.get(baselineWay), 2)}`);
   console.log('');

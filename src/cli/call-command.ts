@@ -14,13 +14,15 @@ import {
   type EndpointMethod,
   type JobEnvelope,
   type ProgressUpdate,
+  type WebhookOptions,
 } from '../client/index.js';
 import { SvcError } from '../svc-error.js';
 import { readInputSpec, typeInputs, type InputSpec } from './call-inputs.js';
 import { saveMediaResults, type WrittenFile } from './call-output.js';
 import { createCallProgress, describeRetry } from './call-progress.js';
 import { findEndpointParameters } from './endpoint-parameters.js';
-import { oneOf, seconds } from './option-parsers.js';
+import { integerBetween, oneOf, seconds } from './option-parsers.js';
+import { listenForWebhooks, WEBHOOK_SECRET_ENV, type WebhookListener } from './webhook-listener.js';
 import type { Output } from './output.js';
 import { runCommand, type CommonOptions } from './run-command.js';
 
@@ -40,7 +42,13 @@ interface CallOptions extends CommonOptions {
   async?: boolean;
   wait?: number;
   method: EndpointMethod;
+  webhookListen?: number;
+  webhookUrl?: string;
+  webhookEvents?: string;
 }
+
+/** How long `--webhook-listen` waits, after the job ended, for its completed delivery. */
+const COMPLETED_DELIVERY_WAIT_MS = 15_000;
 
 /** What `svc call` prints with --json: the result, and the job it came from when there was one. */
 interface CallOutcome {
@@ -75,6 +83,9 @@ export function registerCallCommand(program: Command): void {
         .default('POST'),
     )
     .option('--async', 'submit and print the job envelope (its result too, if it ended) without following the job')
+    .option('--webhook-listen <port>', 'receive the job\'s webhooks on this port of 127.0.0.1 and print them, checking signatures with $SVC_WEBHOOK_SECRET', integerBetween(0, 65535))
+    .option('--webhook-url <url>', 'with --webhook-listen: the URL the server posts to (default: http://127.0.0.1:PORT/), e.g. a tunnel\'s')
+    .option('--webhook-events <list>', 'with --webhook-listen: the events to receive, of started,progress,streaming,completed (default: all)')
     .option('--wait <seconds>', 'wait at most this long for the job to end; with --async, hold the submit this long', seconds)
     .action(async (path: string, _options: CallOptions, command: Command) => {
       const options = command.optsWithGlobals<CallOptions>();
@@ -94,12 +105,17 @@ async function callEndpoint(path: string, options: CallOptions, output: Output):
   const onInterrupt = () => cancel.abort();
   process.once('SIGINT', onInterrupt);
   process.once('SIGTERM', onInterrupt);
+  const listener = await startWebhookListener(options);
+  const webhook = listener === null ? undefined : { url: options.webhookUrl ?? `http://127.0.0.1:${listener.port}/`, ...(options.webhookEvents ? { events: options.webhookEvents.split(',') } : {}) };
   const started = performance.now();
+  /** Whether a job ran to its end, whose completed delivery is worth waiting for. */
+  let jobEnded = false;
   try {
     const outcome = options.async
       ? await submitOnly(client, path, input, options, cancel.signal)
-      : await follow(client, path, input, options, cancel.signal, progress.update);
+      : await follow(client, path, input, { ...options, webhook }, cancel.signal, progress.update);
     progress.end();
+    jobEnded = true;
     const elapsedMs = performance.now() - started;
     if (options.output === undefined) {
       printOutcome(output, outcome, elapsedMs, options.async === true);
@@ -109,18 +125,38 @@ async function callEndpoint(path: string, options: CallOptions, output: Output):
     }
   } catch (error) {
     progress.end();
+    jobEnded = error instanceof JobEndedError && !cancel.signal.aborted;
     throw asSvcError(error);
   } finally {
     process.off('SIGINT', onInterrupt);
     process.off('SIGTERM', onInterrupt);
+    if (listener !== null) await awaitCompletedDelivery(listener, jobEnded);
   }
+}
+
+async function startWebhookListener(options: CallOptions): Promise<WebhookListener | null> {
+  if (options.webhookListen === undefined) {
+    if (options.webhookUrl !== undefined || options.webhookEvents !== undefined) throw new SvcError('usage', '--webhook-url and --webhook-events go with --webhook-listen PORT');
+    return null;
+  }
+  if (options.async) throw new SvcError('usage', '--webhook-listen prints the job\'s webhooks until it ends, which --async does not wait for; leave one out');
+  if (options.webhookUrl !== undefined && !/^https?:\/\//.test(options.webhookUrl)) throw new SvcError('usage', `--webhook-url must be an http:// or https:// URL, not "${options.webhookUrl}"`);
+  return listenForWebhooks('127.0.0.1', options.webhookListen, process.env[WEBHOOK_SECRET_ENV] || undefined, (line) => process.stderr.write(`${line}\n`));
+}
+
+/** The job has ended; its `completed` delivery may still be on its way (or retried). */
+async function awaitCompletedDelivery(listener: WebhookListener, jobEnded: boolean): Promise<void> {
+  if (jobEnded && !(await listener.completed(COMPLETED_DELIVERY_WAIT_MS))) {
+    process.stderr.write(`no completed webhook came within ${COMPLETED_DELIVERY_WAIT_MS / 1000} s of the job's end (its status and last_error are on the job's envelope)\n`);
+  }
+  await listener.close();
 }
 
 async function follow(
   client: ServiceClient,
   path: string,
   input: Record<string, unknown> | FormData,
-  { wait: waitSeconds, method, output }: Pick<CallOptions, 'wait' | 'method' | 'output'>,
+  { wait: waitSeconds, method, output, webhook }: Pick<CallOptions, 'wait' | 'method' | 'output'> & { webhook: WebhookOptions | undefined },
   signal: AbortSignal,
   onProgress: (update: ProgressUpdate) => void,
 ): Promise<CallOutcome> {
@@ -128,6 +164,7 @@ async function follow(
   const result = await client.run(path, input, {
     signal,
     method,
+    ...(webhook === undefined ? {} : { webhook }),
     // With -o, a server that can sends a media result as its bytes, not as base64 in JSON.
     ...(output === undefined ? {} : { accept: MEDIA_ACCEPT }),
     maxWaitMs: waitSeconds === undefined ? undefined : waitSeconds * 1000,

@@ -22,6 +22,10 @@ export interface ServeSettings {
   testServer?: boolean;
   python?: string;
   debug?: boolean;
+  webhookAllowPrivate?: boolean;
+  webhookRetryDelays?: number[];
+  webhookTimeout?: number;
+  webhookThrottle?: number;
 }
 
 const FORWARDED_VALUES = {
@@ -38,6 +42,8 @@ const FORWARDED_VALUES = {
   maxJobMemory: '--max-job-memory',
   maxWait: '--max-wait',
   publicUrl: '--public-url',
+  webhookTimeout: '--webhook-timeout',
+  webhookThrottle: '--webhook-throttle',
 } as const;
 
 /**
@@ -60,5 +66,7 @@ export function containerServeArgs(settings: ServeSettings, given: (option: keyo
   if (!settings.mediaUrls) args.push('--no-media-urls');
   if (settings.testServer) args.push('--test-server');
   if (settings.debug) args.push('--debug');
+  if (settings.webhookAllowPrivate) args.push('--webhook-allow-private');
+  if (given('webhookRetryDelays') && settings.webhookRetryDelays !== undefined) args.push('--webhook-retry-delays', settings.webhookRetryDelays.join(','));
   return args;
 }

@@ -5,6 +5,7 @@ import { registerCallCommand } from './call-command.js';
 import { registerInitCommand } from './init-command.js';
 import { registerScanCommand } from './scan-command.js';
 import { registerStartCommand } from './start-command.js';
+import { registerWebhookSecretCommand } from './webhook-secret-command.js';
 
 const program = new Command()
   .name('svc')
@@ -30,6 +31,7 @@ registerScanCommand(program);
 registerBuildCommand(program);
 registerStartCommand(program);
 registerCallCommand(program);
+registerWebhookSecretCommand(program);
 
 try {
   await program.parseAsync(process.argv);

@@ -38,6 +38,18 @@ export function seconds(text: string): number {
   return value;
 }
 
+/** A comma-separated list of seconds (`1,2,5`); an empty list is allowed as `''`: no retries. */
+export function secondsList(text: string): number[] {
+  if (text.trim() === '') return [];
+  return text.split(',').map((part) => {
+    try {
+      return seconds(part);
+    } catch {
+      throw new InvalidArgumentError(`expected seconds separated by commas (1,2,5), not ${JSON.stringify(part.trim())}`);
+    }
+  });
+}
+
 /**
  * One value of an enum, of which only `implemented` work in this version: the others are
  * named as known but unavailable, so a typo and a not-yet-supported value read differently.

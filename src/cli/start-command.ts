@@ -1,4 +1,5 @@
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
+import { homedir } from 'node:os';
 import { join, relative } from 'node:path';
 import { getHeapStatistics } from 'node:v8';
 import { InvalidArgumentError, Option, type Command } from 'commander';
@@ -12,7 +13,7 @@ import {
   type Orchestrator,
   type ServedProvider,
 } from '../deployment-target.js';
-import { corsOrigin, endpointSeconds, fileName, heapShare, imageReference, integerBetween, oneOf, publicUrl, seconds } from './option-parsers.js';
+import { corsOrigin, endpointSeconds, fileName, heapShare, imageReference, integerBetween, oneOf, publicUrl, seconds, secondsList } from './option-parsers.js';
 import { runCommand, type CommonOptions } from './run-command.js';
 import { addMissing, readDotenvFile } from './dotenv-file.js';
 import { SvcError } from '../svc-error.js';
@@ -35,7 +36,15 @@ interface StartOptions extends CommonOptions, ServeSettings {
   apiKeys?: string;
   reload?: boolean;
   jobStore?: JobStoreLocation;
+  webhookAllowPrivate?: boolean;
+  webhookRetryDelays: number[];
+  webhookTimeout: number;
+  webhookThrottle: number;
+  webhookSecrets?: string;
 }
+
+/** Twelve retries doubling from half a second, as Cog's twelve from 100 ms: about 34 minutes in all. */
+const DEFAULT_RETRY_DELAYS = [0.5, 1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024];
 
 /** Kept results live in Node's heap, so their limit is a share of it. */
 const HEAP_MEBIBYTES = Math.floor(getHeapStatistics().heap_size_limit / 2 ** 20);
@@ -101,6 +110,15 @@ export function registerStartCommand(program: Command): void {
         .env(JOB_STORE_ENV)
         .argParser(jobStore),
     )
+    .option('--webhook-allow-private', 'let job webhooks reach private, loopback and link-local addresses (refused by default: docs/webhooks.md)')
+    .addOption(
+      new Option('--webhook-retry-delays <seconds,...>', 'wait before each retry of a webhook delivery (±20%); past the last, the event is given up on')
+        .argParser(secondsList)
+        .default(DEFAULT_RETRY_DELAYS, DEFAULT_RETRY_DELAYS.join(',')),
+    )
+    .option('--webhook-timeout <seconds>', 'longest one webhook delivery attempt may take', seconds, 10)
+    .option('--webhook-throttle <seconds>', "least time between two of a job's started, progress and streaming webhook events", seconds, 0.5)
+    .option('--webhook-secrets <file>', 'the webhook secrets file svc webhook-secret writes (default: in the state directory, beside the job file)')
     .option('--max-wait <seconds>', 'longest "Prefer: wait=N" honoured', seconds, 60)
     .option('--public-url <url>', 'origin used in job URLs (default: the request\'s Host)', publicUrl)
     .addOption(
@@ -120,6 +138,9 @@ export function registerStartCommand(program: Command): void {
           if (options.jobStore !== undefined) {
             throw new SvcError('usage', '--job-store names a file on this machine: with --orchestrator docker, the container keeps its jobs in its own (docs/jobs.md)');
           }
+          if (options.webhookSecrets !== undefined) {
+            throw new SvcError('usage', '--webhook-secrets names a file on this machine: with --orchestrator docker, the container keeps its own (docs/webhooks.md)');
+          }
           if (options.reload) {
             throw new SvcError('usage', '--reload restarts local workers and cannot change a built image: leave out --orchestrator docker, or svc build --image after each change');
           }
@@ -138,7 +159,7 @@ export function registerStartCommand(program: Command): void {
             compute: options.compute,
             provider: options.provider,
             extraArgs,
-            env: await containerSecrets(options),
+            env: await containerSecrets(options, target),
             passEnv: Object.keys(fromEnvFile),
             stopTimeoutSeconds: options.gracePeriod + 5,
             log,
@@ -168,6 +189,15 @@ export function registerStartCommand(program: Command): void {
           apiKey: options.apiKey ?? process.env.SERVICE_API_KEY,
           apiKeysFile: options.apiKeys,
           jobStore: checkedJobStore(options.jobStore),
+          webhooks: {
+            settings: {
+              allowPrivate: options.webhookAllowPrivate === true,
+              retryDelaysMs: options.webhookRetryDelays.map((delay) => delay * 1000),
+              timeoutMs: options.webhookTimeout * 1000,
+              throttleMs: options.webhookThrottle * 1000,
+            },
+            secretsFile: options.webhookSecrets,
+          },
           jobs: {
             ttlMs: options.jobTtl * 1000,
             maxRetained: options.maxJobs,
@@ -217,12 +247,17 @@ function unreadDotenv(target: string, entrypoint: string | undefined): string | 
  * caller's, then `--api-key` and the `--api-keys` file's text, checked here as the local
  * server checks them, so that a bad key or file is named before any container starts.
  */
-async function containerSecrets(options: StartOptions): Promise<NodeJS.ProcessEnv> {
+async function containerSecrets(options: StartOptions, target: string): Promise<NodeJS.ProcessEnv> {
   // Loaded on use, like the servers: every other command would pay for node:crypto.
   const { API_KEYS_ENV, ApiKeys, readKeysFile } = await import('../serve/api-keys.js');
   const env: NodeJS.ProcessEnv = { ...process.env };
   if (options.apiKey !== undefined) env.SERVICE_API_KEY = options.apiKey;
   ApiKeys.from({ key: env.SERVICE_API_KEY, keysFile: options.apiKeys });
   if (options.apiKeys !== undefined) env[API_KEYS_ENV] = readKeysFile(options.apiKeys);
+  // The project's webhook secrets, as svc webhook-secret made them here: the container has no other way to them.
+  const { projectStateDirectory } = await import('../serve/jobs/job-store-location.js');
+  const { WEBHOOK_SECRETS_ENV } = await import('../serve/webhooks/webhook-secrets.js');
+  const secretsFile = join(projectStateDirectory(locateProject(target, options.entrypoint).root, process.env, homedir()), 'webhook-secrets.json');
+  if (env[WEBHOOK_SECRETS_ENV] === undefined && existsSync(secretsFile)) env[WEBHOOK_SECRETS_ENV] = readFileSync(secretsFile, 'utf8');
   return env;
 }

@@ -100,6 +100,14 @@ export interface RunOptions {
    * server that can for a media result's bytes, which then resolve as a MediaResult.
    */
   accept?: string;
+  /** Have the server post the job's events to this URL (its `Webhook` headers; docs/webhooks.md). */
+  webhook?: WebhookOptions;
+}
+
+export interface WebhookOptions {
+  url: string;
+  /** Of started, progress, streaming, completed; every one when left out. */
+  events?: string[];
 }
 
 export type EndpointMethod = 'GET' | 'POST';
@@ -116,6 +124,8 @@ export interface SubmitOptions {
   answerWithinMs?: number;
   /** The Accept header, as in RunOptions. */
   accept?: string;
+  /** As in RunOptions. */
+  webhook?: WebhookOptions;
 }
 
 /** What a submit brought back: the result itself (a dedicated server), or a job to follow. */
@@ -134,6 +144,7 @@ interface RequestInit {
   body?: string | FormData;
   prefer?: string;
   accept?: string | undefined;
+  webhook?: WebhookOptions | undefined;
 }
 
 /** Signals for one request: `request` aborts the HTTP exchange, `pause` the waits between retries. */
@@ -177,7 +188,7 @@ export class ServiceClient {
     const deadline = options.maxWaitMs === undefined ? Infinity : started + options.maxWaitMs;
     const waitSeconds = Math.min(this.waitSeconds, Math.floor(Math.max(0, deadline - started) / 1000));
     const answerWithinMs = options.maxWaitMs === undefined ? undefined : options.maxWaitMs + SUBMIT_ABORT_GRACE_MS;
-    const submission = await this.submit(path, input, { signal: options.signal, waitSeconds, method: options.method, answerWithinMs, accept: options.accept });
+    const submission = await this.submit(path, input, { signal: options.signal, waitSeconds, method: options.method, answerWithinMs, accept: options.accept, webhook: options.webhook });
     if (submission.kind === 'result') return submission.value as T;
     return (await this.followUntil(submission.envelope, options, deadline, !submission.waited)) as T;
   }
@@ -203,11 +214,11 @@ export class ServiceClient {
     const request = answerDeadline === null ? connection.signal : AbortSignal.any([connection.signal, answerDeadline]);
     let answer: Answer;
     try {
-      const { accept } = options;
+      const { accept, webhook } = options;
       if (options.method === 'GET' && input instanceof FormData) throw new ServiceError('a GET call sends no files: its input is its query string');
       answer = options.method === 'GET'
-        ? await this.send('GET', withQuery(url, input), { prefer, accept }, { request, pause: signal })
-        : await this.send('POST', url, { body: input instanceof FormData ? input : JSON.stringify(input ?? {}), prefer, accept }, { request, pause: signal });
+        ? await this.send('GET', withQuery(url, input), { prefer, accept, webhook }, { request, pause: signal })
+        : await this.send('POST', url, { body: input instanceof FormData ? input : JSON.stringify(input ?? {}), prefer, accept, webhook }, { request, pause: signal });
     } catch (error) {
       if (signal?.aborted) throw new JobCancelledError(null, 'was cancelled before the server answered; closing the connection stops it there');
       if (answerDeadline?.aborted) throw new NoAnswerError(url, options.answerWithinMs as number);
@@ -364,6 +375,7 @@ export class ServiceClient {
       // A FormData body sets its own multipart type, with its boundary.
       ...(typeof init.body === 'string' ? { 'content-type': 'application/json' } : {}),
       ...(init.prefer ? { prefer: init.prefer } : {}),
+      ...(init.webhook ? { webhook: init.webhook.url, ...(init.webhook.events ? { 'webhook-events-filter': init.webhook.events.join(',') } : {}) } : {}),
       ...(this.apiKey !== null ? { authorization: `Bearer ${this.apiKey}` } : {}),
     };
   }

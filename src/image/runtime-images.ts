@@ -71,4 +71,4 @@ export const COMPUTE_ENV = 'APIPOD_COMPUTE';
 export const PROVIDER_ENV = 'APIPOD_PROVIDER';
 
 /** Variables passed to the container from the caller's environment and never baked into an image. */
-export const SECRET_ENV_NAMES = ['SERVICE_API_KEY', 'SVC_API_KEYS', 'HUB_TOKEN'] as const;
+export const SECRET_ENV_NAMES = ['SERVICE_API_KEY', 'SVC_API_KEYS', 'SVC_WEBHOOK_SECRETS', 'HUB_TOKEN'] as const;

@@ -14,16 +14,23 @@ import { WorkerPool } from '../worker/worker-pool.js';
 import { PoolSwitch } from '../worker/pool-switch.js';
 import { COMPUTE_VALUES, DEFAULT_TARGET, SERVED_PROVIDERS, type Compute, type Provider, type ServedProvider } from '../deployment-target.js';
 import { API_KEYS_ENV, ApiKeys } from '../serve/api-keys.js';
-import { createGateway } from '../serve/gateway.js';
+import { createGateway, serviceSpecification } from '../serve/gateway.js';
+import type { Webhooks } from '../serve/gateway-options.js';
+import { toEnvelope, type ServiceSpecification } from '../serve/jobs/job-envelope.js';
+import { MEMORY_DELIVERY_LOG, type DeliveryLog } from '../serve/webhooks/delivery-log.js';
+import { SqliteDeliveryLog } from '../serve/webhooks/sqlite-delivery-log.js';
+import { WebhookDispatcher, type WebhookSettings } from '../serve/webhooks/webhook-dispatcher.js';
+import { WEBHOOK_SECRETS_ENV, WebhookSecrets } from '../serve/webhooks/webhook-secrets.js';
 import type { JobSettings } from '../serve/gateway-options.js';
 import { JobRunner } from '../serve/jobs/job-runner.js';
 import { JobStore } from '../serve/jobs/job-store.js';
+import type { Job } from '../serve/jobs/job.js';
 import type { JobJournal } from '../serve/jobs/job-journal.js';
 import type { JobBackend } from '../serve/jobs/job-backend.js';
 import { LocalJobs } from '../serve/jobs/local-jobs.js';
 import { RedisReplica } from '../serve/jobs/redis-replica.js';
 import { planRecovery } from '../serve/jobs/job-recovery.js';
-import { defaultJobStoreLocation, describeJobStore, type JobStoreLocation } from '../serve/jobs/job-store-location.js';
+import { defaultJobStoreLocation, describeJobStore, projectStateDirectory, type JobStoreLocation } from '../serve/jobs/job-store-location.js';
 import { SqliteJobJournal, sqliteLoads } from '../serve/jobs/sqlite-job-journal.js';
 import { serveReloading } from './local-reload.js';
 import { closeWhenJobsRead } from './server-stop.js';
@@ -62,6 +69,8 @@ export interface LocalServeOptions {
   jobs: JobSettings;
   /** --job-store; by default sqlite for serverless compute, memory for dedicated (and --reload). */
   jobStore: JobStoreLocation | undefined;
+  /** How job webhooks are sent, and the file of their secrets (default: svc's state directory for the project). */
+  webhooks: { settings: WebhookSettings; secretsFile: string | undefined };
   /** Restart the workers, and follow their endpoints, when the project's Python files or requirements change. */
   reload: boolean;
   log: ServeLog;
@@ -82,19 +91,26 @@ export async function serveLocally(options: LocalServeOptions): Promise<void> {
   // reach nothing else, and other users of the machine cannot read the uploads.
   const fileDir = await mkdtemp(join(tmpdir(), 'svc-files-'));
   // Closed last, once no job can change: the next server to start takes the file.
-  const held: Held = { journal: null, redis: null };
+  const held: Held = { journal: null, webhooks: null, redis: null };
   try {
     await serveWithFileDir(options, fileDir, held);
   } finally {
+    // No delivery may write once the file is closed; those not made wait in it for the next server.
+    held.webhooks?.dispatcher.stop();
+    held.webhooks?.log.close();
     held.journal?.close();
     await held.redis?.close();
     await rm(fileDir, { recursive: true, force: true });
   }
 }
 
-/** What keeps the jobs beyond this process: a SQLite journal, or this replica's Redis connections. */
+/**
+ * What the server holds open until it has stopped: the job file and the webhook deliveries kept
+ * in it, or this replica's Redis connections.
+ */
 interface Held {
   journal: JobJournal | null;
+  webhooks: { dispatcher: WebhookDispatcher; log: DeliveryLog } | null;
   redis: RedisReplica | null;
 }
 
@@ -118,28 +134,64 @@ async function serveWithFileDir(options: LocalServeOptions, fileDir: string, hel
     log.warn(`the image runs Python ${imagePython.version} (from ${imagePython.source}), these workers ${python.version}: what works here may not there (--python chooses another)`);
   }
 
+  // Known once the workers report the service's title; deliveries wait for no worker, so they ask when they go.
+  let specification: ServiceSpecification = serviceSpecification(basename(root), options.version);
   /** The jobs, with those its journal kept from the last server, which `resume` runs once a pool serves. */
-  const openJobs = (retention: JobSettings | null): { jobs: JobBackend; resume: () => void; unendedCount: () => number } => {
+  const openJobs = (retention: JobSettings | null): { jobs: JobBackend; webhooks: Webhooks | null; resume: () => void; unendedCount: () => number } => {
     const runnerOptions = { timeoutsMs: options.jobs.timeoutsMs, defaultTimeoutMs: options.jobs.defaultTimeoutMs, debug: options.debug };
     const { redis } = held;
     if (redis !== null) {
       const jobs = redis.jobs(calls, { retention: options.jobs, maxQueue: options.queueSize, retryAfterSeconds: RETRY_AFTER_SECONDS, runner: runnerOptions, workers: options.workers, log });
       log.info(`jobs are kept in ${describeJobStore(options.jobStore as JobStoreLocation)}, shared with every replica started with it`);
-      // A stopping replica leaves nothing unended of its own: it puts those back in the shared queue.
-      return { jobs, resume: () => redis.start(), unendedCount: () => 0 };
+      // No webhooks yet: their dispatcher follows one server's own store. A stopping replica
+      // leaves nothing unended of its own: it puts those back in the shared queue.
+      return { jobs, webhooks: null, resume: () => redis.start(), unendedCount: () => 0 };
     }
     const store = new JobStore(retention ?? options.jobs, Date.now, held.journal);
     const jobRunner = new JobRunner(store, calls, runnerOptions);
+    // A provider's worker (no retention) gets no webhooks: the provider notifies its callers.
+    const webhooks = retention === null ? openWebhooks(store) : null;
     let toRun: ReturnType<JobStore['restore']> = [];
+    let failedAtRestore: Job[] = [];
     if (held.journal !== null) {
       const plan = planRecovery(held.journal.load(), Date.now(), options.jobs.ttlMs);
       toRun = store.restore(plan);
+      failedAtRestore = plan.failed;
       log.info(
         `jobs are kept in ${held.journal.location}: ${plan.kept.length} ended job(s) still readable, ${plan.toRun.length} to run` +
           (plan.failed.length > 0 ? `, ${plan.failed.length} failed as the server stopped twice while they ran` : ''),
       );
     }
-    return { jobs: new LocalJobs(store, jobRunner, RETRY_AFTER_SECONDS), resume: () => jobRunner.resume(toRun.splice(0)), unendedCount: () => store.unendedCount };
+    // A job the restart failed gets its end from endedWhileDown below, not as one already over.
+    const failedIds = new Set(failedAtRestore.map((job) => job.id));
+    webhooks?.dispatcher.restore((jobId) => !failedIds.has(jobId) && store.hasEnded(jobId));
+    for (const job of failedAtRestore) webhooks?.dispatcher.endedWhileDown(job);
+    return {
+      jobs: new LocalJobs(store, jobRunner, RETRY_AFTER_SECONDS),
+      webhooks,
+      resume: () => jobRunner.resume(toRun.splice(0)),
+      unendedCount: () => store.unendedCount,
+    };
+  };
+
+  /** Webhooks follow the store's jobs; their deliveries live where the jobs do. */
+  const openWebhooks = (store: JobStore): Webhooks => {
+    const location = held.journal?.location;
+    const log = location?.startsWith('sqlite:') ? SqliteDeliveryLog.open(location.slice('sqlite:'.length)) : MEMORY_DELIVERY_LOG;
+    const secretsFile = options.webhooks.secretsFile ?? join(projectStateDirectory(root, process.env, homedir()), 'webhook-secrets.json');
+    const secrets = new WebhookSecrets(secretsFile, Date.now, process.env[WEBHOOK_SECRETS_ENV] || undefined);
+    secrets.check();
+    const dispatcher = new WebhookDispatcher({
+      log,
+      secrets,
+      settings: options.webhooks.settings,
+      envelope: (job, baseUrl) => toEnvelope(job, baseUrl, specification),
+      retentionMs: options.jobs.ttlMs,
+      userAgent: `svc/${options.version} (webhooks)`,
+    });
+    held.webhooks = { dispatcher, log };
+    store.onAnyChange((job) => dispatcher.observe(job));
+    return { dispatcher, secrets, allowPrivate: options.webhooks.settings.allowPrivate };
   };
 
   const newPool = () =>
@@ -155,13 +207,15 @@ async function serveWithFileDir(options: LocalServeOptions, fileDir: string, hel
     });
   // One for the server's life: a job outlives the pool and the gateway that took it (--reload).
   const calls = new PoolSwitch();
-  const newGateway = (pool: WorkerPool, { keys: gatewayKeys, jobs }: { keys: ApiKeys; jobs: JobBackend }) => {
+  const newGateway = (pool: WorkerPool, { keys: gatewayKeys, jobs, webhooks }: { keys: ApiKeys; jobs: JobBackend; webhooks: Webhooks | null }) => {
     const title = pool.app.title ?? basename(root);
+    specification = serviceSpecification(title, options.version);
     const compute = options.compute ?? serviceCompute(pool.app.compute);
     checkTimeoutPaths(options.jobs.timeoutsMs, pool.endpoints.map((endpoint) => endpoint.path));
     const gateway = createGateway({
       keys: gatewayKeys,
       jobBackend: jobs,
+      webhooks,
       runner: calls.describing(pool),
       title,
       compute,
@@ -187,7 +241,7 @@ async function serveWithFileDir(options: LocalServeOptions, fileDir: string, hel
   };
 
   if (options.reload) {
-    const { jobs, resume } = openJobs(null);
+    const { jobs, webhooks, resume } = openJobs(null);
     let isFirst = true;
     await serveReloading({
       root,
@@ -201,7 +255,7 @@ async function serveWithFileDir(options: LocalServeOptions, fileDir: string, hel
       newPool,
       newGateway: async (pool) => {
         if (options.provider === undefined && serviceProvider(pool.app.provider, log) === 'runpod') throw new SvcError('usage', RELOAD_WITH_RUNPOD);
-        const { gateway, logReady } = newGateway(pool, { keys, jobs });
+        const { gateway, logReady } = newGateway(pool, { keys, jobs, webhooks });
         const ready = await gateway;
         await ready.ready();
         return {
@@ -254,11 +308,11 @@ async function serveWithFileDir(options: LocalServeOptions, fileDir: string, hel
         held.journal = openDefaultJournal(defaultJobStoreLocation(options.compute ?? serviceCompute(pool.app.compute), root, process.env, homedir()), log);
       }
     }
-    const { jobs, resume, unendedCount } = openJobs(prepared.runpod ? { ...options.jobs, ttlMs: 0, maxRetained: 0, maxRetainedBytes: 0 } : null);
+    const { jobs, webhooks, resume, unendedCount } = openJobs(prepared.runpod ? { ...options.jobs, ttlMs: 0, maxRetained: 0, maxRetainedBytes: 0 } : null);
     calls.switchTo(pool);
     resume();
     // The runpod worker's gateway answers only its bridge: the provider authenticates callers.
-    const served = newGateway(pool, { keys: gatewayKey ? ApiKeys.from({ key: gatewayKey }) : keys, jobs });
+    const served = newGateway(pool, { keys: gatewayKey ? ApiKeys.from({ key: gatewayKey }) : keys, jobs, webhooks });
     const gateway = await served.gateway;
     if (prepared.runpod && gatewayKey) {
       if (keys.enabled) log.info('--api-key and SERVICE_API_KEY are not used with --provider runpod: the provider authenticates its callers');

@@ -57,6 +57,11 @@ export class ApiKeys {
     return this.keys.length;
   }
 
+  /** The keys' ids (`name:hash`), which own jobs and name webhook secrets; never the keys. */
+  get ids(): string[] {
+    return this.keys.map((key) => key.id);
+  }
+
   /** Compares against every key in constant time per key, without stopping at a match. */
   check(presented: string): KeyCheck {
     const digest = digestOf(presented);

@@ -10,7 +10,10 @@ import { HttpError } from './http-error.js';
 import { compileEndpointInputs } from './endpoint-inputs.js';
 import type { Arguments } from './input-validation.js';
 import type { JobRoutesOptions } from './jobs/job-routes.js';
-import { envelopeOf, sendEnvelope, streamJob, SVC_FRAMING } from './jobs/job-stream.js';
+import type { Job } from './jobs/job.js';
+import { baseUrlOf, envelopeOf, sendEnvelope, streamJob, SVC_FRAMING } from './jobs/job-stream.js';
+import { asksForWebhook, readWebhookRequest, type WebhookRequest } from './webhooks/webhook-request.js';
+import type { WebhookSecrets } from './webhooks/webhook-secrets.js';
 import { acceptsEventStream } from './accept-header.js';
 import { readPreferences } from './prefer-header.js';
 import { readArguments, removeStagedFiles } from './request-arguments.js';
@@ -47,6 +50,8 @@ export async function registerEndpointRoutes(app: FastifyInstance, options: Endp
     const submitsJobs = options.compute === 'serverless' && !endpoint.direct;
     const handler = async (request: FastifyRequest, reply: FastifyReply) => {
       const preferences = readPreferences(request.headers.prefer, options.jobs.maxWaitSeconds);
+      // Checked before the arguments are read: a refused webhook stages no upload.
+      const webhook = await readJobWebhook(request, options, submitsJobs || preferences.respondAsync || acceptsEventStream(request.headers.accept));
       // Before the arguments are read: a client that leaves while its media URLs download stops them.
       const cancel = cancelledWhenClientLeaves(reply);
       const staging = { dir: options.fileDir, mediaUrls: options.mediaUrls, cancel };
@@ -58,12 +63,12 @@ export async function registerEndpointRoutes(app: FastifyInstance, options: Endp
       }
       if (acceptsEventStream(request.headers.accept)) {
         // The call as server-sent events: a generator's chunks as it yields them, whatever the compute.
-        const job = await submitJob(request, options, endpoint, args, () => void removeStagedFiles(stagedFiles));
+        const job = await submitJob(request, options, endpoint, args, webhook, () => void removeStagedFiles(stagedFiles));
         streamJob(request, reply, job, options.jobRoutes, { cancelWhenClientLeaves: true, framing: SVC_FRAMING });
         return;
       }
       if (submitsJobs || preferences.respondAsync) {
-        let job = await submitJob(request, options, endpoint, args, () => void removeStagedFiles(stagedFiles));
+        let job = await submitJob(request, options, endpoint, args, webhook, () => void removeStagedFiles(stagedFiles));
         if (preferences.waitSeconds !== null) {
           job = await options.jobRoutes.jobs.waitUntilEnded(job, preferences.waitSeconds * 1000);
           reply.header('preference-applied', `wait=${preferences.waitSeconds}`);
@@ -153,12 +158,48 @@ function refuseTakenRoute(
  * of the job store is a 429, a full queue, ended jobs waiting to be read that fill what the
  * server keeps or a job store out of reach, a 503; either leaves no job behind.
  */
-async function submitJob(request: FastifyRequest, options: EndpointRoutesOptions, endpoint: EndpointReport, args: Arguments, onEnd: () => void) {
-  const submission = { endpoint: endpoint.path, owner: request.apiKey?.id ?? null, streams: endpoint.is_generator, args, keyCount: options.keys.count };
+async function submitJob(request: FastifyRequest, options: EndpointRoutesOptions, endpoint: EndpointReport, args: Arguments, webhook: WebhookRequest | null, onEnd: () => void) {
+  const webhooks = webhook === null ? null : (options.webhooks ?? null);
+  const subscription = webhook === null || webhooks === null ? {} : {
+    // Before the job can start: its first event must find the subscription.
+    created: (job: Job) => webhooks.dispatcher.subscribe(job, { ...webhook, baseUrl: baseUrlOf(request, options.jobRoutes) }),
+    discarded: (job: Job) => webhooks.dispatcher.unsubscribe(job.id),
+  };
+  const submission = { endpoint: endpoint.path, owner: request.apiKey?.id ?? null, streams: endpoint.is_generator, args, keyCount: options.keys.count, ...subscription };
+  let job: Job;
   try {
-    return await options.jobRoutes.jobs.submit(submission, onEnd);
+    job = await options.jobRoutes.jobs.submit(submission, onEnd);
   } catch (error) {
     throw submitFailure(error, endpoint, options);
+  }
+  await webhooks?.dispatcher.persisted();
+  return job;
+}
+
+/**
+ * The webhook a submit names, or null. Only a job has one: a call answered with its result
+ * has nothing to notify. A key with no webhook secret yet is told how to make one.
+ */
+async function readJobWebhook(request: FastifyRequest, options: EndpointRoutesOptions, makesJob: boolean): Promise<WebhookRequest | null> {
+  const webhooks = options.webhooks ?? null;
+  if (!asksForWebhook(request.headers)) return null;
+  if (webhooks === null) throw new HttpError(400, 'invalid_request', 'webhooks_unavailable', 'the Webhook header: this server sends no webhooks (a provider worker: the provider notifies; jobs kept in Redis, --job-store redis://: not yet)');
+  if (!makesJob) {
+    throw new HttpError(400, 'invalid_request', 'webhook_needs_job', 'the Webhook header notifies of a job, and this call answers with its result: add "Prefer: respond-async" to make it a job');
+  }
+  const webhook = await readWebhookRequest(request.headers, webhooks.allowPrivate);
+  if (webhook !== null && signingSecretsOf(webhooks.secrets, request.apiKey?.id ?? null).length === 0) {
+    throw new HttpError(409, 'invalid_request', 'webhook_secret_missing', 'the Webhook header: this server has no webhook secret for this API key yet; `svc webhook-secret` in the project makes one and shows it');
+  }
+  return webhook;
+}
+
+/** The owner's secrets; a secrets file that went bad while serving is the server's fault, said plainly (503). */
+function signingSecretsOf(secrets: WebhookSecrets, owner: string | null): string[] {
+  try {
+    return secrets.signingSecrets(owner);
+  } catch (error) {
+    throw new HttpError(503, 'unavailable', 'webhook_secrets_unreadable', `the Webhook header: this server cannot read its webhook secrets (${(error as Error).message}); its operator can fix or rewrite the file`);
   }
 }
 

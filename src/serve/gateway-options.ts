@@ -4,6 +4,8 @@ import type { CallBackend } from './call-backend.js';
 import type { JobBackend } from './jobs/job-backend.js';
 import type { MediaUrlSettings } from './media-urls.js';
 import type { ServeLog } from '../serve-log.js';
+import type { WebhookDispatcher } from './webhooks/webhook-dispatcher.js';
+import type { WebhookSecrets } from './webhooks/webhook-secrets.js';
 
 /**
  * What the gateway is made with. Its own module, below every plugin: each plugin takes the
@@ -36,6 +38,8 @@ export interface GatewayOptions {
    * it (svc start --reload); the server that owns the gateway reads it when stopping.
    */
   jobBackend: JobBackend;
+  /** Job notifications (src/serve/webhooks/); null where jobs get none (a provider's worker, jobs in Redis). */
+  webhooks?: Webhooks | null;
   onRequestLog?: (line: string) => void;
   /** Where the gateway tells what it notices as it starts (an endpoint's alias, one left out). */
   log?: Pick<ServeLog, 'info' | 'warn'>;
@@ -55,4 +59,11 @@ export interface JobSettings {
   maxWaitSeconds: number;
   /** The origin in job URLs; the request's Host when null. */
   publicUrl: string | null;
+}
+
+/** What the gateway needs of webhooks: the dispatcher jobs subscribe to, and what a submit is checked against. */
+export interface Webhooks {
+  dispatcher: WebhookDispatcher;
+  secrets: WebhookSecrets;
+  allowPrivate: boolean;
 }

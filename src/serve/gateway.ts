@@ -7,6 +7,7 @@ import { registerOriginCheck } from './origin-check.js';
 import { registerChatRoutes } from './chat/chat-routes.js';
 import { registerDocsRoutes } from './docs-routes.js';
 import { registerEndpointRoutes } from './endpoint-routes.js';
+import type { ServiceSpecification } from './jobs/job-envelope.js';
 import { registerHealthRoute } from './health-route.js';
 import { HttpError } from './http-error.js';
 import { registerJobRoutes } from './jobs/job-routes.js';
@@ -59,10 +60,11 @@ export async function createGateway(options: GatewayOptions): Promise<FastifyIns
 
   const jobRoutes = {
     jobs: options.jobBackend,
-    specification: { service_id: options.title, version: options.version, hardware: process.env.NVIDIA_VISIBLE_DEVICES ? 'gpu' : 'cpu' },
+    specification: serviceSpecification(options.title, options.version),
     publicUrl: options.jobs.publicUrl,
     maxWaitSeconds: options.jobs.maxWaitSeconds,
     sendTimeoutMs: options.sendTimeoutMs,
+    ...(options.webhooks ? { webhookStatus: (id: string) => options.webhooks?.dispatcher.status(id) } : {}),
   };
   const corsOrigins = options.corsOrigins ?? [];
   if (corsOrigins.length > 0) {
@@ -70,7 +72,7 @@ export async function createGateway(options: GatewayOptions): Promise<FastifyIns
     await app.register(cors, {
       origin: corsOrigins.includes('*') ? '*' : [...corsOrigins],
       methods: ['GET', 'POST', 'OPTIONS'],
-      allowedHeaders: ['authorization', 'content-type', 'accept', 'prefer'],
+      allowedHeaders: ['authorization', 'content-type', 'accept', 'prefer', 'webhook', 'webhook-events-filter'],
       exposedHeaders: ['content-location', 'location', 'retry-after', 'preference-applied', 'x-should-retry'],
       maxAge: 600,
     });
@@ -83,6 +85,11 @@ export async function createGateway(options: GatewayOptions): Promise<FastifyIns
   await app.register(registerChatRoutes, options);
   await app.register(registerEndpointRoutes, { ...options, jobRoutes });
   return app;
+}
+
+/** What the job envelope says of the service that ran the job. */
+export function serviceSpecification(title: string, version: string): ServiceSpecification {
+  return { service_id: title, version, hardware: process.env.NVIDIA_VISIBLE_DEVICES ? 'gpu' : 'cpu' };
 }
 
 /**

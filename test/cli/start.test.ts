@@ -135,7 +135,7 @@ describe('svc start on the command line', () => {
     const lines = failed.stdout.trim().split('\n').map((line) => JSON.parse(line));
     expect(lines.at(-1)).toEqual({ error: expect.objectContaining({ code: 'usage', message: expect.stringContaining('--endpoint-timeout /helo') }) });
     const bare = await runSvc(['--json']);
-    expect([bare.exitCode, JSON.parse(bare.stdout)]).toEqual([2, { error: { code: 'usage', message: 'expected a command: init, scan, build, start, call' } }]);
+    expect([bare.exitCode, JSON.parse(bare.stdout)]).toEqual([2, { error: { code: 'usage', message: 'expected a command: init, scan, build, start, call, webhook-secret' } }]);
     const misused = await runSvc(['--json', 'start', HELLO, '--bogus']);
     expect([misused.exitCode, JSON.parse(misused.stdout)]).toEqual([2, { error: { code: 'usage', message: "unknown option '--bogus'" } }]);
   });

@@ -21,6 +21,12 @@ describe('the options svc start hands to the container it runs', () => {
     expect(containerServeArgs(settings, (option) => option === 'mediaUrlTimeout')).toEqual(['--media-url-timeout', '5', '--no-media-urls']);
   });
 
+  it('forwards the webhook flags, so the container delivers as the command says', () => {
+    const settings = { ...defaults, webhookAllowPrivate: true, webhookRetryDelays: [0.5, 2], webhookTimeout: 3, webhookThrottle: 0.5 };
+    const given = new Set<keyof ServeSettings>(['webhookRetryDelays', 'webhookTimeout']);
+    expect(containerServeArgs(settings, (option) => given.has(option))).toEqual(['--webhook-timeout', '3', '--webhook-allow-private', '--webhook-retry-delays', '0.5,2']);
+  });
+
   it('refuses --python, which an image cannot honour, instead of dropping it', () => {
     expect(() => containerServeArgs({ ...defaults, python: '/usr/bin/python3' }, () => true)).toThrow(/--python has no effect with --orchestrator docker/);
   });

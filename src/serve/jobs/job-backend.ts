@@ -12,6 +12,10 @@ export interface JobSubmission {
   args: JobArguments;
   /** How many API keys the server has: with two or more, each gets its share (key-share.ts). */
   keyCount: number;
+  /** Told of the job once it exists, before it can start (a webhook subscribes then). */
+  created?: (job: Job) => void;
+  /** Told of a job `created` announced that was then refused after all (its queue was full). */
+  discarded?: (job: Job) => void;
 }
 
 /** The unread results a store holds against its limits (`GET /health`). */

@@ -52,6 +52,20 @@ export interface JobEnvelope {
   created_at: string;
   started_at: string | null;
   finished_at: string | null;
+  /** How the job's webhook deliveries go, when it was submitted with one (src/serve/webhooks/). */
+  webhook?: WebhookStatus;
+}
+
+/** What a job's envelope says of its webhook: never its secret. */
+export interface WebhookStatus {
+  url: string;
+  events: string[];
+  /** pending, delivering, retrying, delivered, failed (an event given up on), gone (the receiver answered 410). */
+  status: string;
+  /** Attempts of the delivery under way, or of the last one. */
+  attempts: number;
+  last_event: string | null;
+  last_error: string | null;
 }
 
 /** `baseUrl` is the public origin clients reach the server by, without a trailing slash. */

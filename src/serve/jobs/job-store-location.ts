@@ -61,10 +61,15 @@ export function redacted(text: string): string {
  */
 export function defaultJobStoreLocation(compute: string, projectRoot: string, env: NodeJS.ProcessEnv, home: string): JobStoreLocation {
   if (compute !== 'serverless') return { kind: 'memory' };
+  return { kind: 'sqlite', path: join(projectStateDirectory(projectRoot, env, home), 'jobs.sqlite') };
+}
+
+/** svc's directory for one project's state (its job file, its webhook secrets), outside the project. */
+export function projectStateDirectory(projectRoot: string, env: NodeJS.ProcessEnv, home: string): string {
   const stateHome = env.XDG_STATE_HOME && isAbsolute(env.XDG_STATE_HOME) ? env.XDG_STATE_HOME : join(home, '.local', 'state');
   // The directory's name for people, its path's hash so that two projects of one name differ.
   const hash = createHash('sha256').update(resolve(projectRoot)).digest('hex').slice(0, 12);
-  return { kind: 'sqlite', path: join(stateHome, 'svc', `${basename(resolve(projectRoot))}-${hash}`, 'jobs.sqlite') };
+  return join(stateHome, 'svc', `${basename(resolve(projectRoot))}-${hash}`);
 }
 
 export function describeJobStore(location: JobStoreLocation): string {

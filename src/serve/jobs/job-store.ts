@@ -24,6 +24,8 @@ export interface Refusal {
 
 /** Not a job id (those are hex): the event for "no ended job is left unread". */
 const ALL_READ = 'all-read';
+/** Not a job id either: the event every job's change is also announced on (`onAnyChange`). */
+const ANY_JOB = 'any-job';
 
 export type JobChanges = Partial<Pick<Job, 'progress' | 'message' | 'result' | 'error'>>;
 
@@ -132,6 +134,12 @@ export class JobStore {
     return job;
   }
 
+  /** Whether the job has ended, or is not kept at all (expired, or never was). */
+  hasEnded(id: string): boolean {
+    const job = this.jobs.get(id);
+    return job === undefined || isTerminal(job.status);
+  }
+
   /** Forgets a job that was never accepted (its queue was full). */
   discard(job: Job): void {
     this.forget(job.id);
@@ -159,6 +167,7 @@ export class JobStore {
       this.journal?.ended(job);
     }
     this.events.emit(job.id, job);
+    this.events.emit(ANY_JOB, job);
     // After the event: with no ended job retained, its watchers still hear how it ended.
     if (isTerminal(status)) this.enforceCap();
   }
@@ -167,6 +176,13 @@ export class JobStore {
   update(job: Job, changes: JobChanges): void {
     Object.assign(job, changes);
     this.events.emit(job.id, job);
+    this.events.emit(ANY_JOB, job);
+  }
+
+  /** Calls `listener` on every change of every job (webhooks follow jobs this way) until the returned function is called. */
+  onAnyChange(listener: (job: Job) => void): () => void {
+    this.events.on(ANY_JOB, listener);
+    return () => this.events.off(ANY_JOB, listener);
   }
 
   /**

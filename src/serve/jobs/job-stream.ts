@@ -3,7 +3,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Value } from '../../worker/protocol.js';
 import { sendJson } from '../json-reply.js';
 import { disconnectWhenStalled } from '../stalled-client.js';
-import { toEnvelope, type JobEnvelope, type ServiceSpecification } from './job-envelope.js';
+import { toEnvelope, type JobEnvelope, type ServiceSpecification, type WebhookStatus } from './job-envelope.js';
 import type { JobBackend } from './job-backend.js';
 import { isTerminal } from './job-status.js';
 import type { Job } from './job.js';
@@ -15,6 +15,8 @@ export interface JobStreamOptions {
   publicUrl: string | null;
   /** How long a client may take none of what waits to be sent before it is disconnected (--send-timeout). */
   sendTimeoutMs: number;
+  /** The job's webhook deliveries, for its envelope; undefined for a job submitted without one. */
+  webhookStatus?: (id: string) => WebhookStatus | undefined;
 }
 
 /** How one protocol frames a job's chunks and changes as server-sent events. */
@@ -112,9 +114,15 @@ export function streamJob(
   });
 }
 
-export function envelopeOf(request: FastifyRequest, job: Job, options: Pick<JobStreamOptions, 'publicUrl' | 'specification'>): JobEnvelope {
-  const baseUrl = options.publicUrl ?? `${request.protocol}://${request.host}`;
-  return toEnvelope(job, baseUrl, options.specification);
+export function envelopeOf(request: FastifyRequest, job: Job, options: Pick<JobStreamOptions, 'publicUrl' | 'specification' | 'webhookStatus'>): JobEnvelope {
+  const envelope = toEnvelope(job, baseUrlOf(request, options), options.specification);
+  const webhook = options.webhookStatus?.(job.id);
+  return webhook === undefined ? envelope : { ...envelope, webhook };
+}
+
+/** The origin clients reach this server by: --public-url, else the request's own. */
+export function baseUrlOf(request: FastifyRequest, options: Pick<JobStreamOptions, 'publicUrl'>): string {
+  return options.publicUrl ?? `${request.protocol}://${request.host}`;
 }
 
 /** An envelope as a response body; one holding a large result is sent as the client reads it. */

@@ -18,7 +18,7 @@ export class LocalJobs implements JobBackend {
     private readonly retryAfterSeconds: number,
   ) {}
 
-  async submit({ endpoint, owner, streams, args, keyCount }: JobSubmission, onEnd: () => void): Promise<Job> {
+  async submit({ endpoint, owner, streams, args, keyCount, created, discarded }: JobSubmission, onEnd: () => void): Promise<Job> {
     const { store } = this;
     const overShare = keyShareRefusal(store.holdingOf(owner), store.limits, keyCount);
     if (overShare !== null) {
@@ -33,9 +33,11 @@ export class LocalJobs implements JobBackend {
       throw new HttpError(503, 'queue_full', 'results_unread', refusal.message, { headers: { 'retry-after': String(refusal.retryAfterSeconds) } });
     }
     const job = store.create(endpoint, owner, streams, args);
+    created?.(job);
     try {
       this.runner.start(job, args, onEnd);
     } catch (error) {
+      discarded?.(job);
       store.discard(job);
       onEnd();
       throw error;
