@@ -226,6 +226,12 @@ describe('one job queue in Redis shared by several replicas (--job-store redis:/
       // Reading one through the other replica makes room.
       expect((await readJob(b, ids[0] as string)).body).toMatchObject({ status: 'FINISHED', result: 'one' });
       expect((await postJson(`${b.url}/order`, { tag: 'three' }, { prefer: 'wait=10' })).body).toMatchObject({ status: 'FINISHED', result: 'three' });
+
+      // Webhooks follow one server's own store: with Redis a submit naming one is refused, not left unsent.
+      const hooked = await postJson(`${a.url}/order`, { tag: 'four' }, { webhook: 'https://hooks.example.com/svc' });
+      expect(hooked.status).toBe(400);
+      expect(hooked.body.error.code).toBe('webhooks_unavailable');
+      expect(hooked.body.error.message).toContain('--job-store redis://: not yet');
     } finally {
       await Promise.all([a.stop(), b.stop()]);
     }
