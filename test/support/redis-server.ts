@@ -21,17 +21,19 @@ export interface RunningRedis {
  * A real redis-server on a free port, in a temporary directory of its own, with its data in an
  * append-only file (`--appendonly yes`, no RDB snapshots) so that a restart keeps every write.
  */
-export async function startRedis(): Promise<RunningRedis> {
+export async function startRedis(options: { bind?: string[]; password?: string } = {}): Promise<RunningRedis> {
   const dir = mkdtempSync(join(tmpdir(), 'svc-redis-'));
   const port = await closedPort();
+  const bind = options.bind ?? ['127.0.0.1'];
+  const auth = options.password === undefined ? [] : ['--requirepass', options.password];
   let child: ResultPromise | null = null;
   const launch = async () => {
-    child = execa(REDIS_SERVER, ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--save', '', '--appendonly', 'yes', '--appendfsync', 'always'], {
+    child = execa(REDIS_SERVER, ['--port', String(port), '--bind', bind.join(' '), ...auth, '--dir', dir, '--save', '', '--appendonly', 'yes', '--appendfsync', 'always'], {
       reject: false,
       buffer: false,
       stdio: 'ignore',
     });
-    await untilAnswering(port);
+    await untilAnswering(port, options.password);
   };
   await launch();
   const stop = async () => {
@@ -40,13 +42,14 @@ export async function startRedis(): Promise<RunningRedis> {
     running?.kill('SIGTERM');
     await running;
   };
-  return { url: `redis://127.0.0.1:${port}`, port, stop, restart: launch };
+  const credentials = options.password === undefined ? '' : `:${encodeURIComponent(options.password)}@`;
+  return { url: `redis://${credentials}127.0.0.1:${port}`, port, stop, restart: launch };
 }
 
-async function untilAnswering(port: number): Promise<void> {
+async function untilAnswering(port: number, password: string | undefined): Promise<void> {
   const deadline = Date.now() + 10_000;
   for (;;) {
-    const client = new Redis({ port, host: '127.0.0.1', lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
+    const client = new Redis({ port, host: '127.0.0.1', password, lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
     client.on('error', () => {});
     try {
       await client.connect();
