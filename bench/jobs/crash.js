@@ -5,11 +5,16 @@
 // SQLite file in the state directory; XDG_STATE_HOME points at a directory of this run's own).
 //
 // Usage: node bench/jobs/crash.js [--jobs 2000] [--clients 64] [--seconds 0.01] [--workers 2]
-//          [--kill-at 0.5] [--job-store URL]
+//          [--kill-at 0.5] [--job-store URL] [--replicas N]
 // --kill-at: the share of the submits sent when the gateway is killed. --job-store memory
-// shows what the flood loses without a file. Needs the CLI bundle (`node scripts/bundle.js`).
-import { spawn } from 'node:child_process';
+// shows what the flood loses without a file. --replicas 3: three replicas sharing a queue in
+// Redis (a redis-server of this run's own, --appendonly yes, unless --job-store names one);
+// the clients spread their submits over them, the first is killed and not restarted, and each
+// accepted job is read through a replica other than the one that took it.
+// Needs the CLI bundle (`node scripts/bundle.js`).
+import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
+import { connect } from 'node:net';
 import { Agent, request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -27,16 +32,30 @@ const { values } = parseArgs({
     workers: { type: 'string', default: '2' },
     'kill-at': { type: 'string', default: '0.5' },
     'job-store': { type: 'string' },
+    replicas: { type: 'string', default: '1' },
   },
 });
+const replicaCount = Number(values.replicas);
 const total = Number(values.jobs);
 const stateHome = mkdtempSync(join(tmpdir(), 'svc-crash-'));
 const port = await freePort();
 const agent = new Agent({ keepAlive: true, maxSockets: Number(values.clients) });
-const command = [svcBin, 'start', join(here, 'svc', 'service.py'), '--compute', 'serverless', '--host', '127.0.0.1', '--port', String(port),
-  '--workers', values.workers, '--queue-size', String(total), ...(values['job-store'] ? ['--job-store', values['job-store']] : [])];
+const redisServer = replicaCount > 1 && values['job-store'] === undefined ? await startRedisServer() : null;
+const jobStore = redisServer ? `redis://127.0.0.1:${redisServer.port}` : values['job-store'];
+const commandOn = (onPort) => [svcBin, 'start', join(here, 'svc', 'service.py'), '--compute', 'serverless', '--host', '127.0.0.1', '--port', String(onPort),
+  '--workers', values.workers, '--queue-size', String(total), ...(jobStore ? ['--job-store', jobStore] : [])];
+const command = commandOn(port);
 
 try {
+  if (replicaCount > 1) await replicasCrash();
+  else await oneServerCrash();
+} finally {
+  agent.destroy();
+  redisServer?.child.kill('SIGTERM');
+  rmSync(stateHome, { recursive: true, force: true });
+}
+
+async function oneServerCrash() {
   let server = await start();
   const accepted = [];
   let sent = 0;
@@ -81,29 +100,79 @@ try {
   for (const [outcome, count] of [...outcomes].sort()) console.log(`  ${outcome}: ${count}`);
   console.log(`lost: ${lost} of ${accepted.length}`);
   process.exitCode = lost === 0 ? 0 : 1;
-} finally {
-  agent.destroy();
-  rmSync(stateHome, { recursive: true, force: true });
+}
+
+/** N replicas on one Redis queue; the first is killed mid-flood and stays dead. */
+async function replicasCrash() {
+  const ports = [port];
+  for (let i = 1; i < replicaCount; i += 1) ports.push(await freePort());
+  const servers = await Promise.all(ports.map((onPort) => start(commandOn(onPort), onPort)));
+  const accepted = [];
+  let sent = 0;
+  let refused = 0;
+  let cut = 0;
+  let killed = false;
+  let killedAfterMs = 0;
+  const began = performance.now();
+  await Promise.all(
+    Array.from({ length: Number(values.clients) }, async (_, client) => {
+      while (sent < total) {
+        sent += 1;
+        if (sent === Math.round(total * Number(values['kill-at']))) {
+          servers[0].kill('SIGKILL');
+          killed = true;
+          killedAfterMs = performance.now() - began;
+        }
+        // Before the kill every replica takes submits; after it, the living ones (as a load balancer would).
+        const by = killed ? 1 + (client % (replicaCount - 1)) : client % replicaCount;
+        try {
+          const answer = await send('POST', '/pause', JSON.stringify({ seconds: Number(values.seconds) }), {}, ports[by]);
+          if (answer.status >= 200 && answer.status < 300) accepted.push({ id: answer.body.id, by });
+          else if (refused++ === 0) console.log(`first refusal: ${answer.status} ${JSON.stringify(answer.body)}`);
+        } catch {
+          cut += 1;
+        }
+      }
+    }),
+  );
+  const readBegan = performance.now();
+  const outcomes = new Map();
+  for (let i = 0; i < accepted.length; i += 64) {
+    // Through a living replica other than the one that took the submit.
+    const batch = await Promise.all(accepted.slice(i, i + 64).map(({ id, by }) => ending(id, ports[by === 1 ? 2 : 1])));
+    for (const outcome of batch) outcomes.set(outcome, (outcomes.get(outcome) ?? 0) + 1);
+  }
+  const endedMs = performance.now() - readBegan;
+  for (const server of servers.slice(1)) server.kill('SIGTERM');
+  await Promise.all(servers.slice(1).map((server) => new Promise((resolve) => server.on('exit', resolve))));
+  const lost = outcomes.get('404 (lost)') ?? 0;
+  const takenByKilled = accepted.filter(({ by }) => by === 0).length;
+  console.log(`${replicaCount} replicas: svc ${command.slice(1).join(' ').replace(`--port ${port}`, '--port PORT')}`);
+  console.log(`${total} submits from ${values.clients} clients, kill -9 of replica 1 after ${Math.round(killedAfterMs)} ms: ${accepted.length} accepted (${takenByKilled} by the killed replica), ${refused} refused, ${cut} cut by the kill`);
+  console.log(`every accepted job ended within ${Math.round(endedMs)} ms of the flood's end, read through another replica`);
+  for (const [outcome, count] of [...outcomes].sort()) console.log(`  ${outcome}: ${count}`);
+  console.log(`lost: ${lost} of ${accepted.length}`);
+  process.exitCode = lost === 0 ? 0 : 1;
 }
 
 /** How an accepted job ended, read from the restarted server (Prefer: wait until it does). */
-async function ending(id) {
+async function ending(id, onPort = port) {
   for (;;) {
-    const { status, body } = await send('GET', `/v1/jobs/${id}`, null, { prefer: 'wait=30' });
+    const { status, body } = await send('GET', `/v1/jobs/${id}`, null, { prefer: 'wait=30' }, onPort);
     if (status === 404) return '404 (lost)';
     if (['FINISHED', 'FAILED', 'TIMEOUT', 'CANCELLED'].includes(body.status)) return body.error_detail ? `${body.status} ${body.error_detail.type}` : body.status;
   }
 }
 
-function start() {
-  const child = spawn(process.execPath, command, { env: { ...process.env, XDG_STATE_HOME: stateHome }, stdio: ['ignore', 'ignore', 'pipe'] });
+function start(startCommand = command, onPort = port) {
+  const child = spawn(process.execPath, startCommand, { env: { ...process.env, XDG_STATE_HOME: stateHome }, stdio: ['ignore', 'ignore', 'pipe'] });
   let stderr = '';
   child.stderr.on('data', (data) => (stderr += data));
   return new Promise((resolve, reject) => {
     const poll = async () => {
       if (child.exitCode !== null) return reject(new Error(`svc exited: ${stderr}`));
       try {
-        const { status, body } = await send('GET', '/health');
+        const { status, body } = await send('GET', '/health', null, {}, onPort);
         if (status === 200 && body?.status === 'READY') return resolve(child);
       } catch {
         // not listening yet
@@ -114,9 +183,32 @@ function start() {
   });
 }
 
-function send(method, path, body = null, headers = {}) {
+/** Debian's redis-server on a free port, its append-only file in this run's directory. */
+async function startRedisServer() {
+  const redisPort = await freePort();
+  const child = spawn('/usr/bin/redis-server', ['--port', String(redisPort), '--bind', '127.0.0.1', '--dir', stateHome, '--save', '', '--appendonly', 'yes'], { stdio: 'ignore' });
+  for (const deadline = Date.now() + 10_000; !(await answersPing(redisPort)); ) {
+    if (Date.now() > deadline) throw new Error(`redis-server did not answer on port ${redisPort}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  console.log(`${spawnSync('/usr/bin/redis-server', ['--version'], { encoding: 'utf8' }).stdout.trim()}, --save '' --appendonly yes`);
+  return { port: redisPort, child };
+}
+
+function answersPing(onPort) {
+  return new Promise((resolve) => {
+    const socket = connect(onPort, '127.0.0.1', () => socket.write('PING\r\n'));
+    socket.on('data', (data) => {
+      socket.destroy();
+      resolve(data.toString().startsWith('+PONG'));
+    });
+    socket.on('error', () => resolve(false));
+  });
+}
+
+function send(method, path, body = null, headers = {}, onPort = port) {
   return new Promise((resolve, reject) => {
-    const outgoing = request({ host: '127.0.0.1', port, path, method, agent, headers: { ...(body ? { 'content-type': 'application/json' } : {}), ...headers } }, (response) => {
+    const outgoing = request({ host: '127.0.0.1', port: onPort, path, method, agent, headers: { ...(body ? { 'content-type': 'application/json' } : {}), ...headers } }, (response) => {
       let text = '';
       response.setEncoding('utf8');
       response.on('data', (chunk) => (text += chunk));

@@ -15,6 +15,10 @@
 // (`Webhook` header, every event: a no-op job makes `started` and `completed`), posted to a
 // receiver in this process that answers 204, to show what signed, durable deliveries cost; and
 // again with `Webhook-Events-Filter: completed` (one delivery a job).
+// And svc with its jobs in Redis (a redis-server of this run's own, `--appendonly yes`): one
+// replica, and three replicas sharing one queue (each with --workers N; the clients spread
+// their submits over them, and wait on the replica that took each). On one machine the
+// replicas share its cores: what three replicas add is their workers.
 //
 // Machines are shared and noisy: the servers run side by side, are measured in turn (the
 // order rotates each round), and the table shows medians over rounds with ratios taken
@@ -38,6 +42,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { median, ms, percentile, printTable, push, rotate } from '../lib/numbers.js';
+import { connect } from 'node:net';
 import { freePort, run, stopServers } from '../lib/processes.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -75,6 +80,8 @@ const WAIT = 'svc, Prefer: wait';
 const POLLED = `svc, polled every ${pollMs} ms`;
 const APIPOD_POLLED = `apipod (PyPI), polled every ${pollMs} ms`;
 const MEMORY_WAIT = 'svc --job-store memory, Prefer: wait';
+const REDIS_WAIT = 'svc --job-store redis, 1 replica, Prefer: wait';
+const REDIS3_WAIT = 'svc --job-store redis, 3 replicas, Prefer: wait';
 const WEBHOOK_WAIT = 'svc, Prefer: wait, a webhook per job';
 const WEBHOOK_COMPLETED_WAIT = 'svc, Prefer: wait, a webhook per job, completed only';
 /** Deliveries the receiver got, by event. */
@@ -93,6 +100,11 @@ try {
   const memory = await startSvcOf('svc --job-store memory', svcBin, { SVC_JOB_STORE: 'memory' });
   // Polled on a server of its own: the two compared above then take the same load, and keep as many jobs.
   const polled = await startSvcOf('svc, polled', svcBin, { SVC_JOB_STORE: `sqlite:${join(jobDir, 'polled.sqlite')}` });
+  const redisPort = await startRedisServer();
+  const redis = await startSvcOf('svc --job-store redis', svcBin, { SVC_JOB_STORE: `redis://127.0.0.1:${redisPort}/0` });
+  const replicas = [];
+  for (let i = 1; i <= 3; i += 1) replicas.push(await startSvcOf(`svc --job-store redis, replica ${i}`, svcBin, { SVC_JOB_STORE: `redis://127.0.0.1:${redisPort}/1` }));
+  const replicaSet = { name: 'svc --job-store redis, 3 replicas', ports: replicas.map((replica) => replica.port), next: 0 };
   const receiver = await startReceiver();
   const secrets = join(jobDir, 'webhook-secrets.json');
   // Its output is the secret, which the table has no use for.
@@ -106,7 +118,7 @@ try {
   const apipod = await startServer('apipod (PyPI)', join(venv, 'bin', 'python'), [join(here, 'apipod_pypi', 'service.py')], {}, (port) => ({
     env: { APIPOD_COMPUTE: 'serverless', APIPOD_PROVIDER: 'localhost', APIPOD_HOST: '127.0.0.1', APIPOD_PORT: String(port) },
   }));
-  await Promise.all([svc, memory, polled, hooked, apipod, ...(baseline ? [baseline] : [])].map(waitReady));
+  await Promise.all([svc, memory, polled, hooked, apipod, redis, ...replicas, ...(baseline ? [baseline] : [])].map(waitReady));
   console.log(describeMachine(venv));
 
   const ways = {
@@ -114,6 +126,8 @@ try {
     [POLLED]: (signal) => svcJob(polled, { pollEveryMs: pollMs, signal }),
     [APIPOD_POLLED]: (signal) => apipodJob(apipod, pollMs, signal),
     [MEMORY_WAIT]: (signal) => svcJob(memory, { wait: true, signal }),
+    [REDIS_WAIT]: (signal) => svcJob(redis, { wait: true, signal }),
+    [REDIS3_WAIT]: (signal) => svcJob(replicaSet, { wait: true, signal }),
     [WEBHOOK_WAIT]: (signal) => svcJob(hooked, { wait: true, signal, webhook: { webhook: receiver.url } }),
     [WEBHOOK_COMPLETED_WAIT]: (signal) => svcJob(hooked, { wait: true, signal, webhook: { webhook: receiver.url, 'webhook-events-filter': 'completed' } }),
     ...(baseline ? { [`${baseline.name}, Prefer: wait`]: (signal) => svcJob(baseline, { wait: true, signal }) } : {}),
@@ -150,6 +164,9 @@ try {
   for (let round = 0; round < rounds; round += 1) {
     await timeEach('svc, Prefer: wait (HTTP)', Math.ceil(samples / rounds), (signal) => svcJob(svc, { wait: true, signal }));
     await timeEach('svc, Prefer: wait (client run())', Math.ceil(samples / rounds), (signal) => client.run('/noop', {}, { signal }));
+    await timeEach('svc --job-store memory, Prefer: wait (HTTP)', Math.ceil(samples / rounds), (signal) => svcJob(memory, { wait: true, signal }));
+    await timeEach('svc --job-store redis, 1 replica, Prefer: wait (HTTP)', Math.ceil(samples / rounds), (signal) => svcJob(redis, { wait: true, signal }));
+    await timeEach('svc --job-store redis, 3 replicas, Prefer: wait (HTTP)', Math.ceil(samples / rounds), (signal) => svcJob(replicaSet, { wait: true, signal }));
     await timeEach(`apipod (PyPI), polled every ${pollMs} ms`, Math.ceil(samples / rounds), (signal) => apipodJob(apipod, pollMs, signal));
   }
   await timeEach('svc, polled every 1 s', slowSamples, (signal) => svcJob(svc, { pollEveryMs: 1000, signal }));
@@ -173,11 +190,13 @@ try {
  */
 async function svcJob(server, { wait = false, pollEveryMs = 0, signal, webhook = {} }) {
   const prefer = wait ? { prefer: 'wait=10' } : {};
-  let envelope = await send('POST', server.port, '/noop', '{}', { ...prefer, ...webhook });
+  // Replicas take the submits in turn; a job is then followed where its envelope points.
+  const port = server.ports ? server.ports[server.next++ % server.ports.length] : server.port;
+  let envelope = await send('POST', port, '/noop', '{}', { ...prefer, ...webhook });
   while (envelope.status !== 'FINISHED' && !signal.aborted) {
     if (['FAILED', 'TIMEOUT', 'CANCELLED'].includes(envelope.status)) throw new Error(`svc job ended ${envelope.status}`);
     if (!wait) await sleep(pollEveryMs);
-    envelope = await send('GET', server.port, new URL(envelope.refresh_job_url).pathname, null, prefer);
+    envelope = await send('GET', port, new URL(envelope.refresh_job_url).pathname, null, prefer);
   }
   if (!signal.aborted && envelope.result?.ok !== true) throw new Error(`svc: unexpected result ${JSON.stringify(envelope)}`);
 }
@@ -287,6 +306,32 @@ async function startServer(name, command, args, env, withPort) {
   return server;
 }
 
+/** Debian's redis-server on a free port, its append-only file in this run's directory. */
+async function startRedisServer() {
+  const port = await freePort();
+  const child = spawn('/usr/bin/redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--dir', jobDir, '--save', '', '--appendonly', 'yes'], {
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  started.push({ name: 'redis-server', port, child, stderr: () => '', exited: new Promise((resolve) => child.on('exit', resolve)) });
+  const deadline = Date.now() + 10_000;
+  while (!(await answersPing(port))) {
+    if (Date.now() > deadline) throw new Error(`redis-server did not answer on port ${port}`);
+    await sleep(50);
+  }
+  return port;
+}
+
+function answersPing(port) {
+  return new Promise((resolve) => {
+    const socket = connect(port, '127.0.0.1', () => socket.write('PING\r\n'));
+    socket.on('data', (data) => {
+      socket.destroy();
+      resolve(data.toString().startsWith('+PONG'));
+    });
+    socket.on('error', () => resolve(false));
+  });
+}
+
 async function waitReady(server) {
   const deadline = Date.now() + 60_000;
   while (Date.now() < deadline) {
@@ -332,7 +377,8 @@ function describeMachine(venv) {
   const svcVersion = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')).version;
   return [
     `machine: ${spawnSync('nproc', { encoding: 'utf8' }).stdout.trim()} cores, Node ${process.version}, ${python} (svc workers)`,
-    `svc ${svcVersion}: svc start --compute serverless --workers ${workers} --queue-size 100000 --max-jobs 100000 (jobs in a SQLite file, and with --job-store memory)`,
+    `svc ${svcVersion}: svc start --compute serverless --workers ${workers} --queue-size 100000 --max-jobs 100000 (jobs in a SQLite file, with --job-store memory, in Redis: one replica, and three with --workers ${workers} each)`,
+    `redis: ${spawnSync('/usr/bin/redis-server', ['--version'], { encoding: 'utf8' }).stdout.trim()}, --save '' --appendonly yes (appendfsync everysec)`,
     'svc, webhooks: the same, SQLite, with --webhook-allow-private; every submit names a receiver in this process (204)',
     `apipod ${apipodVersion} from PyPI: APIPOD_COMPUTE=serverless (FastAPI + JobQueue, app.start() -> uvicorn), queue_size=100000`,
     `load: ${clients} clients in one Node process (node:http, keep-alive), ${values.duration} s per measurement, ${rounds} rounds`,
@@ -356,6 +402,7 @@ function reportThroughput(throughput, stalls) {
   console.log(`jobs/s, svc polled / apipod polled alike: ${ratio(throughput.get(POLLED), base)}`);
   const durability = median(throughput.get(WAIT).map((value, round) => value / throughput.get(MEMORY_WAIT)[round]));
   console.log(`jobs/s with Prefer: wait, sqlite / memory: ${durability.toFixed(2)}x (target at least 0.70x: ${durability >= 0.7 ? 'met' : 'NOT met'})`);
+  console.log(`jobs/s with Prefer: wait, redis 1 replica / memory: ${ratio(throughput.get(REDIS_WAIT), throughput.get(MEMORY_WAIT), 2)}; 3 replicas / 1 replica: ${ratio(throughput.get(REDIS3_WAIT), throughput.get(REDIS_WAIT), 2)}`);
   console.log(`jobs/s with Prefer: wait, a webhook per job / none (both sqlite): ${ratio(throughput.get(WEBHOOK_WAIT), throughput.get(WAIT), 2)} every event, ${ratio(throughput.get(WEBHOOK_COMPLETED_WAIT), throughput.get(WAIT), 2)} completed only; deliveries received: ${delivered.started} started, ${delivered.completed} completed, ${delivered.other} other`);
   const baselineWay = ways.find((way) => way.startsWith('svc at '));
   if (baselineWay !== undefined) console.log(`jobs/s with Prefer: wait, this svc / ${baselineWay.replace(/, Prefer: wait$/, '')}: ${ratio(throughput.get(WAIT), throughput.get(baselineWay), 2)}`);

@@ -19,8 +19,9 @@ import { addMissing, readDotenvFile } from './dotenv-file.js';
 import { SvcError } from '../svc-error.js';
 import { locateProject } from '../project-location.js';
 import { createServeLog } from './serve-log.js';
+import type { ServeLog } from '../serve-log.js';
 import { containerServeArgs, type ServeSettings } from './container-serve-args.js';
-import { JOB_STORE_ENV, parseJobStoreLocation, type JobStoreLocation } from '../serve/jobs/job-store-location.js';
+import { JOB_STORE_ENV, parseJobStoreLocation, redacted, type JobStoreLocation } from '../serve/jobs/job-store-location.js';
 
 interface StartOptions extends CommonOptions, ServeSettings {
   entrypoint?: string;
@@ -106,7 +107,7 @@ export function registerStartCommand(program: Command): void {
         .default(Math.floor(HEAP_MEBIBYTES / 4), `a quarter of Node's heap, ${Math.floor(HEAP_MEBIBYTES / 4)}`),
     )
     .addOption(
-      new Option('--job-store <url>', 'where jobs live: memory, or sqlite:PATH to survive a crash (default: sqlite in the state directory for serverless compute; docs/jobs.md)')
+      new Option('--job-store <url>', 'where jobs live: memory, sqlite:PATH to survive a crash, or redis://HOST:PORT[/DB] to share one queue among replicas (default: sqlite in the state directory for serverless compute; docs/jobs.md, docs/scaling.md)')
         .env(JOB_STORE_ENV)
         .argParser(jobStore),
     )
@@ -135,8 +136,8 @@ export function registerStartCommand(program: Command): void {
         const unread = options.dotenv === undefined ? unreadDotenv(target, options.entrypoint) : null;
         if (unread !== null) log.info(`${unread} is not read: svc start --dotenv ${unread} gives its variables to the service`);
         if (options.orchestrator === 'docker') {
-          if (options.jobStore !== undefined) {
-            throw new SvcError('usage', '--job-store names a file on this machine: with --orchestrator docker, the container keeps its jobs in its own (docs/jobs.md)');
+          if (options.jobStore?.kind === 'sqlite') {
+            throw new SvcError('usage', '--job-store sqlite: names a file on this machine: with --orchestrator docker, give the container a store it reaches (redis://HOST:PORT), or none (docs/jobs.md)');
           }
           if (options.webhookSecrets !== undefined) {
             throw new SvcError('usage', '--webhook-secrets names a file on this machine: with --orchestrator docker, the container keeps its own (docs/webhooks.md)');
@@ -159,8 +160,8 @@ export function registerStartCommand(program: Command): void {
             compute: options.compute,
             provider: options.provider,
             extraArgs,
-            env: await containerSecrets(options, target),
-            passEnv: Object.keys(fromEnvFile),
+            env: await containerSecrets(options, target, log),
+            passEnv: [...Object.keys(fromEnvFile), ...(options.jobStore === undefined ? [] : [JOB_STORE_ENV])],
             stopTimeoutSeconds: options.gracePeriod + 5,
             log,
           });
@@ -188,7 +189,7 @@ export function registerStartCommand(program: Command): void {
           corsOrigins: options.corsOrigin,
           apiKey: options.apiKey ?? process.env.SERVICE_API_KEY,
           apiKeysFile: options.apiKeys,
-          jobStore: options.jobStore,
+          jobStore: checkedJobStore(options.jobStore),
           webhooks: {
             settings: {
               allowPrivate: options.webhookAllowPrivate === true,
@@ -217,10 +218,22 @@ export function registerStartCommand(program: Command): void {
 }
 
 function jobStore(text: string): JobStoreLocation {
+  // Commander's message repeats the value: one holding a Redis password is checked in the
+  // command's action instead (checkedJobStore), whose message shows it as ***.
+  if (redacted(text) !== text) return { kind: 'redis', url: text };
   try {
     return parseJobStoreLocation(text, process.cwd());
   } catch (error) {
     throw new InvalidArgumentError((error as Error).message);
+  }
+}
+
+function checkedJobStore(location: JobStoreLocation | undefined): JobStoreLocation | undefined {
+  if (location?.kind !== 'redis') return location;
+  try {
+    return parseJobStoreLocation(location.url, process.cwd());
+  } catch (error) {
+    throw new SvcError('usage', `--job-store: ${(error as Error).message}`);
   }
 }
 
@@ -235,7 +248,7 @@ function unreadDotenv(target: string, entrypoint: string | undefined): string | 
  * caller's, then `--api-key` and the `--api-keys` file's text, checked here as the local
  * server checks them, so that a bad key or file is named before any container starts.
  */
-async function containerSecrets(options: StartOptions, target: string): Promise<NodeJS.ProcessEnv> {
+async function containerSecrets(options: StartOptions, target: string, log: ServeLog): Promise<NodeJS.ProcessEnv> {
   // Loaded on use, like the servers: every other command would pay for node:crypto.
   const { API_KEYS_ENV, ApiKeys, readKeysFile } = await import('../serve/api-keys.js');
   const env: NodeJS.ProcessEnv = { ...process.env };
@@ -247,5 +260,18 @@ async function containerSecrets(options: StartOptions, target: string): Promise<
   const { WEBHOOK_SECRETS_ENV } = await import('../serve/webhooks/webhook-secrets.js');
   const secretsFile = join(projectStateDirectory(locateProject(target, options.entrypoint).root, process.env, homedir()), 'webhook-secrets.json');
   if (env[WEBHOOK_SECRETS_ENV] === undefined && existsSync(secretsFile)) env[WEBHOOK_SECRETS_ENV] = readFileSync(secretsFile, 'utf8');
+  // In the environment, not the command: a Redis URL may hold a password, which `docker inspect` would show in the command.
+  const jobStore = checkedJobStore(options.jobStore);
+  if (jobStore !== undefined) {
+    env[JOB_STORE_ENV] = jobStore.kind === 'redis' ? jobStore.url : 'memory';
+    if (jobStore.kind === 'redis' && isLoopbackName(new URL(jobStore.url).hostname)) {
+      log.warn(`--job-store ${redacted(jobStore.url)}: inside the container, that address is the container itself; give an address the container reaches (the host's on the Docker bridge, e.g. 172.17.0.1)`);
+    }
+  }
   return env;
+}
+
+/** A host name that means this machine: inside a container, the container. */
+function isLoopbackName(host: string): boolean {
+  return host === 'localhost' || host === '[::1]' || /^127\./.test(host);
 }

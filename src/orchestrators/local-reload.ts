@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { formatLocated, SvcError } from '../svc-error.js';
 import { GatewayFront } from '../serve/gateway-front.js';
-import type { JobStore } from '../serve/jobs/job-store.js';
+import type { JobBackend } from '../serve/jobs/job-backend.js';
 import { startingGateway } from '../serve/startup-server.js';
 import type { ServeLog } from '../serve-log.js';
 import type { PoolSwitch } from '../worker/pool-switch.js';
@@ -18,7 +18,7 @@ export interface ReloadingServeOptions {
   stopSignal: Promise<NodeJS.Signals>;
   /** Where every gateway and the jobs make their calls; switched to each new pool. */
   calls: PoolSwitch;
-  jobStore: JobStore;
+  jobStore: JobBackend;
   /** A pool of the project's code as it is now, not started. */
   newPool: () => WorkerPool;
   /** The gateway for a started pool, ready; throws an SvcError for a service it cannot serve. */

@@ -26,6 +26,9 @@ import { JobRunner } from '../serve/jobs/job-runner.js';
 import { JobStore } from '../serve/jobs/job-store.js';
 import type { Job } from '../serve/jobs/job.js';
 import type { JobJournal } from '../serve/jobs/job-journal.js';
+import type { JobBackend } from '../serve/jobs/job-backend.js';
+import { LocalJobs } from '../serve/jobs/local-jobs.js';
+import { RedisReplica } from '../serve/jobs/redis-replica.js';
 import { planRecovery } from '../serve/jobs/job-recovery.js';
 import { defaultJobStoreLocation, describeJobStore, projectStateDirectory, type JobStoreLocation } from '../serve/jobs/job-store-location.js';
 import { SqliteJobJournal, sqliteLoads } from '../serve/jobs/sqlite-job-journal.js';
@@ -88,7 +91,7 @@ export async function serveLocally(options: LocalServeOptions): Promise<void> {
   // reach nothing else, and other users of the machine cannot read the uploads.
   const fileDir = await mkdtemp(join(tmpdir(), 'svc-files-'));
   // Closed last, once no job can change: the next server to start takes the file.
-  const held: Held = { journal: null, webhooks: null };
+  const held: Held = { journal: null, webhooks: null, redis: null };
   try {
     await serveWithFileDir(options, fileDir, held);
   } finally {
@@ -96,14 +99,19 @@ export async function serveLocally(options: LocalServeOptions): Promise<void> {
     held.webhooks?.dispatcher.stop();
     held.webhooks?.log.close();
     held.journal?.close();
+    await held.redis?.close();
     await rm(fileDir, { recursive: true, force: true });
   }
 }
 
-/** What the server holds open until it has stopped: the job file, and the webhook deliveries kept in it. */
+/**
+ * What the server holds open until it has stopped: the job file and the webhook deliveries kept
+ * in it, or this replica's Redis connections.
+ */
 interface Held {
   journal: JobJournal | null;
   webhooks: { dispatcher: WebhookDispatcher; log: DeliveryLog } | null;
+  redis: RedisReplica | null;
 }
 
 async function serveWithFileDir(options: LocalServeOptions, fileDir: string, held: Held): Promise<void> {
@@ -119,18 +127,28 @@ async function serveWithFileDir(options: LocalServeOptions, fileDir: string, hel
   const early = named === undefined ? null : await prepareProvider(named, options, python);
   // A file named on the command line is opened before any model loads: a bad path fails at once.
   if (options.jobStore?.kind === 'sqlite') held.journal = SqliteJobJournal.open(options.jobStore.path);
+  if (options.jobStore?.kind === 'redis') held.redis = await RedisReplica.connect(options.jobStore.url);
   log.info(`starting ${options.workers} worker${options.workers === 1 ? '' : 's'} of ${entrypoint} with ${python.path} (Python ${python.version}, from ${python.source})`);
   const imagePython = recordedImagePython(root);
   if (imagePython !== null && !python.version.startsWith(`${imagePython.version}.`)) {
     log.warn(`the image runs Python ${imagePython.version} (from ${imagePython.source}), these workers ${python.version}: what works here may not there (--python chooses another)`);
   }
 
-  /** The store, with the jobs its journal kept from the last server, which `resume` runs once a pool serves. */
   // Known once the workers report the service's title; deliveries wait for no worker, so they ask when they go.
   let specification: ServiceSpecification = serviceSpecification(basename(root), options.version);
-  const openJobs = (retention: JobSettings | null, runner: (store: JobStore) => JobRunner) => {
+  /** The jobs, with those its journal kept from the last server, which `resume` runs once a pool serves. */
+  const openJobs = (retention: JobSettings | null): { jobs: JobBackend; webhooks: Webhooks | null; resume: () => void; unendedCount: () => number } => {
+    const runnerOptions = { timeoutsMs: options.jobs.timeoutsMs, defaultTimeoutMs: options.jobs.defaultTimeoutMs, debug: options.debug };
+    const { redis } = held;
+    if (redis !== null) {
+      const jobs = redis.jobs(calls, { retention: options.jobs, maxQueue: options.queueSize, retryAfterSeconds: RETRY_AFTER_SECONDS, runner: runnerOptions, workers: options.workers, log });
+      log.info(`jobs are kept in ${describeJobStore(options.jobStore as JobStoreLocation)}, shared with every replica started with it`);
+      // No webhooks yet: their dispatcher follows one server's own store. A stopping replica
+      // leaves nothing unended of its own: it puts those back in the shared queue.
+      return { jobs, webhooks: null, resume: () => redis.start(), unendedCount: () => 0 };
+    }
     const store = new JobStore(retention ?? options.jobs, Date.now, held.journal);
-    const jobRunner = runner(store);
+    const jobRunner = new JobRunner(store, calls, runnerOptions);
     // A provider's worker (no retention) gets no webhooks: the provider notifies its callers.
     const webhooks = retention === null ? openWebhooks(store) : null;
     let toRun: ReturnType<JobStore['restore']> = [];
@@ -148,7 +166,12 @@ async function serveWithFileDir(options: LocalServeOptions, fileDir: string, hel
     const failedIds = new Set(failedAtRestore.map((job) => job.id));
     webhooks?.dispatcher.restore((jobId) => !failedIds.has(jobId) && store.hasEnded(jobId));
     for (const job of failedAtRestore) webhooks?.dispatcher.endedWhileDown(job);
-    return { store, jobRunner, webhooks, resume: () => jobRunner.resume(toRun.splice(0)) };
+    return {
+      jobs: new LocalJobs(store, jobRunner, RETRY_AFTER_SECONDS),
+      webhooks,
+      resume: () => jobRunner.resume(toRun.splice(0)),
+      unendedCount: () => store.unendedCount,
+    };
   };
 
   /** Webhooks follow the store's jobs; their deliveries live where the jobs do. */
@@ -184,16 +207,14 @@ async function serveWithFileDir(options: LocalServeOptions, fileDir: string, hel
     });
   // One for the server's life: a job outlives the pool and the gateway that took it (--reload).
   const calls = new PoolSwitch();
-  const newJobRunner = (jobStore: JobStore) =>
-    new JobRunner(jobStore, calls, { timeoutsMs: options.jobs.timeoutsMs, defaultTimeoutMs: options.jobs.defaultTimeoutMs, debug: options.debug });
-  const newGateway = (pool: WorkerPool, { keys: gatewayKeys, jobStore, jobRunner, webhooks }: { keys: ApiKeys; jobStore: JobStore; jobRunner: JobRunner; webhooks: Webhooks | null }) => {
+  const newGateway = (pool: WorkerPool, { keys: gatewayKeys, jobs, webhooks }: { keys: ApiKeys; jobs: JobBackend; webhooks: Webhooks | null }) => {
     const title = pool.app.title ?? basename(root);
     specification = serviceSpecification(title, options.version);
     const compute = options.compute ?? serviceCompute(pool.app.compute);
     checkTimeoutPaths(options.jobs.timeoutsMs, pool.endpoints.map((endpoint) => endpoint.path));
     const gateway = createGateway({
       keys: gatewayKeys,
-      jobStore,
+      jobBackend: jobs,
       webhooks,
       runner: calls.describing(pool),
       title,
@@ -209,7 +230,7 @@ async function serveWithFileDir(options: LocalServeOptions, fileDir: string, hel
       onRequestLog: (line) => log.request(line),
       log,
       corsOrigins: options.corsOrigins,
-    }, jobRunner);
+    });
     const logReady = (address: string, event: 'listening' | 'reloaded') => {
       const shown = address.replace('0.0.0.0', 'localhost');
       log.info(`${title} is ready on ${shown} (docs: ${shown}/docs; ${compute} compute${keys.enabled ? ', API key required' : ''}${reachNote(options.host)})`);
@@ -220,7 +241,7 @@ async function serveWithFileDir(options: LocalServeOptions, fileDir: string, hel
   };
 
   if (options.reload) {
-    const { store: jobStore, jobRunner, webhooks, resume } = openJobs(null, newJobRunner);
+    const { jobs, webhooks, resume } = openJobs(null);
     let isFirst = true;
     await serveReloading({
       root,
@@ -230,11 +251,11 @@ async function serveWithFileDir(options: LocalServeOptions, fileDir: string, hel
       log,
       stopSignal: waitForStopSignal(),
       calls,
-      jobStore,
+      jobStore: jobs,
       newPool,
       newGateway: async (pool) => {
         if (options.provider === undefined && serviceProvider(pool.app.provider, log) === 'runpod') throw new SvcError('usage', RELOAD_WITH_RUNPOD);
-        const { gateway, logReady } = newGateway(pool, { keys, jobStore, jobRunner, webhooks });
+        const { gateway, logReady } = newGateway(pool, { keys, jobs, webhooks });
         const ready = await gateway;
         await ready.ready();
         return {
@@ -277,19 +298,21 @@ async function serveWithFileDir(options: LocalServeOptions, fileDir: string, hel
     // The runpod worker's jobs are its bridge's alone, read once as they end: kept longer, a
     // worker serving images for an hour held every result (20 MB each) until it ran out of memory.
     if (prepared.runpod) {
-      if (held.journal !== null) log.info("--job-store is not used with --provider runpod: the provider's queue keeps the jobs");
+      if (held.journal !== null || held.redis !== null) log.info("--job-store is not used with --provider runpod: the provider's queue keeps the jobs");
       held.journal?.close();
       held.journal = null;
+      await held.redis?.close();
+      held.redis = null;
     } else {
       if (options.jobStore === undefined) {
         held.journal = openDefaultJournal(defaultJobStoreLocation(options.compute ?? serviceCompute(pool.app.compute), root, process.env, homedir()), log);
       }
     }
-    const { store: jobStore, jobRunner, webhooks, resume } = openJobs(prepared.runpod ? { ...options.jobs, ttlMs: 0, maxRetained: 0, maxRetainedBytes: 0 } : null, newJobRunner);
+    const { jobs, webhooks, resume, unendedCount } = openJobs(prepared.runpod ? { ...options.jobs, ttlMs: 0, maxRetained: 0, maxRetainedBytes: 0 } : null);
     calls.switchTo(pool);
     resume();
     // The runpod worker's gateway answers only its bridge: the provider authenticates callers.
-    const served = newGateway(pool, { keys: gatewayKey ? ApiKeys.from({ key: gatewayKey }) : keys, jobStore, jobRunner, webhooks });
+    const served = newGateway(pool, { keys: gatewayKey ? ApiKeys.from({ key: gatewayKey }) : keys, jobs, webhooks });
     const gateway = await served.gateway;
     if (prepared.runpod && gatewayKey) {
       if (keys.enabled) log.info('--api-key and SERVICE_API_KEY are not used with --provider runpod: the provider authenticates its callers');
@@ -313,14 +336,17 @@ async function serveWithFileDir(options: LocalServeOptions, fileDir: string, hel
 
       const signal = await stopSignal;
       log.info(`${signal}: finishing in-flight calls (up to ${options.gracePeriodMs / 1000} s), then stopping`);
+      // Jobs still queued in Redis are the other replicas' to run.
+      await held.redis?.stopTaking();
       // Still listening while calls finish: new calls get 503 with Retry-After from the
       // stopping pool, and clients can still poll, stream or cancel their jobs.
       const deadline = Date.now() + options.gracePeriodMs;
       await pool.shutdown(options.gracePeriodMs);
-      if (held.journal !== null && jobStore.unendedCount > 0) {
-        log.info(`${jobStore.unendedCount} job(s) not ended are kept in ${held.journal.location}: they run when the server starts again`);
+      const unended = unendedCount();
+      if (held.journal !== null && unended > 0) {
+        log.info(`${unended} job(s) not ended are kept in ${held.journal.location}: they run when the server starts again`);
       }
-      await closeWhenJobsRead({ jobStore, deadline, log, server: gateway.server, close: () => gateway.close() });
+      await closeWhenJobsRead({ jobStore: jobs, deadline, log, server: gateway.server, close: () => gateway.close() });
     }
   } finally {
     // Also when the provider stopped on its own or a check failed: the workers must not outlive svc.
@@ -334,7 +360,7 @@ async function serveWithFileDir(options: LocalServeOptions, fileDir: string, hel
  * a container keeps its jobs in memory unless it is given a store (docs/jobs.md).
  */
 function openDefaultJournal(location: JobStoreLocation, log: ServeLog): JobJournal | null {
-  if (location.kind === 'memory') return null;
+  if (location.kind !== 'sqlite') return null;
   if (!sqliteLoads()) {
     log.warn(`jobs are kept in memory, not in ${describeJobStore(location)}: SQLite (better-sqlite3) is not installed with this svc, and a crash loses them`);
     return null;

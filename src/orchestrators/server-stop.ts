@@ -1,5 +1,5 @@
 import type { Server } from 'node:http';
-import type { JobStore } from '../serve/jobs/job-store.js';
+import type { JobBackend } from '../serve/jobs/job-backend.js';
 import type { ServeLog } from '../serve-log.js';
 
 /** The least time a stopping server gives clients to read jobs that ended while it stopped: a poll a second or two apart. */
@@ -11,7 +11,7 @@ const ENDED_JOBS_READING_MS = 5_000;
  * server closes, and the keep-alive connections clients hold open go with it.
  */
 export async function closeWhenJobsRead(options: {
-  jobStore: JobStore;
+  jobStore: JobBackend;
   deadline: number;
   log: ServeLog;
   server: Server;

@@ -10,6 +10,7 @@ import { HttpError } from './http-error.js';
 import { compileEndpointInputs } from './endpoint-inputs.js';
 import type { Arguments } from './input-validation.js';
 import type { JobRoutesOptions } from './jobs/job-routes.js';
+import type { Job } from './jobs/job.js';
 import { baseUrlOf, envelopeOf, sendEnvelope, streamJob, SVC_FRAMING } from './jobs/job-stream.js';
 import { asksForWebhook, readWebhookRequest, type WebhookRequest } from './webhooks/webhook-request.js';
 import type { WebhookSecrets } from './webhooks/webhook-secrets.js';
@@ -21,7 +22,6 @@ import { sendOutcome, submitFailure } from './call-outcome-http.js';
 import { generatorResult } from './generator-result.js';
 import { refusalBeforeCall } from './result-answer.js';
 import { CallDeadline, callTimedOut, timeoutMsFor } from './call-timeout.js';
-import { keyShareRefusal } from './jobs/key-share.js';
 
 type EndpointRoutesOptions = GatewayOptions & { jobRoutes: JobRoutesOptions };
 
@@ -63,19 +63,14 @@ export async function registerEndpointRoutes(app: FastifyInstance, options: Endp
       }
       if (acceptsEventStream(request.headers.accept)) {
         // The call as server-sent events: a generator's chunks as it yields them, whatever the compute.
-        const job = submitJob(request, options, endpoint, args, webhook, () => void removeStagedFiles(stagedFiles));
-        await options.jobRoutes.store.persisted();
-        if (webhook !== null) await options.webhooks?.dispatcher.persisted();
+        const job = await submitJob(request, options, endpoint, args, webhook, () => void removeStagedFiles(stagedFiles));
         streamJob(request, reply, job, options.jobRoutes, { cancelWhenClientLeaves: true, framing: SVC_FRAMING });
         return;
       }
       if (submitsJobs || preferences.respondAsync) {
-        const job = submitJob(request, options, endpoint, args, webhook, () => void removeStagedFiles(stagedFiles));
-        // Written before it is answered: a job whose id a client holds survives a crash.
-        await options.jobRoutes.store.persisted();
-        if (webhook !== null) await options.webhooks?.dispatcher.persisted();
+        let job = await submitJob(request, options, endpoint, args, webhook, () => void removeStagedFiles(stagedFiles));
         if (preferences.waitSeconds !== null) {
-          await options.jobRoutes.store.waitUntilEnded(job, preferences.waitSeconds * 1000);
+          job = await options.jobRoutes.jobs.waitUntilEnded(job, preferences.waitSeconds * 1000);
           reply.header('preference-applied', `wait=${preferences.waitSeconds}`);
         } else if (preferences.respondAsync) {
           reply.header('preference-applied', 'respond-async');
@@ -159,36 +154,25 @@ function refuseTakenRoute(
 }
 
 /**
- * Creates the job and queues its call; a key that holds its share of the job store is a
- * 429, a full queue, or ended jobs waiting to be read that fill what the server keeps, a
- * 503; either leaves no job behind.
+ * Creates the job and queues its call, kept before it is answered; a key that holds its share
+ * of the job store is a 429, a full queue, ended jobs waiting to be read that fill what the
+ * server keeps or a job store out of reach, a 503; either leaves no job behind.
  */
-function submitJob(request: FastifyRequest, options: EndpointRoutesOptions, endpoint: EndpointReport, args: Arguments, webhook: WebhookRequest | null, onEnd: () => void) {
-  const { store, runner } = options.jobRoutes;
-  const owner = request.apiKey?.id ?? null;
-  const overShare = keyShareRefusal(store.holdingOf(owner), store.limits, options.keys.count);
-  if (overShare !== null) {
-    onEnd();
-    // Its own unread results decide when it may go on; with none, its running jobs do.
-    const retryAfter = store.secondsUntilUnreadExpires(owner) ?? options.retryAfterSeconds;
-    throw new HttpError(429, 'too_many_requests', 'key_results_unread', overShare, { headers: { 'retry-after': String(retryAfter) } });
-  }
-  const refusal = store.refusal();
-  if (refusal !== null) {
-    onEnd();
-    throw new HttpError(503, 'queue_full', 'results_unread', refusal.message, { headers: { 'retry-after': String(refusal.retryAfterSeconds) } });
-  }
-  const job = store.create(endpoint.path, owner, endpoint.is_generator, args);
-  // Before the job can start: its first event must find the subscription.
-  if (webhook !== null) options.webhooks?.dispatcher.subscribe(job, { ...webhook, baseUrl: baseUrlOf(request, options.jobRoutes) });
+async function submitJob(request: FastifyRequest, options: EndpointRoutesOptions, endpoint: EndpointReport, args: Arguments, webhook: WebhookRequest | null, onEnd: () => void) {
+  const webhooks = webhook === null ? null : (options.webhooks ?? null);
+  const subscription = webhook === null || webhooks === null ? {} : {
+    // Before the job can start: its first event must find the subscription.
+    created: (job: Job) => webhooks.dispatcher.subscribe(job, { ...webhook, baseUrl: baseUrlOf(request, options.jobRoutes) }),
+    discarded: (job: Job) => webhooks.dispatcher.unsubscribe(job.id),
+  };
+  const submission = { endpoint: endpoint.path, owner: request.apiKey?.id ?? null, streams: endpoint.is_generator, args, keyCount: options.keys.count, ...subscription };
+  let job: Job;
   try {
-    runner.start(job, args, onEnd);
+    job = await options.jobRoutes.jobs.submit(submission, onEnd);
   } catch (error) {
-    if (webhook !== null) options.webhooks?.dispatcher.unsubscribe(job.id);
-    store.discard(job);
-    onEnd();
     throw submitFailure(error, endpoint, options);
   }
+  await webhooks?.dispatcher.persisted();
   return job;
 }
 
@@ -199,7 +183,7 @@ function submitJob(request: FastifyRequest, options: EndpointRoutesOptions, endp
 async function readJobWebhook(request: FastifyRequest, options: EndpointRoutesOptions, makesJob: boolean): Promise<WebhookRequest | null> {
   const webhooks = options.webhooks ?? null;
   if (!asksForWebhook(request.headers)) return null;
-  if (webhooks === null) throw new HttpError(400, 'invalid_request', 'webhooks_unavailable', 'the Webhook header: this server sends no webhooks (a provider worker: the provider notifies)');
+  if (webhooks === null) throw new HttpError(400, 'invalid_request', 'webhooks_unavailable', 'the Webhook header: this server sends no webhooks (a provider worker: the provider notifies; jobs kept in Redis, --job-store redis://: not yet)');
   if (!makesJob) {
     throw new HttpError(400, 'invalid_request', 'webhook_needs_job', 'the Webhook header notifies of a job, and this call answers with its result: add "Prefer: respond-async" to make it a job');
   }

@@ -1,7 +1,7 @@
 import type { Compute } from '../deployment-target.js';
 import type { ApiKeys } from './api-keys.js';
 import type { CallBackend } from './call-backend.js';
-import type { JobStore } from './jobs/job-store.js';
+import type { JobBackend } from './jobs/job-backend.js';
 import type { MediaUrlSettings } from './media-urls.js';
 import type { ServeLog } from '../serve-log.js';
 import type { WebhookDispatcher } from './webhooks/webhook-dispatcher.js';
@@ -33,9 +33,12 @@ export interface GatewayOptions {
   compute: Compute;
   keys: ApiKeys;
   jobs: JobSettings;
-  /** Where jobs live; the server that owns the gateway reads it when stopping. */
-  jobStore: JobStore;
-  /** Job notifications (src/serve/webhooks/); null where jobs get none (a provider's worker). */
+  /**
+   * Where jobs live and run: made once per server, so that a job outlives the gateway that took
+   * it (svc start --reload); the server that owns the gateway reads it when stopping.
+   */
+  jobBackend: JobBackend;
+  /** Job notifications (src/serve/webhooks/); null where jobs get none (a provider's worker, jobs in Redis). */
   webhooks?: Webhooks | null;
   onRequestLog?: (line: string) => void;
   /** Where the gateway tells what it notices as it starts (an endpoint's alias, one left out). */

@@ -10,7 +10,6 @@ import { registerEndpointRoutes } from './endpoint-routes.js';
 import type { ServiceSpecification } from './jobs/job-envelope.js';
 import { registerHealthRoute } from './health-route.js';
 import { HttpError } from './http-error.js';
-import type { JobRunner } from './jobs/job-runner.js';
 import { registerJobRoutes } from './jobs/job-routes.js';
 import { registerUnknownRouteAnswers } from './unknown-routes.js';
 import { registerBodyParsers, unsupportedMediaType } from './request-bodies.js';
@@ -23,10 +22,9 @@ const MAX_FORM_PARTS = 1000;
 /**
  * The HTTP side of `svc start`: routing, body parsing, validation, docs, health, and the
  * single place where errors become the one error body shape. Features are plugins that
- * each own their routes. `jobRunner` is made once per server, so that a job outlives the
- * gateway that took it (svc start --reload).
+ * each own their routes.
  */
-export async function createGateway(options: GatewayOptions, jobRunner: JobRunner): Promise<FastifyInstance> {
+export async function createGateway(options: GatewayOptions): Promise<FastifyInstance> {
   const sendError = (error: FastifyError | HttpError, reply: FastifyReply) => {
     const httpError = error instanceof HttpError ? error : fromFastifyError(error, options.maxBodyBytes);
     for (const [name, value] of Object.entries(httpError.extra.headers ?? {})) reply.header(name, value);
@@ -60,10 +58,8 @@ export async function createGateway(options: GatewayOptions, jobRunner: JobRunne
     });
   }
 
-  const store = options.jobStore;
   const jobRoutes = {
-    store,
-    runner: jobRunner,
+    jobs: options.jobBackend,
     specification: serviceSpecification(options.title, options.version),
     publicUrl: options.jobs.publicUrl,
     maxWaitSeconds: options.jobs.maxWaitSeconds,
@@ -83,7 +79,7 @@ export async function createGateway(options: GatewayOptions, jobRunner: JobRunne
   }
   await app.register(registerOriginCheck, { corsOrigins, publicUrl: options.jobs.publicUrl });
   await app.register(registerAuth, { keys: options.keys });
-  await app.register(registerHealthRoute, { runner: options.runner, store });
+  await app.register(registerHealthRoute, { runner: options.runner, jobs: options.jobBackend });
   await app.register(registerDocsRoutes, { runner: options.runner, version: options.version, title: options.title, compute: options.compute });
   await app.register(registerJobRoutes, jobRoutes);
   await app.register(registerChatRoutes, options);

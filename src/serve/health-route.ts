@@ -1,10 +1,11 @@
 import type { FastifyInstance } from 'fastify';
 import type { CallBackend } from './call-backend.js';
-import type { JobStore } from './jobs/job-store.js';
+import { HttpError } from './http-error.js';
+import type { JobBackend } from './jobs/job-backend.js';
 
 interface HealthRouteOptions {
   runner: CallBackend;
-  store: JobStore;
+  jobs: JobBackend;
 }
 
 /**
@@ -13,24 +14,29 @@ interface HealthRouteOptions {
  * `status` stays the workers' (READY, BUSY, ...), which health checks count as up: a
  * server marked down for holding unread results would be restarted and lose them.
  */
-export async function registerHealthRoute(app: FastifyInstance, { runner, store }: HealthRouteOptions): Promise<void> {
+export async function registerHealthRoute(app: FastifyInstance, { runner, jobs }: HealthRouteOptions): Promise<void> {
   const mebibytes = (bytes: number) => Math.ceil(bytes / 2 ** 20);
   app.get('/health', { config: { public: true } }, async () => {
     const health = runner.health();
-    const usage = store.usage;
-    const limits = store.limits;
     return {
       status: health.state,
       workers: health.workers,
       busy: health.busy,
       queued: health.queued,
-      jobs: {
-        unread: usage.unread,
-        max_jobs: limits.maxRetained,
-        unread_mib: mebibytes(usage.unreadBytes),
-        max_job_memory_mib: mebibytes(limits.maxRetainedBytes),
-        full: usage.full,
-      },
+      jobs: await jobs.usage().then(
+        (usage) => ({
+          unread: usage.unread,
+          max_jobs: usage.maxRetained,
+          unread_mib: mebibytes(usage.unreadBytes),
+          max_job_memory_mib: mebibytes(usage.maxRetainedBytes),
+          full: usage.full,
+        }),
+        // A shared store out of reach (Redis restarting) is not this server being down.
+        (error: unknown) => {
+          if (!(error instanceof HttpError)) throw error;
+          return { unavailable: error.message };
+        },
+      ),
     };
   });
 }

@@ -116,6 +116,14 @@ describe('svc start on the command line', () => {
     expect([result.exitCode, Date.now() - second < 2000]).toEqual([130, true]);
   });
 
+  it('refuses a job file with --orchestrator docker, naming what the container can use instead', async () => {
+    const run = await runSvc(['start', 'examples/hello', '--orchestrator', 'docker', '--job-store', 'sqlite:/tmp/jobs.sqlite']);
+    expect([run.exitCode, run.stderr.trim()]).toEqual([
+      2,
+      'error: --job-store sqlite: names a file on this machine: with --orchestrator docker, give the container a store it reaches (redis://HOST:PORT), or none (docs/jobs.md)',
+    ]);
+  });
+
   it('rejects a --public-url that clients could not follow', async () => {
     for (const url of ['notaurl', 'ftp://files.example.com', 'https://api.example.com/?x=1']) {
       const run = await runSvc(['start', HELLO, '--public-url', url]);

@@ -9,6 +9,7 @@ import { planBuild } from '../../src/image/build-plan.js';
 import { renderDockerfile } from '../../src/image/dockerfile.js';
 import { BASE_IMAGE_CATALOG } from '../../src/image/base-image-catalog.js';
 import type { Manifest } from '../../src/scan/manifest.js';
+import { startRedis } from '../support/redis-server.js';
 import { startRunpodStandin } from '../support/runpod-standin.js';
 import { postJson, startSvc } from '../support/server.js';
 import { copyProject, REPO_ROOT, runSvc, SVC_BIN, type SvcRun } from '../support/svc.js';
@@ -164,6 +165,30 @@ describe.skipIf(!engineAnswers && !mustRun)('svc build --image and svc start --o
     expect(refused.exitCode).toBe(2);
     expect(refused.stderr).toContain("--python has no effect with --orchestrator docker");
   }, 120_000);
+
+  it('shares one Redis job queue between the container and a local replica: --job-store redis:// reaches the container by its environment', async () => {
+    const bridge = docker('network', 'inspect', 'bridge', '--format', '{{(index .IPAM.Config 0).Gateway}}');
+    const redis = await startRedis({ bind: ['127.0.0.1', bridge], password: 'e2e-redis-secret' });
+    const stops: Array<() => Promise<unknown>> = [() => redis.stop()];
+    try {
+      const container = await startSvc(['--orchestrator', 'docker', '--image', IMAGE, '--compute', 'serverless', '--job-store', redis.url.replace('127.0.0.1', bridge), project]);
+      stops.unshift(() => container.stop());
+      const local = await startSvc([project, '--compute', 'serverless', '--job-store', redis.url]);
+      stops.unshift(() => local.stop());
+      const read = async (url: string, id: string) => (await fetch(`${url}/v1/jobs/${id}`, { headers: { prefer: 'wait=30' } })).json();
+      const intoContainer = await postJson(`${container.url}/hello`, { name: 'Redis' });
+      expect(intoContainer.status).toBe(200);
+      expect(await read(local.url, intoContainer.body.id)).toMatchObject({ status: 'FINISHED', result: { greeting: 'Hello, Redis.' } });
+      const intoLocal = await postJson(`${local.url}/hello`, { name: 'again' });
+      expect(await read(container.url, intoLocal.body.id)).toMatchObject({ status: 'FINISHED', result: { greeting: 'Hello, again.' } });
+      // The password travels in the container's environment, not its command, which `docker ps` and logs show.
+      const id = docker('ps', '--quiet', '--filter', `ancestor=${IMAGE}`);
+      expect(docker('inspect', id, '--format', '{{json .Config.Cmd}}')).not.toContain('e2e-redis-secret');
+      expect(container.logs()).not.toContain('e2e-redis-secret');
+    } finally {
+      for (const stop of stops) await stop();
+    }
+  }, 180_000);
 
   it('says in one line when the port is taken, in the words of the local orchestrator', async () => {
     const taken = createServer();

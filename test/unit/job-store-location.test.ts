@@ -9,10 +9,18 @@ describe('--job-store values', () => {
     expect(parseJobStoreLocation('sqlite:state/jobs.sqlite', '/srv')).toEqual({ kind: 'sqlite', path: '/srv/state/jobs.sqlite' });
   });
 
-  it('refuses an unknown scheme, an empty path and redis (not yet) with messages that say what to use', () => {
-    expect(() => parseJobStoreLocation('postgres://db/jobs', '/srv')).toThrow('"postgres://db/jobs" is not a job store: use memory or sqlite:PATH');
+  it('refuses an unknown scheme and an empty path with messages that say what to use', () => {
+    expect(() => parseJobStoreLocation('postgres://db/jobs', '/srv')).toThrow('"postgres://db/jobs" is not a job store: use memory, sqlite:PATH or redis://HOST:PORT[/DB]');
     expect(() => parseJobStoreLocation('sqlite:', '/srv')).toThrow('sqlite: needs a file');
-    expect(() => parseJobStoreLocation('redis://localhost:6379', '/srv')).toThrow('redis:// is not supported by this version of svc yet');
+  });
+
+  it('reads a Redis URL, with TLS, a password and a database, and refuses one without a host, a bad port or a bad database', () => {
+    expect(parseJobStoreLocation('redis://localhost:6379', '/srv')).toEqual({ kind: 'redis', url: 'redis://localhost:6379' });
+    expect(parseJobStoreLocation('rediss://:pw@cache.internal:6380/3', '/srv')).toEqual({ kind: 'redis', url: 'rediss://:pw@cache.internal:6380/3' });
+    expect(() => parseJobStoreLocation('redis://', '/srv')).toThrow('redis:// names no host: as in redis://localhost:6379/0');
+    expect(() => parseJobStoreLocation('redis://:pw@host:99999', '/srv')).toThrow('redis://:***@host:99999 is not a Redis URL: it needs a host, and a port from 1 to 65535');
+    expect(() => parseJobStoreLocation('redis://host:6379/jobs', '/srv')).toThrow('the database after the host must be a number (0 to 15 on a default Redis), not "jobs"');
+    expect(() => parseJobStoreLocation('redis://host:6379/0?tls=1', '/srv')).toThrow('svc reads no query or fragment in a Redis URL');
   });
 });
 

@@ -19,30 +19,30 @@ export interface JobRoutesOptions extends JobStreamOptions {
  * to the key that created it; to anyone else it does not exist (404).
  */
 export async function registerJobRoutes(app: FastifyInstance, options: JobRoutesOptions): Promise<void> {
-  const { store, runner } = options;
+  const { jobs } = options;
 
-  const findJob = (request: FastifyRequest, id: string | undefined): Job => {
-    const job = id ? store.get(id, request.apiKey?.id ?? null) : undefined;
+  const findJob = async (request: FastifyRequest, id: string | undefined): Promise<Job> => {
+    const job = id ? await jobs.find(id, request.apiKey?.id ?? null) : undefined;
     if (!job) throw new HttpError(404, 'not_found', 'unknown_job', `no job ${id ?? '(missing job_id)'}: it never existed, has expired, or belongs to another key`);
     return job;
   };
 
-  const answer = async (request: FastifyRequest, reply: FastifyReply, job: Job) => {
+  const answer = async (request: FastifyRequest, reply: FastifyReply, found: Promise<Job>) => {
+    let job = await found;
     const preferences = readPreferences(request.headers.prefer, options.maxWaitSeconds);
     if (preferences.waitSeconds !== null) {
-      await store.waitUntilEnded(job, preferences.waitSeconds * 1000);
+      job = await jobs.waitUntilEnded(job, preferences.waitSeconds * 1000);
       reply.header('preference-applied', `wait=${preferences.waitSeconds}`);
     }
     return answerJob(request, reply, job, envelopeOf(request, job, options), options.sendTimeoutMs);
   };
 
-  const cancel = (request: FastifyRequest, reply: FastifyReply, id: string | undefined) => {
-    const job = findJob(request, id);
-    runner.cancel(job);
+  const cancel = async (request: FastifyRequest, reply: FastifyReply, id: string | undefined) => {
+    const job = await jobs.cancel(await findJob(request, id));
     return sendEnvelope(reply, envelopeOf(request, job, options), options.sendTimeoutMs);
   };
-  const follow = (request: FastifyRequest, reply: FastifyReply, id: string | undefined, framing: typeof SVC_FRAMING) => {
-    streamJob(request, reply, findJob(request, id), options, { cancelWhenClientLeaves: false, framing });
+  const follow = async (request: FastifyRequest, reply: FastifyReply, id: string | undefined, framing: typeof SVC_FRAMING) => {
+    streamJob(request, reply, await findJob(request, id), options, { cancelWhenClientLeaves: false, framing });
   };
 
   app.get<{ Params: { id: string } }>('/v1/jobs/:id', async (request, reply) => answer(request, reply, findJob(request, request.params.id)));

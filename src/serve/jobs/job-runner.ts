@@ -17,6 +17,9 @@ export interface JobRunnerOptions {
   debug: boolean;
 }
 
+/** Where a running job's changes go: the store of this server, or Redis (redis-job-writes.ts). */
+export type JobMoves = Pick<JobStore, 'move' | 'update' | 'keepForNextStart'>;
+
 /** Why a job's call was aborted, which decides the status it ends in. */
 type AbortReason = 'cancelled' | 'timeout';
 
@@ -32,7 +35,7 @@ export class JobRunner {
   private readonly backlog: Array<{ job: Job; args: JobArguments }> = [];
 
   constructor(
-    private readonly store: JobStore,
+    private readonly store: JobMoves,
     private readonly runner: Pick<CallBackend, 'submit'>,
     private readonly options: JobRunnerOptions,
   ) {}

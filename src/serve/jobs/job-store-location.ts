@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { basename, isAbsolute, join, resolve } from 'node:path';
 
 /** Where a server keeps its jobs, from `--job-store` / `SVC_JOB_STORE`. */
-export type JobStoreLocation = { kind: 'memory' } | { kind: 'sqlite'; path: string };
+export type JobStoreLocation = { kind: 'memory' } | { kind: 'sqlite'; path: string } | { kind: 'redis'; url: string };
 
 export const JOB_STORE_ENV = 'SVC_JOB_STORE';
 
@@ -12,8 +12,8 @@ export class JobStoreLocationError extends Error {
 }
 
 /**
- * Reads `memory` or `sqlite:PATH` (a relative PATH from the working directory, as any file
- * on the command line). Redis (`redis://`) is named so that its users learn it is not here yet.
+ * Reads `memory`, `sqlite:PATH` (a relative PATH from the working directory, as any file on
+ * the command line) or `redis://HOST:PORT[/DB]` (`rediss://` for TLS, a password in the URL).
  */
 export function parseJobStoreLocation(text: string, cwd: string): JobStoreLocation {
   const value = text.trim();
@@ -23,8 +23,33 @@ export function parseJobStoreLocation(text: string, cwd: string): JobStoreLocati
     if (path === '') throw new JobStoreLocationError('sqlite: needs a file, as in sqlite:/var/lib/svc/jobs.sqlite');
     return { kind: 'sqlite', path: isAbsolute(path) ? path : resolve(cwd, path) };
   }
-  if (/^rediss?:\/\//.test(value)) throw new JobStoreLocationError('redis:// is not supported by this version of svc yet; use memory or sqlite:PATH');
-  throw new JobStoreLocationError(`${JSON.stringify(value)} is not a job store: use memory or sqlite:PATH`);
+  if (/^rediss?:\/\//i.test(value)) return { kind: 'redis', url: checkedRedisUrl(value) };
+  throw new JobStoreLocationError(`${JSON.stringify(redacted(value))} is not a job store: use memory, sqlite:PATH or redis://HOST:PORT[/DB]`);
+}
+
+const REDIS_FORM = 'as in redis://localhost:6379/0';
+
+/** A Redis URL with a host, a port if any that is a number, and a database that is one. */
+function checkedRedisUrl(value: string): string {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new JobStoreLocationError(`${redacted(value)} is not a Redis URL: it needs a host, and a port from 1 to 65535 if any, ${REDIS_FORM}`);
+  }
+  const shown = redacted(value);
+  if (url.hostname === '') throw new JobStoreLocationError(`${shown} names no host: ${REDIS_FORM}`);
+  const database = url.pathname.replace(/^\//, '');
+  if (database !== '' && !/^\d{1,5}$/.test(database)) {
+    throw new JobStoreLocationError(`${shown}: the database after the host must be a number (0 to 15 on a default Redis), not ${JSON.stringify(decodeURIComponent(database))}`);
+  }
+  if (url.search !== '' || url.hash !== '') throw new JobStoreLocationError(`${shown}: svc reads no query or fragment in a Redis URL; ${REDIS_FORM}`);
+  return value;
+}
+
+/** A URL as it may be shown: its password, if any, replaced. */
+export function redacted(text: string): string {
+  return text.replace(/^(rediss?:\/\/[^:@/]*:)[^@/]*@/i, '$1***@');
 }
 
 /**
@@ -48,5 +73,6 @@ export function projectStateDirectory(projectRoot: string, env: NodeJS.ProcessEn
 }
 
 export function describeJobStore(location: JobStoreLocation): string {
+  if (location.kind === 'redis') return redacted(location.url);
   return location.kind === 'memory' ? 'memory' : `sqlite:${location.path}`;
 }

@@ -4,14 +4,12 @@ import type { Value } from '../../worker/protocol.js';
 import { sendJson } from '../json-reply.js';
 import { disconnectWhenStalled } from '../stalled-client.js';
 import { toEnvelope, type JobEnvelope, type ServiceSpecification, type WebhookStatus } from './job-envelope.js';
-import type { JobRunner } from './job-runner.js';
+import type { JobBackend } from './job-backend.js';
 import { isTerminal } from './job-status.js';
-import type { JobStore } from './job-store.js';
 import type { Job } from './job.js';
 
 export interface JobStreamOptions {
-  store: JobStore;
-  runner: JobRunner;
+  jobs: JobBackend;
   specification: ServiceSpecification;
   /** The origin clients reach this server by; the request's own Host when null. */
   publicUrl: string | null;
@@ -99,18 +97,20 @@ export function streamJob(
     return false;
   };
   if (flush(job)) return;
-  const stop = options.store.watch(job, (changed) => {
+  let current = job;
+  const stop = options.jobs.watch(job, (changed) => {
+    current = changed;
     if (flush(changed)) stop();
   });
   response.on('close', () => {
     stop();
-    if (!cancelWhenClientLeaves || isTerminal(job.status)) return;
+    if (!cancelWhenClientLeaves || isTerminal(current.status)) return;
     // Its caller is gone, and nobody else knows the job: watched until it ends, it is not
     // counted among the ended jobs a stopping server waits to have read.
-    const forget = options.store.watch(job, (changed) => {
+    const forget = options.jobs.watch(current, (changed) => {
       if (isTerminal(changed.status)) forget();
     });
-    options.runner.cancel(job);
+    void options.jobs.cancel(current).catch(forget);
   });
 }
 

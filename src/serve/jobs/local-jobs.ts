@@ -1,0 +1,79 @@
+import { HttpError } from '../http-error.js';
+import type { JobBackend, JobStoreUsage, JobSubmission } from './job-backend.js';
+import type { JobRunner } from './job-runner.js';
+import type { JobStore } from './job-store.js';
+import type { Job } from './job.js';
+import { keyShareRefusal } from './key-share.js';
+
+/**
+ * The jobs of one server: kept in its memory (`JobStore`, written through to SQLite with
+ * `--job-store sqlite:`) and run on its own pool (`JobRunner`). The job a method returns is the
+ * store's own object, which later changes update in place.
+ */
+export class LocalJobs implements JobBackend {
+  constructor(
+    private readonly store: JobStore,
+    private readonly runner: JobRunner,
+    /** Seconds a key over its share is told to wait when it has no unread result to expire. */
+    private readonly retryAfterSeconds: number,
+  ) {}
+
+  async submit({ endpoint, owner, streams, args, keyCount, created, discarded }: JobSubmission, onEnd: () => void): Promise<Job> {
+    const { store } = this;
+    const overShare = keyShareRefusal(store.holdingOf(owner), store.limits, keyCount);
+    if (overShare !== null) {
+      onEnd();
+      // Its own unread results decide when it may go on; with none, its running jobs do.
+      const retryAfter = store.secondsUntilUnreadExpires(owner) ?? this.retryAfterSeconds;
+      throw new HttpError(429, 'too_many_requests', 'key_results_unread', overShare, { headers: { 'retry-after': String(retryAfter) } });
+    }
+    const refusal = store.refusal();
+    if (refusal !== null) {
+      onEnd();
+      throw new HttpError(503, 'queue_full', 'results_unread', refusal.message, { headers: { 'retry-after': String(refusal.retryAfterSeconds) } });
+    }
+    const job = store.create(endpoint, owner, streams, args);
+    created?.(job);
+    try {
+      this.runner.start(job, args, onEnd);
+    } catch (error) {
+      discarded?.(job);
+      store.discard(job);
+      onEnd();
+      throw error;
+    }
+    // Written before it is answered: a job whose id a client holds survives a crash.
+    await store.persisted();
+    return job;
+  }
+
+  async find(id: string, owner: string | null): Promise<Job | undefined> {
+    return this.store.get(id, owner);
+  }
+
+  async waitUntilEnded(job: Job, timeoutMs: number): Promise<Job> {
+    await this.store.waitUntilEnded(job, timeoutMs);
+    return job;
+  }
+
+  watch(job: Job, listener: (job: Job) => void): () => void {
+    return this.store.watch(job, listener);
+  }
+
+  async cancel(job: Job): Promise<Job> {
+    this.runner.cancel(job);
+    return job;
+  }
+
+  async usage(): Promise<JobStoreUsage> {
+    return { ...this.store.usage, ...this.store.limits };
+  }
+
+  get unreadCount(): number {
+    return this.store.unreadCount;
+  }
+
+  whenEndedJobsRead(timeoutMs: number): Promise<void> {
+    return this.store.whenEndedJobsRead(timeoutMs);
+  }
+}
