@@ -28,7 +28,7 @@ import type { Job } from '../serve/jobs/job.js';
 import type { JobJournal } from '../serve/jobs/job-journal.js';
 import type { JobBackend } from '../serve/jobs/job-backend.js';
 import { LocalJobs } from '../serve/jobs/local-jobs.js';
-import { RedisReplica } from '../serve/jobs/redis-replica.js';
+import type { RedisReplica } from '../serve/jobs/redis-replica.js';
 import { planRecovery } from '../serve/jobs/job-recovery.js';
 import { defaultJobStoreLocation, describeJobStore, projectStateDirectory, type JobStoreLocation } from '../serve/jobs/job-store-location.js';
 import { SqliteJobJournal, sqliteLoads } from '../serve/jobs/sqlite-job-journal.js';
@@ -127,7 +127,11 @@ async function serveWithFileDir(options: LocalServeOptions, fileDir: string, hel
   const early = named === undefined ? null : await prepareProvider(named, options, python);
   // A file named on the command line is opened before any model loads: a bad path fails at once.
   if (options.jobStore?.kind === 'sqlite') held.journal = SqliteJobJournal.open(options.jobStore.path);
-  if (options.jobStore?.kind === 'redis') held.redis = await RedisReplica.connect(options.jobStore.url);
+  if (options.jobStore?.kind === 'redis') {
+    // Loaded on use: the Redis client is a fifth of the gateway's code, and most servers start without it.
+    const { RedisReplica } = await import('../serve/jobs/redis-replica.js');
+    held.redis = await RedisReplica.connect(options.jobStore.url);
+  }
   log.info(`starting ${options.workers} worker${options.workers === 1 ? '' : 's'} of ${entrypoint} with ${python.path} (Python ${python.version}, from ${python.source})`);
   const imagePython = recordedImagePython(root);
   if (imagePython !== null && !python.version.startsWith(`${imagePython.version}.`)) {
