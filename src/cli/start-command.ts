@@ -18,6 +18,7 @@ import { runCommand, type CommonOptions } from './run-command.js';
 import { addMissing, readDotenvFile } from './dotenv-file.js';
 import { SvcError } from '../svc-error.js';
 import { locateProject } from '../project-location.js';
+import { findPythonInterpreter } from '../worker/python-interpreter.js';
 import { createServeLog } from './serve-log.js';
 import type { ServeLog } from '../serve-log.js';
 import { containerServeArgs, type ServeSettings } from './container-serve-args.js';
@@ -168,6 +169,10 @@ export function registerStartCommand(program: Command): void {
           return;
         }
         if (options.image !== undefined) throw new SvcError('usage', '--image chooses the image --orchestrator docker runs: add --orchestrator docker');
+        // Asked while the server's code loads: a version manager's shim (pyenv's python3) takes
+        // ~100 ms to answer. Its failure is reported where serveLocally awaits it, in its turn.
+        const pythonLookup = findPythonInterpreter({ explicit: options.python, projectDir: locateProject(target, options.entrypoint).root, env: process.env });
+        pythonLookup.catch(() => {});
         // Loaded on use: the server's dependencies would slow every other command's start.
         const { serveLocally } = await import('../orchestrators/local-run.js');
         await serveLocally({
@@ -177,6 +182,7 @@ export function registerStartCommand(program: Command): void {
           port: options.port,
           workers: options.workers,
           python: options.python,
+          pythonLookup,
           maxBodyBytes: options.maxBodySize * 1024 * 1024,
           mediaUrlTimeoutMs: options.mediaUrls ? options.mediaUrlTimeout * 1000 : null,
           queueSize: options.queueSize,

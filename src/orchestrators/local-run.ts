@@ -45,7 +45,10 @@ export interface LocalServeOptions {
   host: string;
   port: number;
   workers: number;
+  /** --python, when given. */
   python: string | undefined;
+  /** The interpreter, already being asked for by the caller (while this module loaded); else asked here. */
+  pythonLookup?: Promise<PythonInterpreter> | undefined;
   maxBodyBytes: number;
   /** How long the server may take to fetch a media URL a client gives; null: it fetches none (--no-media-urls). */
   mediaUrlTimeoutMs: number | null;
@@ -118,7 +121,7 @@ async function serveWithFileDir(options: LocalServeOptions, fileDir: string, hel
   const { root, entrypoint } = locateProject(options.target, options.entrypoint);
   const { log } = options;
   const keys = ApiKeys.from({ key: options.apiKey, keysFile: options.apiKeysFile, keysJson: process.env[API_KEYS_ENV] });
-  const python = await findPythonInterpreter({ explicit: options.python, projectDir: root, env: process.env });
+  const python = await (options.pythonLookup ?? findPythonInterpreter({ explicit: options.python, projectDir: root, env: process.env }));
   // A provider named on the command line is checked before any model loads; --test-server
   // and --test-input name runpod themselves, so their file and library are checked first too.
   const { testServer, testInputFile } = options.runpodTrial;
