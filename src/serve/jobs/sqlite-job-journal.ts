@@ -4,6 +4,7 @@ import { hostname } from 'node:os';
 import { dirname } from 'node:path';
 import type BetterSqlite3 from 'better-sqlite3';
 import { SvcError } from '../../svc-error.js';
+import { SqliteWriteGroups } from '../sqlite-write-groups.js';
 import type { JobArguments, JobJournal, JournaledJob } from './job-journal.js';
 import type { JobStatus } from './job-status.js';
 import type { Job } from './job.js';
@@ -73,11 +74,7 @@ interface HolderRow {
  * leaves the file to the next server, which runs its queued jobs again.
  */
 export class SqliteJobJournal implements JobJournal {
-  private pending: Array<() => void> = [];
-  private groupTimer: NodeJS.Timeout | null = null;
-  private immediate: NodeJS.Immediate | null = null;
-  /** Callers waiting for the jobs they recorded to be on disk. */
-  private waiting: Array<() => void> = [];
+  private readonly writes: SqliteWriteGroups;
   private readonly renewal: NodeJS.Timeout;
   private readonly statements;
 
@@ -85,6 +82,7 @@ export class SqliteJobJournal implements JobJournal {
     private readonly db: BetterSqlite3.Database,
     private readonly path: string,
   ) {
+    this.writes = new SqliteWriteGroups(db, GROUP_MS);
     this.statements = {
       insert: db.prepare(
         'INSERT INTO jobs (id, endpoint, streams, owner, status, args, created_at) VALUES (@id, @endpoint, @streams, @owner, @status, @args, @created_at)',
@@ -136,19 +134,17 @@ export class SqliteJobJournal implements JobJournal {
       args: JSON.stringify(args),
       created_at: job.createdAt,
     };
-    this.pending.push(() => this.statements.insert.run(row));
     // The jobs accepted in one turn of the event loop are written in one commit, at its end.
-    this.immediate ??= setImmediate(() => this.flush());
+    this.writes.soon(() => this.statements.insert.run(row));
   }
 
   persisted(): Promise<void> {
-    if (this.immediate === null) return Promise.resolve();
-    return new Promise((resolve) => this.waiting.push(resolve));
+    return this.writes.persisted();
   }
 
   started(job: Job): void {
     const row = { id: job.id, status: job.status, started_at: job.startedAt };
-    this.later(() => this.statements.start.run(row));
+    this.writes.later(() => this.statements.start.run(row));
   }
 
   ended(job: Job): void {
@@ -163,19 +159,19 @@ export class SqliteJobJournal implements JobJournal {
       started_at: job.startedAt,
       finished_at: job.finishedAt,
     };
-    this.later(() => this.statements.end.run(row));
+    this.writes.later(() => this.statements.end.run(row));
   }
 
   read(id: string): void {
-    this.later(() => this.statements.read.run(id));
+    this.writes.later(() => this.statements.read.run(id));
   }
 
   forget(id: string): void {
-    this.later(() => this.statements.forget.run(id));
+    this.writes.later(() => this.statements.forget.run(id));
   }
 
   load(): JournaledJob[] {
-    this.flush();
+    this.writes.flush();
     const rows = this.db.prepare('SELECT * FROM jobs ORDER BY coalesce(finished_at, created_at), created_at').all() as JobRow[];
     return rows.map((row) => ({
       job: {
@@ -201,7 +197,7 @@ export class SqliteJobJournal implements JobJournal {
 
   close(): void {
     clearInterval(this.renewal);
-    this.flush();
+    this.writes.flush();
     this.db.prepare('DELETE FROM holder WHERE host = ? AND pid = ?').run(hostname(), process.pid);
     this.db.close();
   }
@@ -211,27 +207,6 @@ export class SqliteJobJournal implements JobJournal {
   }
 
   /** Status changes go in one transaction every few milliseconds: a commit each would cap throughput. */
-  private later(write: () => void): void {
-    this.pending.push(write);
-    this.groupTimer ??= setTimeout(() => this.flush(), GROUP_MS);
-  }
-
-  private flush(): void {
-    if (this.groupTimer !== null) clearTimeout(this.groupTimer);
-    if (this.immediate !== null) clearImmediate(this.immediate);
-    this.groupTimer = null;
-    this.immediate = null;
-    const writes = this.pending;
-    const waiting = this.waiting;
-    this.pending = [];
-    this.waiting = [];
-    if (writes.length > 0) {
-      this.db.transaction(() => {
-        for (const write of writes) write();
-      })();
-    }
-    for (const resolve of waiting) resolve();
-  }
 }
 
 /** Creates the missing directories one by one: Node 20's recursive mkdir loops forever under /proc. */

@@ -2,6 +2,7 @@ import { createRequire } from 'node:module';
 import type BetterSqlite3 from 'better-sqlite3';
 import type { Delivery, DeliveryLog, DeliveryState, Subscription } from './delivery-log.js';
 import type { WebhookEvent } from './webhook-events.js';
+import { SqliteWriteGroups } from '../sqlite-write-groups.js';
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS webhook_subscriptions (
@@ -57,15 +58,14 @@ interface DeliveryRow {
  */
 export class SqliteDeliveryLog implements DeliveryLog {
   private readonly statements;
-  private pending: Array<() => void> = [];
-  private immediate: NodeJS.Immediate | null = null;
-  /** Submits waiting for their subscription to be on disk. */
-  private waiting: Array<() => void> = [];
+  private readonly writes: SqliteWriteGroups;
 
   constructor(
     private readonly db: BetterSqlite3.Database,
     private readonly now: () => number = Date.now,
   ) {
+    // Every write is `soon` (committed at the end of its turn), so there is no later group.
+    this.writes = new SqliteWriteGroups(db, 0);
     db.pragma('journal_mode = WAL');
     db.pragma('synchronous = NORMAL');
     db.pragma('busy_timeout = 5000');
@@ -93,46 +93,45 @@ export class SqliteDeliveryLog implements DeliveryLog {
   subscribe(subscription: Subscription): void {
     const { jobId, owner, url, events, baseUrl } = subscription;
     const at = this.now();
-    this.later(() => this.statements.subscribe.run(jobId, owner, url, events.join(','), baseUrl, at));
+    this.writes.soon(() => this.statements.subscribe.run(jobId, owner, url, events.join(','), baseUrl, at));
   }
 
   persisted(): Promise<void> {
-    if (this.immediate === null) return Promise.resolve();
-    return new Promise((resolve) => this.waiting.push(resolve));
+    return this.writes.persisted();
   }
 
   enqueue(delivery: Delivery): void {
     const { messageId, jobId, event, payload, attempts, nextAt } = delivery;
-    this.later(() => this.statements.enqueue.run(messageId, jobId, event, payload, attempts, nextAt));
+    this.writes.soon(() => this.statements.enqueue.run(messageId, jobId, event, payload, attempts, nextAt));
   }
 
   replace(messageId: string, payload: string): void {
-    this.later(() => this.statements.replace.run(payload, messageId));
+    this.writes.soon(() => this.statements.replace.run(payload, messageId));
   }
 
   attempted(messageId: string, attempts: number, nextAt: number): void {
-    this.later(() => this.statements.attempted.run(attempts, nextAt, messageId));
+    this.writes.soon(() => this.statements.attempted.run(attempts, nextAt, messageId));
   }
 
   done(messageId: string): void {
-    this.later(() => this.statements.done.run(messageId));
+    this.writes.soon(() => this.statements.done.run(messageId));
   }
 
   state(jobId: string, state: DeliveryState): void {
     const { status, attempts, lastEvent, lastError } = state;
     const at = this.now();
-    this.later(() => this.statements.state.run(status, attempts, lastEvent, lastError, at, jobId));
+    this.writes.soon(() => this.statements.state.run(status, attempts, lastEvent, lastError, at, jobId));
   }
 
   forget(jobId: string): void {
-    this.later(() => {
+    this.writes.soon(() => {
       this.statements.forgetDeliveries.run(jobId);
       this.statements.forget.run(jobId);
     });
   }
 
   load(): ReturnType<DeliveryLog['load']> {
-    this.flush();
+    this.writes.flush();
     const subscriptions = (this.db.prepare('SELECT * FROM webhook_subscriptions ORDER BY updated_at').all() as SubscriptionRow[]).map((row) => ({
       subscription: { jobId: row.job_id, owner: row.owner, url: row.url, events: row.events.split(',') as WebhookEvent[], baseUrl: row.base_url },
       state: { status: row.status, attempts: row.attempts, lastEvent: row.last_event, lastError: row.last_error },
@@ -150,27 +149,7 @@ export class SqliteDeliveryLog implements DeliveryLog {
   }
 
   close(): void {
-    this.flush();
+    this.writes.flush();
     this.db.close();
-  }
-
-  private later(write: () => void): void {
-    this.pending.push(write);
-    this.immediate ??= setImmediate(() => this.flush());
-  }
-
-  private flush(): void {
-    if (this.immediate !== null) clearImmediate(this.immediate);
-    this.immediate = null;
-    const writes = this.pending;
-    const waiting = this.waiting;
-    this.pending = [];
-    this.waiting = [];
-    if (writes.length > 0) {
-      this.db.transaction(() => {
-        for (const write of writes) write();
-      })();
-    }
-    for (const resolve of waiting) resolve();
   }
 }
