@@ -1,9 +1,8 @@
-import { randomBytes } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import { assertTransition, isTerminal, type JobStatus } from './job-status.js';
 import type { JobArguments, JobJournal } from './job-journal.js';
 import type { RecoveryPlan } from './job-recovery.js';
-import type { Job } from './job.js';
+import { newJob, type Job } from './job.js';
 import type { KeyHolding, StoreLimits } from './key-share.js';
 import { approximateBytes } from './value-size.js';
 
@@ -71,22 +70,7 @@ export class JobStore {
   /** A new job, written to the journal with its arguments before the caller answers. */
   create(endpoint: string, owner: string | null, streams = false, args: JobArguments = {}): Job {
     this.expire();
-    const job: Job = {
-      // 128 random bits: job URLs are unguessable, so a job id is not a way in.
-      id: randomBytes(16).toString('hex'),
-      endpoint,
-      streams,
-      owner,
-      status: 'PENDING',
-      progress: 0,
-      message: null,
-      result: null,
-      error: null,
-      chunks: [],
-      createdAt: this.now(),
-      startedAt: null,
-      finishedAt: null,
-    };
+    const job = newJob({ endpoint, streams, owner }, 'PENDING', this.now());
     this.journal?.record(job, args);
     this.jobs.set(job.id, job);
     this.hold(owner, 1, 0);

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import type { Value } from '../../worker/protocol.js';
 import type { JobStatus } from './job-status.js';
 
@@ -26,4 +27,22 @@ export interface Job {
   readonly createdAt: number;
   startedAt: number | null;
   finishedAt: number | null;
+}
+
+/** A job just accepted, in `status` (PENDING until a queue has it; QUEUED where the queue is the store). */
+export function newJob(fields: Pick<Job, 'endpoint' | 'streams' | 'owner'>, status: JobStatus, createdAt: number): Job {
+  return {
+    // 128 random bits: job URLs are unguessable, so a job id is not a way in.
+    id: randomBytes(16).toString('hex'),
+    ...fields,
+    status,
+    progress: 0,
+    message: null,
+    result: null,
+    error: null,
+    chunks: [],
+    createdAt,
+    startedAt: null,
+    finishedAt: null,
+  };
 }

@@ -1,10 +1,9 @@
-import { randomBytes } from 'node:crypto';
 import { QueueFullError } from '../../worker/worker-pool.js';
 import { HttpError } from '../http-error.js';
 import type { JobBackend, JobStoreUsage, JobSubmission } from './job-backend.js';
 import { isTerminal, TERMINAL_STATUSES, type JobStatus } from './job-status.js';
 import type { RetentionPolicy } from './job-store.js';
-import type { Job } from './job.js';
+import { newJob, type Job } from './job.js';
 import type { Value } from '../../worker/protocol.js';
 import { keyShare, keyShareRefusal } from './key-share.js';
 import type { RedisConnection } from './redis-connection.js';
@@ -44,23 +43,9 @@ export class RedisJobs implements JobBackend {
   ) {}
 
   async submit({ endpoint, owner, streams, args, keyCount }: JobSubmission, onEnd: () => void): Promise<Job> {
-    const now = Date.now();
-    const job: Job = {
-      id: randomBytes(16).toString('hex'),
-      endpoint,
-      streams,
-      owner,
-      // In the queue as it is written: any replica may take it from then on.
-      status: 'QUEUED',
-      progress: 0,
-      message: null,
-      result: null,
-      error: null,
-      chunks: [],
-      createdAt: now,
-      startedAt: null,
-      finishedAt: null,
-    };
+    // In the queue as it is written: any replica may take it from then on.
+    const job = newJob({ endpoint, streams, owner }, 'QUEUED', Date.now());
+    const now = job.createdAt;
     const { retention } = this.options;
     const share = keyShare(retention, Math.max(keyCount, 1));
     let answer: unknown;
