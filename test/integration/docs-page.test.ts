@@ -13,6 +13,13 @@ import { REPO_ROOT } from '../support/svc.js';
 // Debian's chromium, never a browser a tool downloads (see .ci/run).
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 
+/** The answer an endpoint's form shows. Its status line comes with the headers and the body after, so wait for the body. */
+async function shownAnswer(endpoint: Locator): Promise<string> {
+  const output = endpoint.locator('pre.output');
+  await expect.poll(() => output.textContent()).not.toBe('');
+  return (await output.textContent()) ?? '';
+}
+
 describe('the /docs page in a real browser', () => {
   let server: RunningSvc;
   let browser: Browser;
@@ -60,7 +67,7 @@ describe('the /docs page in a real browser', () => {
       await search.getByRole('button', { name: 'Send' }).click();
       await expect.poll(() => search.locator('.status').textContent()).toMatch(/^200/);
       // The prefilled example has "tags": null, which leaves the parameter to its default.
-      expect(JSON.parse((await search.locator('pre.output').textContent()) ?? '')).toEqual({ q: '', limit: 2, tags: null });
+      expect(JSON.parse(await shownAnswer(search))).toEqual({ q: '', limit: 2, tags: null });
     } finally {
       await keyed.stop();
     }
@@ -76,7 +83,7 @@ describe('the /docs page in a real browser', () => {
       expect(JSON.parse(await endpoint.locator('textarea').inputValue())).toEqual({ messages: [{ role: 'user', content: 'Hello' }] });
       await endpoint.getByRole('button', { name: 'Send' }).click();
       await expect.poll(() => endpoint.locator('.status').textContent()).toMatch(/^200/);
-      expect(await endpoint.locator('pre.output').textContent()).toContain('You said: Hello');
+      expect(await shownAnswer(endpoint)).toContain('You said: Hello');
     } finally {
       await chat.stop();
     }
@@ -153,7 +160,7 @@ describe('the /docs page in a real browser', () => {
       await inpaint.getByRole('button', { name: 'Send' }).click();
       await expect.poll(() => inpaint.locator('.status').textContent()).toMatch(/^200/);
       const size = Buffer.from(PNG_BASE64, 'base64').length;
-      expect(JSON.parse((await inpaint.locator('pre.output').textContent()) ?? '')).toEqual({
+      expect(JSON.parse(await shownAnswer(inpaint))).toEqual({
         image: 'photo.png',
         mask: null,
         references: [['first.png', size], ['second.png', size]],
@@ -174,7 +181,7 @@ describe('the /docs page in a real browser', () => {
       await grayscale.locator('input[name=image]').setInputFiles({ name: 'noise.png', mimeType: 'image/png', buffer: noisePng(64, 64) });
       await grayscale.getByRole('button', { name: 'Send' }).click();
       await expect.poll(() => grayscale.locator('.status').textContent()).toBe('Job FINISHED');
-      const envelope = JSON.parse((await grayscale.locator('pre.output').textContent()) ?? '');
+      const envelope = JSON.parse(await shownAnswer(grayscale));
       expect(envelope.result).toMatchObject({ file_name: 'grayscale.png', content_type: 'image/png' });
       expect(envelope.result.content).toMatch(/^iVBORw0KGgo.*\.\.\. \(\d+ characters of base64\)$/);
       const image = grayscale.locator('.media img');
@@ -260,7 +267,7 @@ describe('the /docs page in a real browser', () => {
       expect(await speak.getByLabel('times', { exact: true }).inputValue()).toBe('');
 
       await sendFromPage(speak, 'docs-key-456');
-      expect(JSON.parse((await speak.locator('pre.output').textContent()) ?? '')).toEqual({ said: 'yo', voice: 'loud' });
+      expect(JSON.parse(await shownAnswer(speak))).toEqual({ said: 'yo', voice: 'loud' });
     });
 
     /** Types the key into the page and sends the endpoint's form. */
@@ -281,7 +288,7 @@ describe('the /docs page in a real browser', () => {
         await sendFromPage(speak, 'docs-key-456');
         const curl = (await speak.locator('pre.curl').textContent()) ?? '';
         expect(curl).toContain("authorization: Bearer docs-key-456");
-        expect(await runCurl(curl)).toEqual(JSON.parse((await speak.locator('pre.output').textContent()) ?? ''));
+        expect(await runCurl(curl)).toEqual(JSON.parse(await shownAnswer(speak)));
         expect(await runCurl(curl)).toEqual({ said: "it's <fine> & done", voice: 'calm' });
 
         const label = endpoint('/label');
@@ -293,7 +300,7 @@ describe('the /docs page in a real browser', () => {
         await sendFromPage(label, 'docs-key-456');
         const form = (await label.locator('pre.curl').textContent()) ?? '';
         expect(form).toContain("-F 'image=@photo.png'");
-        const answer = JSON.parse((await label.locator('pre.output').textContent()) ?? '');
+        const answer = JSON.parse(await shownAnswer(label));
         expect(answer).toEqual({ caption: '@not-a-file; said "twice"', image: 'photo.png', scale: 1.5 });
         expect(await runCurl(form)).toEqual(answer);
       } finally {
@@ -334,7 +341,7 @@ describe('the /docs page in a real browser', () => {
       expect(await escape.locator('select[name=kind] option').allTextContents()).toEqual(['(not sent)', '<b>bold</b>', 'plain']);
       await escape.locator('select[name=kind]').selectOption({ label: '<b>bold</b>' });
       await sendFromPage(escape, 'docs-key-456');
-      expect(JSON.parse((await escape.locator('pre.output').textContent()) ?? '')).toEqual({ kind: '<b>bold</b>' });
+      expect(JSON.parse(await shownAnswer(escape))).toEqual({ kind: '<b>bold</b>' });
       expect(await page.evaluate(() => [(globalThis as any).ranFromDocstring, (globalThis as any).ranFromParameter])).toEqual([undefined, undefined]);
       expect(await page.locator('script, img, b').count()).toBe(1); // the page's own script
       expect(errors).toEqual([]);
