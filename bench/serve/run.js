@@ -15,7 +15,9 @@
 //
 // Usage: node bench/serve/run.js [--duration 5] [--rounds 3] [--concurrency 1,16,64]
 //          [--large-concurrency 1,4] [--busy-concurrency 16] [--spin-n 90000]
-//          [--spin-concurrency 4] [--only trivial,large,busy,cold,memory,cpu] [--markdown]
+//          [--spin-concurrency 4] [--only trivial,large,busy,cold,memory,cpu]
+//          [--peers svc,'FastAPI async'] [--markdown]
+// --peers keeps only the named servers (FastAPI async, the base of every ratio, always stays).
 // Needs: wrk (`apt-get install wrk`) and the CLI bundle (`node scripts/bundle.js`). Creates a
 // virtualenv per peer under bench/serve/.venv-* on first use (pip, pinned versions).
 // Writes nothing outside bench/serve (servers' logs go to bench/serve/logs/).
@@ -52,6 +54,7 @@ const { values } = parseArgs({
     'spin-n': { type: 'string', default: '90000' },
     'spin-concurrency': { type: 'string', default: '4' },
     only: { type: 'string', default: SUITES.join(',') },
+    peers: { type: 'string' },
     markdown: { type: 'boolean', default: false },
   },
 });
@@ -68,7 +71,7 @@ try {
   checkTools();
   const venvs = Object.fromEntries(Object.entries(PINS).map(([name, packages]) => [name, ensureVenv(`.venv-${name}`, packages)]));
   mkdirSync(join(here, 'wrk'), { recursive: true });
-  const peers = definePeers(venvs, writeBodies());
+  const peers = choosePeers(definePeers(venvs, writeBodies()), values.peers);
   console.log(describeMachine(venvs));
   console.log('The machine was shared with other sessions running tests: ratios within one run are what to read.\n');
   if (suites.has('trivial')) await loadSuite(peers.filter((peer) => peer.echo), 'echo', list(values.concurrency), 'Trivial endpoint (POST /echo {"text":"hello"})');
@@ -104,6 +107,14 @@ function writeBodies() {
     image: writeWrkScript('image.lua', json({ image }), 'application/json', { Accept: 'image/png' }),
     cogImage: writeWrkScript('image-cog.lua', json({ input: { image: `data:image/png;base64,${image}` } }), 'application/json'),
   };
+}
+
+/** The servers --peers names (all when it is absent), and always the base of the ratios. */
+function choosePeers(all, names) {
+  if (names === undefined) return all;
+  const wanted = new Set([...names.split(','), BASE]);
+  for (const name of wanted) if (!all.some((peer) => peer.name === name)) throw new Error(`--peers: no server ${name} (${all.map((peer) => peer.name).join(', ')})`);
+  return all.filter((peer) => wanted.has(peer.name));
 }
 
 /** Each server: how it starts on a port, and what it is sent for each suite (absent: not measured there). */
