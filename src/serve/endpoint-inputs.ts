@@ -54,6 +54,12 @@ export interface EndpointInputs {
    * validate as integers here but would be Python floats (the gateway writes them `1`, `100`).
    */
   takesJsonText: boolean;
+  /**
+   * The parameters whose long strings a JSON body may hand to the worker undecoded
+   * (long-strings.ts): those that take any string, which the empty string stands in for
+   * while the rest is validated. None for a schema endpoint, whose body is one model.
+   */
+  longStringParameters: ReadonlySet<string>;
 }
 
 export function compileEndpointInputs(endpoint: Pick<EndpointReport, 'input_schema' | 'body_parameter'>): EndpointInputs {
@@ -73,7 +79,16 @@ export function compileEndpointInputs(endpoint: Pick<EndpointReport, 'input_sche
     mediaUrlParameters,
     validators: { json: compiled.json, text: (input) => compiled.text(isJsonObject(input) ? readBooleans(input) : input) },
     takesJsonText: !JSON.stringify(schema).includes('"integer"'),
+    longStringParameters: new Set(endpoint.body_parameter === null ? Object.keys(properties).filter((name) => takesAnyString(properties[name])) : []),
   };
+}
+
+/** Keywords that describe a string without constraining it. */
+const DESCRIPTIVE_KEYWORDS = new Set(['type', 'title', 'description', 'default', 'examples']);
+
+/** A schema that any string satisfies, and only a string: `str` without constraints. */
+function takesAnyString(schema: Value | undefined): boolean {
+  return isJsonObject(schema) && schema.type === 'string' && Object.keys(schema).every((keyword) => DESCRIPTIVE_KEYWORDS.has(keyword));
 }
 
 /** Each parameter of an input schema and what it accepts; also what the API document describes. */

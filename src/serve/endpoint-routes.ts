@@ -1,9 +1,8 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest, HTTPMethods } from 'fastify';
 import { HTTP_METHODS } from '../http-methods.js';
-import type { CancelSignal } from '../worker/cancel-signal.js';
 import type { EndpointReport } from '../worker/protocol.js';
 import { SvcError } from '../svc-error.js';
-import type { CallOutcome } from '../worker/worker-process.js';
+import type { CallOptions, CallOutcome } from '../worker/worker-process.js';
 import type { GatewayOptions } from './gateway-options.js';
 import { cancelledWhenClientLeaves } from './client-disconnect.js';
 import { HttpError } from './http-error.js';
@@ -55,7 +54,8 @@ export async function registerEndpointRoutes(app: FastifyInstance, options: Endp
       // Before the arguments are read: a client that leaves while its media URLs download stops them.
       const cancel = cancelledWhenClientLeaves(reply);
       const staging = { dir: options.fileDir, mediaUrls: options.mediaUrls, cancel };
-      const { arguments: args, stagedFiles, argumentsJson } = await readArguments(request, inputs, staging);
+      const answersWithJob = acceptsEventStream(request.headers.accept) || submitsJobs || preferences.respondAsync;
+      const { arguments: args, stagedFiles, argumentsJson, longStrings } = await readArguments(request, inputs, staging, { keepLongStrings: !answersWithJob });
       if (cancel.aborted) {
         // Nobody would read its answer or learn its job's id.
         await removeStagedFiles(stagedFiles);
@@ -88,7 +88,7 @@ export async function registerEndpointRoutes(app: FastifyInstance, options: Endp
       }
       const deadline = new CallDeadline(cancel, timeoutMsFor(endpoint.path, options.jobs));
       try {
-        const outcome = await submitCall(options, endpoint, args, { signal: cancel, onStart: deadline.start, argumentsJson });
+        const outcome = await submitCall(options, endpoint, args, { signal: cancel, onStart: deadline.start, argumentsJson, longStrings });
         if (deadline.timedOut && outcome.kind === 'cancelled') throw callTimedOut(endpoint.path, options.jobs);
         const answer: CallOutcome = endpoint.is_generator && outcome.kind === 'result' ? { kind: 'result', value: generatorResult(outcome.value) } : outcome;
         return sendOutcome(reply, answer, options, { accept: request.headers.accept, subject });
@@ -98,7 +98,8 @@ export async function registerEndpointRoutes(app: FastifyInstance, options: Endp
       }
     };
     const methods = checkedMethods(endpoint);
-    const route = (url: string) => app.route({ method: methods, url, handler, config: { endpoint: endpoint.path } });
+    const config = { endpoint: endpoint.path, longStringParameters: inputs.longStringParameters };
+    const route = (url: string) => app.route({ method: methods, url, handler, config });
     for (const [url, isCopy] of [[endpoint.path, false], [`/v1${endpoint.path}`, true]] as const) {
       refuseTakenRoute(app, endpointsByRoute, endpoint, { url, isCopy });
       route(url);
@@ -207,7 +208,7 @@ async function submitCall(
   options: GatewayOptions,
   endpoint: EndpointReport,
   args: Arguments,
-  callOptions: { signal: CancelSignal; onStart: () => void; argumentsJson: Buffer | undefined },
+  callOptions: Pick<CallOptions, 'signal' | 'onStart' | 'argumentsJson' | 'longStrings'>,
 ): Promise<CallOutcome> {
   try {
     return await options.runner.submit(endpoint.path, args, callOptions);

@@ -5,13 +5,13 @@ import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import type { FastifyRequest } from 'fastify';
 import type { CancelSignal } from '../worker/cancel-signal.js';
-import { isJsonObject, jsonTypeOf, type Value } from '../worker/protocol.js';
+import { isJsonObject, jsonTypeOf, type LongString, type Value } from '../worker/protocol.js';
 import type { EndpointInputs, ParameterInput } from './endpoint-inputs.js';
 import { HttpError } from './http-error.js';
 import type { Arguments } from './input-validation.js';
 import { fetchMediaUrls, type MediaUrlSettings } from './media-urls.js';
 import { PartContentTypes } from './multipart-part-types.js';
-import { FormFields, jsonProblem, jsonTextOf } from './request-bodies.js';
+import { FormFields, jsonProblem, jsonTextOf, longStringsOf } from './request-bodies.js';
 import { gatherFormModels } from './form-models.js';
 
 export interface ReadArguments {
@@ -20,6 +20,8 @@ export interface ReadArguments {
   stagedFiles: string[];
   /** `arguments` as the JSON text the client sent, when the worker may take that text as it is (endpoint-inputs.ts). */
   argumentsJson?: Buffer;
+  /** Strings `arguments` holds as `""`, to send beside it (long-strings.ts): only when the caller keeps them. */
+  longStrings?: LongString[];
 }
 
 /** Where a call's files are staged for the worker, and how media URLs are fetched (null: they are refused). */
@@ -37,14 +39,24 @@ export interface FileStaging {
  * Read and validated as the endpoint's inputs (compiled once: endpoint-inputs.ts) say; a
  * 4xx HttpError says what is wrong.
  */
-export async function readArguments(request: FastifyRequest, inputs: EndpointInputs, staging: FileStaging | null): Promise<ReadArguments> {
+export async function readArguments(
+  request: FastifyRequest,
+  inputs: EndpointInputs,
+  staging: FileStaging | null,
+  { keepLongStrings = false }: { keepLongStrings?: boolean } = {},
+): Promise<ReadArguments> {
   const read = await readRequest(request, inputs, staging?.dir ?? null);
+  if (read.longStrings !== undefined && !keepLongStrings) {
+    // A job, say, keeps its arguments whole: the strings go back in, decoded.
+    for (const { parameter, bytes } of read.longStrings) read.arguments[parameter] = bytes.toString('utf8');
+    delete read.longStrings;
+  }
   if (staging === null || inputs.mediaUrlParameters.size === 0) return read;
   try {
     const fetched = await fetchMediaUrls(read.arguments, inputs.mediaUrlParameters, staging);
     // Nothing fetched: the arguments are still what the client sent.
     const argumentsJson = fetched.stagedFiles.length === 0 ? read.argumentsJson : undefined;
-    return { arguments: fetched.arguments, stagedFiles: [...read.stagedFiles, ...fetched.stagedFiles], argumentsJson };
+    return { arguments: fetched.arguments, stagedFiles: [...read.stagedFiles, ...fetched.stagedFiles], argumentsJson, longStrings: read.longStrings };
   } catch (error) {
     await removeStagedFiles(read.stagedFiles);
     throw error;
@@ -84,6 +96,8 @@ async function readRequest(request: FastifyRequest, inputs: EndpointInputs, uplo
   }
   rejectFileReferences(body as Value, '');
   const args = validators.json(asParameters(body, inputs.bodyParameter));
+  const longStrings = longStringsOf(body);
+  if (longStrings !== undefined) return { arguments: args, stagedFiles: [], longStrings };
   // The body itself, not a schema endpoint's wrapping of it: its text can go to the worker unchanged.
   const argumentsJson = inputs.takesJsonText && args === body ? jsonTextOf(body) : undefined;
   return { arguments: args, stagedFiles: [], argumentsJson };

@@ -1,6 +1,15 @@
+import { isUtf8 } from 'node:buffer';
 import type { FastifyInstance } from 'fastify';
-import { MAX_VALUE_DEPTH } from '../worker/protocol.js';
+import { MAX_VALUE_DEPTH, type LongString } from '../worker/protocol.js';
 import { HttpError } from './http-error.js';
+import { splitLongStrings } from './long-strings.js';
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** The parameters whose long strings a JSON body may hand on undecoded (long-strings.ts). */
+    longStringParameters?: ReadonlySet<string>;
+  }
+}
 
 /**
  * An `application/x-www-form-urlencoded` body (what `curl -d name=Ada` sends): strings, to
@@ -25,23 +34,43 @@ const bodyTexts = new WeakMap<object, Buffer>();
 const KEPT_BODY_BYTES = 64 * 1024;
 const BYTE_ORDER_MARK = Buffer.from([0xef, 0xbb, 0xbf]);
 
+/** The long strings taken out of a JSON body, by the value the rest parsed to (longStringsOf). */
+const bodyLongStrings = new WeakMap<object, LongString[]>();
+
 /** The bytes a large JSON object body came as (without a byte order mark), or undefined. */
 export function jsonTextOf(value: unknown): Buffer | undefined {
   return typeof value === 'object' && value !== null ? bodyTexts.get(value) : undefined;
 }
 
+/**
+ * The long strings a JSON body's value holds as `""`, their bytes kept apart (long-strings.ts):
+ * only on a route whose config names `longStringParameters`, which must put them back.
+ */
+export function longStringsOf(value: unknown): LongString[] | undefined {
+  return typeof value === 'object' && value !== null ? bodyLongStrings.get(value) : undefined;
+}
+
 export function registerBodyParsers(app: FastifyInstance): void {
   app.removeAllContentTypeParsers();
-  app.addContentTypeParser(JSON_MEDIA_TYPE, { parseAs: 'buffer' }, (_request, body, done) => {
+  app.addContentTypeParser(JSON_MEDIA_TYPE, { parseAs: 'buffer' }, (request, body, done) => {
+    const parameters = request.routeOptions.config.longStringParameters;
+    if (parameters !== undefined && parameters.size > 0 && (body as Buffer).length >= KEPT_BODY_BYTES) {
+      if (!isUtf8(body as Buffer)) return done(notUtf8(), undefined);
+      const split = splitLongStrings(body as Buffer, parameters);
+      if (split !== null) {
+        const value = parseJson(split.rest);
+        if (value instanceof HttpError) return done(value, undefined);
+        const problem = jsonProblem(value);
+        if (problem !== null) return done(problem, undefined);
+        bodyLongStrings.set(value as object, split.strings);
+        return done(null, value);
+      }
+    }
     const text = utf8Text(body as Buffer);
     if (text instanceof HttpError) return done(text, undefined);
     if (text.trim() === '') return done(null, undefined);
-    let value: unknown;
-    try {
-      value = JSON.parse(text);
-    } catch (error) {
-      return done(new HttpError(400, 'invalid_request', 'invalid_json', `the body is not valid JSON: ${(error as Error).message}`), undefined);
-    }
+    const value = parseJson(text);
+    if (value instanceof HttpError) return done(value, undefined);
     const problem = jsonProblem(value);
     if (problem !== null) return done(problem, undefined);
     const bytes = body as Buffer;
@@ -76,7 +105,19 @@ function utf8Text(body: Buffer): string | HttpError {
   try {
     return STRICT_UTF8.decode(body);
   } catch {
-    return new HttpError(400, 'invalid_request', 'invalid_encoding', 'the body is not valid UTF-8: send its text encoded as UTF-8');
+    return notUtf8();
+  }
+}
+
+function notUtf8(): HttpError {
+  return new HttpError(400, 'invalid_request', 'invalid_encoding', 'the body is not valid UTF-8: send its text encoded as UTF-8');
+}
+
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch (error) {
+    return new HttpError(400, 'invalid_request', 'invalid_json', `the body is not valid JSON: ${(error as Error).message}`);
   }
 }
 

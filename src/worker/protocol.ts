@@ -7,7 +7,7 @@
 import { COMPUTE_VALUES, PROVIDER_VALUES } from '../deployment-target.js';
 import type { Compute, Provider } from '../deployment-target.js';
 
-export const PROTOCOL_VERSION = 4;
+export const PROTOCOL_VERSION = 5;
 
 /**
  * The longest event line a worker sends (it is told so in APIPOD_MAX_EVENT_BYTES and fails a
@@ -93,6 +93,14 @@ export interface CallCommand {
   call: string;
   endpoint: string;
   arguments: { [parameter: string]: Value };
+  /** Parameters whose strings follow the line, each as its UTF-8 bytes and a newline (encodeCallWithStrings). */
+  texts?: string[];
+}
+
+/** A parameter's string as UTF-8 bytes, with no newline in them: it travels beside its call, undecoded. */
+export interface LongString {
+  parameter: string;
+  bytes: Buffer;
 }
 export interface CancelCommand {
   type: 'cancel';
@@ -183,6 +191,17 @@ export function encodeCallWithText(call: string, endpoint: string, argumentsJson
   const start = `{"type":"call","call":${JSON.stringify(call)},"endpoint":${JSON.stringify(endpoint)},"arguments":`;
   return [Buffer.from(start), text, Buffer.from('}\n')];
 }
+
+/**
+ * A `call` whose long strings follow its line, each as its own line of UTF-8 (it holds no
+ * newline): the worker reads them as they are, where a JSON string would be parsed, and
+ * puts them in `arguments` in place of the `""` there.
+ */
+export function encodeCallWithStrings(command: CallCommand, strings: readonly LongString[]): Buffer[] {
+  const line = encodeCommand({ ...command, texts: strings.map((string) => string.parameter) });
+  return [Buffer.from(line), ...strings.flatMap((string) => [string.bytes, NEWLINE])];
+}
+const NEWLINE = Buffer.from('\n');
 
 /** A `result` line at least this long is read by readLargeResult, its value left as bytes. */
 export const LARGE_RESULT_BYTES = 64 * 1024;

@@ -7,8 +7,8 @@ import type { CancelSignal } from './cancel-signal.js';
 import { FileReferenceError, ResultTooLarge, deleteReferencedFiles, inlineFileReferences, type InlineBudget } from './file-references.js';
 import { readLines, readLogLines } from './line-reader.js';
 import { JsonText } from './json-text.js';
-import { MAX_EVENT_BYTES, MAX_INLINE_MEDIA_CHARS, MAX_VALUE_DEPTH, ProtocolError, encodeCallWithText, encodeCommand, parseEvent, readLargeResult } from './protocol.js';
-import type { CallEvent, Command, ErrorInfo, ReadyEvent, Value } from './protocol.js';
+import { MAX_EVENT_BYTES, MAX_INLINE_MEDIA_CHARS, MAX_VALUE_DEPTH, ProtocolError, encodeCallWithStrings, encodeCallWithText, encodeCommand, parseEvent, readLargeResult } from './protocol.js';
+import type { CallEvent, Command, ErrorInfo, LongString, ReadyEvent, Value } from './protocol.js';
 import { toolkitPythonDir } from './svc-package.js';
 import { WorkerStartError } from './worker-start-error.js';
 
@@ -33,6 +33,8 @@ export interface CallOptions {
   signal?: CancelSignal;
   /** The arguments as JSON text (a client's body, already validated), sent instead of serialising them again. */
   argumentsJson?: Buffer;
+  /** Strings the arguments hold as `""`, sent beside them as their bytes (long-strings.ts). */
+  longStrings?: readonly LongString[];
 }
 
 export interface LogLine {
@@ -216,8 +218,9 @@ export class WorkerProcess {
       this.running = call;
       this.currentState = 'busy';
       options.signal?.addEventListener('abort', onAbort, { once: true });
-      if (options.argumentsJson === undefined) this.send({ type: 'call', call: id, endpoint, arguments: args });
-      else if (this.commands.writable) for (const piece of encodeCallWithText(id, endpoint, options.argumentsJson)) this.commands.write(piece);
+      if (options.longStrings !== undefined) this.write(encodeCallWithStrings({ type: 'call', call: id, endpoint, arguments: args }, options.longStrings));
+      else if (options.argumentsJson !== undefined) this.write(encodeCallWithText(id, endpoint, options.argumentsJson));
+      else this.send({ type: 'call', call: id, endpoint, arguments: args });
       options.onStart?.();
     });
   }
@@ -259,6 +262,11 @@ export class WorkerProcess {
   private send(command: Command): void {
     const pipe = command.type === 'cancel' ? this.cancels : this.commands;
     if (pipe.writable) pipe.write(encodeCommand(command));
+  }
+
+  /** A command in pieces, on the command pipe. */
+  private write(pieces: readonly Buffer[]): void {
+    if (this.commands.writable) for (const piece of pieces) this.commands.write(piece);
   }
 
   private async handleEventLine(line: Buffer): Promise<void> {

@@ -71,16 +71,34 @@ def _mebibytes(size: int) -> str:
 def read_commands(descriptor: int, accepted_types: tuple[str, ...], poll_seconds: float = 0.0) -> Iterator[dict]:
     """Valid commands of the pipe's types until EOF. Any other line is reported on stderr
     and skipped. With `poll_seconds`, see `_read_lines`."""
-    for line in _read_lines(descriptor, poll_seconds):
+    lines = _read_lines(descriptor, poll_seconds)
+    for line in lines:
         if not line.strip():
             continue
         try:
             command = validate_command(json.loads(line))
             if command["type"] not in accepted_types:
                 raise ValueError(f"a {command['type']} command does not belong on fd {descriptor}")
+            _read_texts(command, lines)
             yield command
         except ValueError as error:  # bad JSON, bad UTF-8, a malformed or misplaced command
             print(f"apipod worker: ignoring a command line ({error}): {line[:200]!r}", file=sys.stderr)
+
+
+def _read_texts(command: dict, lines: Iterator[bytes]) -> None:
+    """Puts in a call's arguments the strings that follow its line, one line of UTF-8 each, for
+    the parameters its `texts` names: the gateway sends a client's long string so, undecoded,
+    where JSON would cost a parse on each side (docs/worker-protocol.md)."""
+    names = command.pop("texts", None)
+    if names is None:
+        return
+    if not isinstance(names, list) or not all(isinstance(name, str) and name in command["arguments"] for name in names):
+        raise ValueError("'texts' must list parameters the call's arguments hold")
+    for name in names:
+        line = next(lines, b"")
+        if not line.endswith(b"\n"):
+            raise ValueError(f"the pipe closed before the text of {name!r}")
+        command["arguments"][name] = str(memoryview(line)[:-1], "utf-8")
 
 
 def _read_lines(descriptor: int, poll_seconds: float) -> Iterator[bytes]:

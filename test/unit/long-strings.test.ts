@@ -1,0 +1,75 @@
+import { describe, expect, it } from 'vitest';
+import { hasControlByte, LONG_STRING_BYTES, splitLongStrings } from '../../src/serve/long-strings.js';
+
+const LONG = 'x'.repeat(LONG_STRING_BYTES);
+const names = new Set(['text', 'other']);
+
+/** The body as JSON.parse reads it, from the split: the rest with each string put back. */
+function joined(split: NonNullable<ReturnType<typeof splitLongStrings>>): unknown {
+  const value = JSON.parse(split.rest) as Record<string, unknown>;
+  for (const { parameter, bytes } of split.strings) {
+    expect(value[parameter]).toBe('');
+    value[parameter] = bytes.toString('utf8');
+  }
+  return value;
+}
+
+describe('long strings of a JSON body, found without decoding them', () => {
+  it('takes out each long string of a named parameter, and the rest parses to the same body', () => {
+    const bodies = [
+      { text: LONG },
+      { a: 1, text: `${LONG}é😀`, b: [1, '}', { c: '"\\' }], other: LONG + LONG, d: null, e: -1.5e3, f: true },
+      { nested: { text: 'short' }, text: LONG },
+    ];
+    for (const body of bodies) {
+      for (const text of [JSON.stringify(body), JSON.stringify(body, null, 2), `\ufeff ${JSON.stringify(body)} \n`]) {
+        const split = splitLongStrings(Buffer.from(text), names);
+        expect(split).not.toBeNull();
+        expect(joined(split!)).toEqual(body);
+        expect(split!.rest.length).toBeLessThan(200);
+      }
+    }
+  });
+
+  it('leaves alone what must be parsed: escapes, control characters, other parameters, short strings, nesting, repeats', () => {
+    const untouched = [
+      { text: `${LONG}\n` },
+      { text: `${LONG}"` },
+      { text: `${LONG}\u0001` },
+      { unnamed: LONG },
+      { text: 'short' },
+      { text: [LONG] },
+      { text: { inner: LONG } },
+      [LONG],
+      LONG,
+    ];
+    for (const body of untouched) expect(splitLongStrings(Buffer.from(JSON.stringify(body)), names)).toBeNull();
+    expect(splitLongStrings(Buffer.from(`{"text":"${LONG}","text":"${LONG}"}`), names)).toBeNull();
+  });
+
+  it('gives up on a body that is not well formed, for JSON.parse to say why', () => {
+    for (const text of [`{"text":"${LONG}"`, `{"text":"${LONG}"} x`, `{"text" "${LONG}"}`, `{"text":"${LONG}",}`, `{"text":"${LONG}`]) {
+      const split = splitLongStrings(Buffer.from(text), names);
+      if (split !== null) expect(() => JSON.parse(split.rest)).toThrow();
+    }
+  });
+});
+
+describe('hasControlByte', () => {
+  it('agrees with a byte-by-byte check at every offset and alignment', () => {
+    const backing = Buffer.alloc(64 + 3, 0x61);
+    for (const shift of [0, 1, 2, 3]) {
+      const bytes = backing.subarray(shift, shift + 64);
+      for (let position = 0; position < 64; position += 1) {
+        for (const byte of [0x00, 0x1f, 0x20, 0x7f, 0x80, 0xff]) {
+          bytes.fill(0x61);
+          bytes[position] = byte;
+          for (const [start, end] of [[0, 64], [position, 64], [0, position], [3, 61]] as const) {
+            const expected = bytes.subarray(start, end).some((value) => value < 0x20);
+            expect(hasControlByte(bytes, start, end)).toBe(expected);
+          }
+        }
+      }
+    }
+  });
+});
