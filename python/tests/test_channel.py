@@ -44,6 +44,22 @@ class ReadCommandsTest(unittest.TestCase):
         self.assertEqual([command["call"] for command in commands], ["c-1", "c-2", "c-3"])
         self.assertEqual(len(commands[1]["arguments"]["image"]), 3 * 2**20)
 
+    def test_a_calls_texts_follow_its_line_and_take_their_places_in_its_arguments(self):
+        text = "é😀 \"quoted\" " + "x" * 200_000
+        call = b'{"type":"call","call":"c-1","endpoint":"/a","arguments":{"a":"","n":1,"b":""},"texts":["b","a"]}\n'
+        stream = call + b"second\n" + text.encode() + b"\n" + b'{"type":"shutdown"}\n'
+        commands = self.read_all([stream[i:i + 65536] for i in range(0, len(stream), 65536)], poll_seconds=0.0)
+        self.assertEqual(commands, [
+            {"type": "call", "call": "c-1", "endpoint": "/a", "arguments": {"a": text, "n": 1, "b": "second"}},
+            {"type": "shutdown"},
+        ])
+
+    def test_a_call_whose_texts_name_no_argument_or_never_come_is_not_run(self):
+        bad = b'{"type":"call","call":"c-1","endpoint":"/a","arguments":{},"texts":["a"]}\n'
+        cut = b'{"type":"call","call":"c-2","endpoint":"/a","arguments":{"a":""},"texts":["a"]}\nno newline'
+        self.assertEqual(self.read_all([bad + b'{"type":"shutdown"}\n'], 0.0), [{"type": "shutdown"}])
+        self.assertEqual(self.read_all([cut], 0.0), [])
+
     def test_a_writer_slower_than_the_poll_is_waited_for(self):
         # Each write comes after the poll has given up, so the reader sleeps on the pipe each time.
         chunks = [b'{"type":"call","call":"c-%d","endpoint":"/a","arguments":{}}\n' % n for n in range(3)]

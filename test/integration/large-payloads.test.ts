@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSvc, type RunningSvc } from '../support/server.js';
@@ -30,6 +31,30 @@ describe('large payloads', () => {
     const body = `{\n  "value": 1.0,\n  "padding": "a\\nb${PADDING}"\n}\n`;
     const { status, text } = await post(`${server.url}/type-of`, body);
     expect([status, JSON.parse(text)]).toEqual([200, { type: 'float', padding: 'a\nbx', length: PADDING.length + 3 }]);
+  });
+
+  it('hands long strings to the function exactly, whether they travel undecoded or are parsed, as a call or a job', async () => {
+    const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
+    const long = `é😀 ${'y'.repeat(300_000)} \u2028`;
+    const escaped = `line\n"quoted"\t${'z'.repeat(100_000)}`;
+    for (const [first, second] of [[long, 'short'], [long, long.toUpperCase()], [escaped, long]] as const) {
+      const body = JSON.stringify({ first, count: 3, second });
+      const expected = { first: sha256(first), second: sha256(second) };
+      const direct = await post(`${server.url}/texts`, body);
+      expect([direct.status, JSON.parse(direct.text)]).toEqual([200, expected]);
+      const job = await fetch(`${server.url}/texts`, { method: 'POST', headers: { 'content-type': 'application/json', prefer: 'respond-async, wait=30' }, body });
+      expect(((await job.json()) as { result: unknown }).result).toEqual(expected);
+    }
+  });
+
+  it('refuses a long string with a raw control character, and bytes that are no UTF-8, as it does a short one', async () => {
+    for (const padding of ['', 'y'.repeat(100_000)]) {
+      const tab = await post(`${server.url}/texts`, `{"first": "${padding}\u0009${padding}"}`);
+      expect([tab.status, JSON.parse(tab.text).error.code]).toEqual([400, 'invalid_json']);
+      const body = Buffer.concat([Buffer.from(`{"first": "${padding}`), Buffer.from([0xe9]), Buffer.from('"}')]);
+      const latin1 = await fetch(`${server.url}/texts`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+      expect([latin1.status, ((await latin1.json()) as { error: { code: string } }).error.code]).toEqual([400, 'invalid_encoding']);
+    }
   });
 
   it('still gives an integer parameter an int when a large body spells it 2.0, as a small body does', async () => {
