@@ -1,10 +1,11 @@
 """The command pipe's reader, with and without polling before it sleeps."""
+import json
 import os
 import threading
 import time
 import unittest
 
-from apipod._runtime.channel import EventWriter, PollWindow, read_commands
+from apipod._runtime.channel import LONG_TEXT_CHARS, EventWriter, PollWindow, ResultTooLarge, read_commands
 from apipod._runtime import protocol
 
 
@@ -100,6 +101,59 @@ class EventWriterTest(unittest.TestCase):
         EventWriter(write_end).send(protocol.result("c-1", {"text": "é", "n": [1, 2]}))
         os.close(write_end)
         self.assertEqual(os.read(read_end, 1024), '{"type":"result","call":"c-1","value":{"text":"é","n":[1,2]}}\n'.encode())
+
+    def written(self, message: dict, max_bytes=None) -> bytes:
+        read_end, write_end = os.pipe()
+        self.addCleanup(os.close, read_end)
+        reader = threading.Thread(target=lambda: chunks.append(_read_to_end(read_end)))
+        chunks: list[bytes] = []
+        reader.start()
+        try:
+            EventWriter(write_end, max_bytes=max_bytes).send(message)
+        finally:
+            os.close(write_end)
+            reader.join()
+        return chunks[0]
+
+    def test_a_results_long_strings_follow_it_as_lines_with_their_places_given_by_offset(self):
+        long = "é" * LONG_TEXT_CHARS
+        other = 'a"b\\c\x01' * LONG_TEXT_CHARS
+        for value, texts in (
+            (long, [long]),
+            ({"id": 2**64 + 1, "text": long, "short": "", "other": other, "list": [long]}, [long, other]),
+        ):
+            with self.subTest(value=type(value).__name__):
+                written = self.written(protocol.result("c-1", value))
+                line, *rest = written.split(b"\n")
+                self.assertEqual(rest, [text.encode() for text in texts] + [b""])
+                start = b'{"type":"result","call":"c-1","texts":['
+                self.assertTrue(line.startswith(start))
+                offsets = [int(offset) for offset in line[len(start):line.index(b"]")].split(b",")]
+                value_text = line[line.index(b',"value":') + len(b',"value":'):-1]
+                for offset, text in reversed(list(zip(offsets, texts))):
+                    self.assertEqual(value_text[offset:offset + 2], b'""')
+                    value_text = value_text[:offset] + json.dumps(text, ensure_ascii=False).encode() + value_text[offset + 2:]
+                self.assertEqual(value_text.decode(), json.dumps(value, ensure_ascii=False, separators=(",", ":")))
+
+    def test_long_strings_that_cannot_be_lines_stay_in_the_json(self):
+        for text in ("x" * LONG_TEXT_CHARS + "\n", "x" * LONG_TEXT_CHARS + "\r", "x" * LONG_TEXT_CHARS + "\ud800",
+                     "\x00svc-text\x00"):
+            with self.subTest(end=repr(text[-1])):
+                value = {"text": text, "long": "y" * LONG_TEXT_CHARS} if text.startswith("\x00") else text
+                written = self.written(protocol.result("c-1", value))
+                self.assertEqual(written.count(b"\n"), 1)
+                self.assertTrue(written.startswith(b'{"type":"result","call":"c-1","value":'))
+
+    def test_a_result_whose_texts_pass_the_limit_is_too_large(self):
+        with self.assertRaisesRegex(ResultTooLarge, "the result is 0.1 MiB as JSON"):
+            self.written(protocol.result("c-1", {"a": "x" * 40_000, "b": "y" * 40_000}), max_bytes=65_536)
+
+
+def _read_to_end(descriptor: int) -> bytes:
+    chunks = []
+    while chunk := os.read(descriptor, 1 << 20):
+        chunks.append(chunk)
+    return b"".join(chunks)
 
 
 if __name__ == "__main__":

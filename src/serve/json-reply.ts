@@ -1,5 +1,6 @@
 import { Readable } from 'node:stream';
 import type { FastifyReply } from 'fastify';
+import type { JsonText } from '../worker/json-text.js';
 import type { Value } from '../worker/protocol.js';
 import { isSmallJson, jsonChunks } from './json-chunks.js';
 import { disconnectStalled } from './stalled-client.js';
@@ -25,13 +26,16 @@ export function sendJson(reply: FastifyReply, value: Value, sendTimeoutMs: numbe
 }
 
 /**
- * Sends JSON text that is already bytes (a large result as the worker wrote it) as it is, in
- * slices of the one buffer, with the same backpressure and `--send-timeout` as sendJson.
+ * Sends JSON text that is already bytes (a large result as the worker wrote it, in one or
+ * more buffers) as it is, in slices of those buffers, with the same backpressure and
+ * `--send-timeout` as sendJson.
  */
-export function sendJsonText(reply: FastifyReply, text: Buffer, sendTimeoutMs: number): FastifyReply {
+export function sendJsonText(reply: FastifyReply, text: JsonText, sendTimeoutMs: number): FastifyReply {
   reply.type('application/json; charset=utf-8');
   function* slices(): Generator<Buffer, void, undefined> {
-    for (let start = 0; start < text.length; start += TEXT_SLICE_BYTES) yield text.subarray(start, start + TEXT_SLICE_BYTES);
+    for (const piece of text.pieces) {
+      for (let start = 0; start < piece.length; start += TEXT_SLICE_BYTES) yield piece.subarray(start, start + TEXT_SLICE_BYTES);
+    }
   }
   return sendPieces(reply, text.length, slices(), sendTimeoutMs);
 }

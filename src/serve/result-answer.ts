@@ -28,7 +28,7 @@ export function mediaTypeOf(value: Value | null): string | null {
 export function sendResult(reply: FastifyReply, accept: string | undefined, result: Value | JsonText, subject: string, sendTimeoutMs: number): FastifyReply {
   if (result instanceof JsonText && !result.mayHoldKey('content_type')) {
     if (chooseResultForm(accept, null) === 'none') throw notAcceptable(accept, subject, offeredAs(null));
-    return sendJsonText(reply, result.bytes, sendTimeoutMs);
+    return sendJsonText(reply, result, sendTimeoutMs);
   }
   const value = result instanceof JsonText ? result.value : result;
   const mediaType = mediaTypeOf(value);

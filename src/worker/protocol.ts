@@ -225,6 +225,33 @@ export function readLargeResult(line: Buffer): { call: string; value: Buffer } |
   return { call, value: line.subarray(callEnd + VALUE_KEY.length, line.length - 1) };
 }
 
+const TEXTS_KEY = Buffer.from('","texts":[');
+const TEXTS_END = Buffer.from('],"value":');
+
+/**
+ * A `result` whose long strings follow it as lines of their own (docs/worker-protocol.md,
+ * `texts`): `{"type":"result","call":"ID","texts":[OFFSET,...],"value":VALUE}`, VALUE
+ * holding `""` at each byte offset, where its string goes. Null for any other line; a
+ * ProtocolError for offsets that do not point at such places.
+ */
+export function readResultWithTexts(line: Buffer): { call: string; offsets: number[]; value: Buffer } | null {
+  if (line[line.length - 1] !== 0x7d || !line.subarray(0, RESULT_START.length).equals(RESULT_START)) return null;
+  const callEnd = line.indexOf(TEXTS_KEY, RESULT_START.length);
+  if (callEnd === -1) return null;
+  const call = line.toString('utf8', RESULT_START.length, callEnd);
+  const offsetsEnd = line.indexOf(TEXTS_END, callEnd);
+  if (call === '' || /["\\]/.test(call) || offsetsEnd === -1) return null;
+  const offsets = line.toString('latin1', callEnd + TEXTS_KEY.length, offsetsEnd).split(',').map(Number);
+  const value = line.subarray(offsetsEnd + TEXTS_END.length, line.length - 1);
+  offsets.forEach((offset, index) => {
+    const after = index === 0 ? 0 : offsets[index - 1]! + 2;
+    if (!Number.isInteger(offset) || offset < after || value[offset] !== 0x22 || value[offset + 1] !== 0x22) {
+      throw new ProtocolError(`result: its texts' offsets ${JSON.stringify(offsets)} do not each point at an empty string in its value`);
+    }
+  });
+  return { call, offsets, value };
+}
+
 /**
  * One line from fd 4 as a typed event. Unknown fields are dropped; a line that is not
  * JSON, has an unknown `type` or a field of the wrong shape throws a ProtocolError.

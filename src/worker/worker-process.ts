@@ -6,8 +6,8 @@ import type { Readable, Writable } from 'node:stream';
 import type { CancelSignal } from './cancel-signal.js';
 import { FileReferenceError, ResultTooLarge, deleteReferencedFiles, inlineFileReferences, type InlineBudget } from './file-references.js';
 import { readLines, readLogLines } from './line-reader.js';
-import { JsonText } from './json-text.js';
-import { MAX_EVENT_BYTES, MAX_INLINE_MEDIA_CHARS, MAX_VALUE_DEPTH, ProtocolError, encodeCallWithStrings, encodeCallWithText, encodeCommand, parseEvent, readLargeResult } from './protocol.js';
+import { JsonText, withTexts } from './json-text.js';
+import { MAX_EVENT_BYTES, MAX_INLINE_MEDIA_CHARS, MAX_VALUE_DEPTH, ProtocolError, encodeCallWithStrings, encodeCallWithText, encodeCommand, parseEvent, readLargeResult, readResultWithTexts } from './protocol.js';
 import type { CallEvent, Command, ErrorInfo, LongString, ReadyEvent, Value } from './protocol.js';
 import { toolkitPythonDir } from './svc-package.js';
 import { WorkerStartError } from './worker-start-error.js';
@@ -123,6 +123,8 @@ export class WorkerProcess {
   private readonly onLog: (line: LogLine) => void;
   private readonly stderrTail: string[] = [];
   private running: RunningCall | null = null;
+  /** A result read, whose texts are the next event lines (readResultWithTexts). */
+  private textsToCome: { call: string; offsets: number[]; value: Buffer; texts: Buffer[] } | null = null;
   private killed: { reason: KillReason; detail: string } | null = null;
   /** Events are handled one after another: inlining a file is asynchronous, and order matters. */
   private handling: Promise<void> = Promise.resolve();
@@ -272,14 +274,25 @@ export class WorkerProcess {
   private async handleEventLine(line: Buffer): Promise<void> {
     if (this.hasFinished || this.killed !== null) return;
     try {
-      const large = readLargeResult(line);
-      const text = large === null ? null : { call: large.call, json: new JsonText(large.value) };
-      if (text !== null && this.running?.id === text.call && !text.json.mayHoldKey('$file')) {
-        // Nothing in it to inline: its bytes are the answer, parsed only if something reads it.
-        await this.finishWithText(this.running, text.json);
+      if (this.textsToCome !== null) {
+        const result = this.textsToCome;
+        result.texts.push(line);
+        if (result.texts.length < result.offsets.length) return;
+        this.textsToCome = null;
+        await this.handleResultText(result.call, withTexts(result.value, result.offsets, result.texts));
         return;
       }
-      const event = text === null ? parseEvent(line.toString('utf8')) : { type: 'result' as const, call: text.call, value: text.json.value };
+      const resultWithTexts = readResultWithTexts(line);
+      if (resultWithTexts !== null) {
+        this.textsToCome = { ...resultWithTexts, texts: [] };
+        return;
+      }
+      const large = readLargeResult(line);
+      if (large !== null) {
+        await this.handleResultText(large.call, new JsonText([large.value]));
+        return;
+      }
+      const event = parseEvent(line.toString('utf8'));
       switch (event.type) {
         case 'ready':
           if (this.currentState !== 'starting') return;
@@ -292,15 +305,29 @@ export class WorkerProcess {
           this.settleReady.reject(new WorkerStartError(event.stage, event.error, this.serviceFile));
           return;
         default:
-          // Events of a call that already ended (a late progress from a user's thread) are
-          // dropped, and the files they refer to deleted.
-          if (this.running?.id === event.call) await this.handleCallEvent(this.running, event);
-          else if ('value' in event) await deleteReferencedFiles(event.value, this.fileDir);
+          await this.dispatchCallEvent(event);
       }
     } catch (error) {
       const problem = error instanceof ProtocolError ? 'protocol error' : 'error handling an event';
       this.killForProtocolError(`${problem}: ${error instanceof Error ? error.message : String(error)}`);
     }
+  }
+
+  /** A result read as its JSON text: a large one, or one whose texts came after it. */
+  private async handleResultText(call: string, json: JsonText): Promise<void> {
+    if (this.running?.id === call && !json.mayHoldKey('$file')) {
+      // Nothing in it to inline: its bytes are the answer, parsed only if something reads it.
+      await this.finishWithText(this.running, json);
+      return;
+    }
+    await this.dispatchCallEvent({ type: 'result', call, value: json.value });
+  }
+
+  private async dispatchCallEvent(event: CallEvent): Promise<void> {
+    // Events of a call that already ended (a late progress from a user's thread) are
+    // dropped, and the files they refer to deleted.
+    if (this.running?.id === event.call) await this.handleCallEvent(this.running, event);
+    else if ('value' in event) await deleteReferencedFiles(event.value, this.fileDir);
   }
 
   private killForProtocolError(detail: string): void {

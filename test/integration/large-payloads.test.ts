@@ -47,6 +47,17 @@ describe('large payloads', () => {
     }
   });
 
+  it('answers with long strings of a result exactly, whichever way they cross from the worker', async () => {
+    // Plain text, text JSON must escape, text with a line break (sent as JSON), and a lone surrogate (also JSON).
+    for (const unit of ['é😀y', '"\\\u0001', 'a\nb', 'a\rb', '\ud800']) {
+      for (const path of ['/large', '/large-object']) {
+        const { status, text } = await post(`${server.url}${path}`, JSON.stringify({ unit, count: 40_000 }));
+        const expected = path === '/large' ? unit.repeat(40_000) : { text: unit.repeat(40_000), items: [1, 2.5, null, true, { unit }], empty: {} };
+        expect([status, JSON.parse(text)]).toEqual([200, expected]);
+      }
+    }
+  });
+
   it('refuses a long string with a raw control character, and bytes that are no UTF-8, as it does a short one', async () => {
     for (const padding of ['', 'y'.repeat(100_000)]) {
       const tab = await post(`${server.url}/texts`, `{"first": "${padding}\u0009${padding}"}`);

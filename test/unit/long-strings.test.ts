@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { hasControlByte, LONG_STRING_BYTES, splitLongStrings } from '../../src/serve/long-strings.js';
+import { LONG_STRING_BYTES, splitLongStrings } from '../../src/serve/long-strings.js';
+import { hasControlByte } from '../../src/worker/json-text.js';
 
 const LONG = 'x'.repeat(LONG_STRING_BYTES);
 const names = new Set(['text', 'other']);

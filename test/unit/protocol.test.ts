@@ -2,7 +2,8 @@ import { readFileSync, readdirSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { LARGE_RESULT_BYTES, ProtocolError, encodeCommand, parseEvent, readLargeResult } from '../../src/worker/protocol.js';
+import { withTexts } from '../../src/worker/json-text.js';
+import { LARGE_RESULT_BYTES, ProtocolError, encodeCommand, parseEvent, readLargeResult, readResultWithTexts } from '../../src/worker/protocol.js';
 import type { Command } from '../../src/worker/protocol.js';
 
 // The examples python/apipod/_runtime/protocol.py is tested against too: one file per message type.
@@ -83,6 +84,31 @@ describe('large results', () => {
     expect(readLargeResult(line('c-1', 'short'))).toBeNull();
     expect(readLargeResult(Buffer.from(`{"type":"chunk","call":"c-1","value":${JSON.stringify(text)}}`))).toBeNull();
     expect(readLargeResult(line('c-"1', text))).toBeNull();
+  });
+});
+
+describe('results with texts', () => {
+  const json = (item: unknown) => JSON.stringify(item);
+
+  it('put each text back where its offset says, escaping one that needs it, into the value JSON.stringify writes', () => {
+    const texts = ['plain é😀', 'quote " backslash \\ control \u0001 newline-free'];
+    const skeleton = Buffer.from(json({ id: 1, first: '', list: [''], second: '' }));
+    const offsets = [skeleton.indexOf('""'), skeleton.lastIndexOf('""')];
+    const line = Buffer.from(`{"type":"result","call":"c-3","texts":[${offsets.join(',')}],"value":${skeleton.toString()}}`);
+    const read = readResultWithTexts(line)!;
+    expect([read.call, read.offsets]).toEqual(['c-3', offsets]);
+    const text = withTexts(read.value, read.offsets, texts.map((item) => Buffer.from(item)));
+    expect(Buffer.concat(text.pieces).toString()).toBe(json({ id: 1, first: texts[0], list: [''], second: texts[1] }));
+    expect(text.value).toEqual({ id: 1, first: texts[0], list: [''], second: texts[1] });
+    expect(text.length).toBe(Buffer.byteLength(json(text.value)));
+  });
+
+  it('refuse offsets that point anywhere but at an empty string, and leave other lines alone', () => {
+    const skeleton = '{"a":"","b":1}';
+    const line = (offsets: string) => Buffer.from(`{"type":"result","call":"c-1","texts":[${offsets}],"value":${skeleton}}`);
+    expect(readResultWithTexts(line('5'))?.offsets).toEqual([5]);
+    for (const offsets of ['4', '6', '5,5', '-1', 'x', '', '99']) expect(() => readResultWithTexts(line(offsets))).toThrow(ProtocolError);
+    expect(readResultWithTexts(Buffer.from(`{"type":"result","call":"c-1","value":${skeleton}}`))).toBeNull();
   });
 });
 

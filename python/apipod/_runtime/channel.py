@@ -32,7 +32,10 @@ class EventWriter:
         self._max_bytes = max_bytes  # the longest line the reader takes (APIPOD_MAX_EVENT_BYTES)
 
     def send(self, message: dict) -> None:
-        self._write(self._encode(message))
+        if message["type"] == "result":
+            self._write(*self._encode_result(message))
+        else:
+            self._write(self._encode(message))
 
     def send_chunk(self, chunk: dict, sent_before: int) -> int:
         """Writes a generator's chunk event. Its chunks together are its result, which must fit
@@ -46,22 +49,90 @@ class EventWriter:
         self._write(line)
         return total
 
-    def _write(self, line: memoryview) -> None:
+    def _write(self, *pieces: bytes | memoryview) -> None:
+        # Held for all the pieces: a progress event from another thread must not come between
+        # a result and its texts.
         with self._shield(), self._lock:
-            while line:
-                line = line[os.write(self._descriptor, line):]
+            for piece in pieces:
+                piece = memoryview(piece)
+                while piece:
+                    piece = piece[os.write(self._descriptor, piece):]
 
     def _encode(self, message: dict) -> memoryview:
         line = json.dumps(message, ensure_ascii=False, allow_nan=False, separators=(",", ":")) + "\n"
-        # A lone surrogate ("\ud800" is valid JSON input) has no UTF-8 form, and can only sit
-        # inside a JSON string, where backslashreplace's `\ud800` is exactly JSON's escape.
-        encoded = memoryview(line.encode("utf-8", "backslashreplace"))
-        if self._max_bytes is not None and len(encoded) > self._max_bytes:
+        encoded = memoryview(_utf8(line))
+        self._check_size(message["type"], len(encoded))
+        return encoded
+
+    def _encode_result(self, message: dict) -> list[bytes]:
+        """A result's line, and after it, when its value is a long string or an object with
+        long strings, each as a line of UTF-8: `json` would take ~1.2 ns a character to write
+        such a string, which the gateway checks in a tenth of that (docs/worker-protocol.md)."""
+        skeleton, texts = _take_long_texts(message["value"])
+        if not texts:
+            return [self._encode(message)]
+        value = json.dumps(skeleton, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+        parts = [_utf8(part) for part in value.split(_TEXT_MARKER_JSON)]
+        if len(parts) != len(texts) + 1:  # the marker is also one of the value's own strings
+            return [self._encode(message)]
+        offsets = [sum(len(part) + 2 for part in parts[:index]) + len(parts[index]) for index in range(len(texts))]
+        line = b"".join([
+            b'{"type":"result","call":', _utf8(json.dumps(message["call"])), b',"texts":',
+            json.dumps(offsets, separators=(",", ":")).encode(), b',"value":', b'""'.join(parts), b"}\n",
+        ])
+        self._check_size("result", len(line) + sum(len(text) + 1 for text in texts))
+        return [line, *(piece for text in texts for piece in (text, b"\n"))]
+
+    def _check_size(self, kind: str, size: int) -> None:
+        if self._max_bytes is not None and size > self._max_bytes:
             raise ResultTooLarge(
-                f"the {message['type']} is {_mebibytes(len(encoded))} as JSON, more than the "
+                f"the {kind} is {_mebibytes(size)} as JSON, more than the "
                 f"{_mebibytes(self._max_bytes)} svc carries in one: store large data elsewhere (a bucket, "
                 "a shared disk) and return where it is")
-        return encoded
+
+
+def _utf8(text: str) -> bytes:
+    # A lone surrogate ("\ud800" is valid JSON input) has no UTF-8 form, and can only sit
+    # inside a JSON string, where backslashreplace's `\ud800` is exactly JSON's escape.
+    return text.encode("utf-8", "backslashreplace")
+
+
+LONG_TEXT_CHARS = 32 * 1024  # a result's string this long is sent as a line of its own
+_MOST_KEYS_LOOKED_AT = 64  # an object with more keys is sent as JSON, not looked through
+_TEXT_MARKER = "\x00svc-text\x00"
+_TEXT_MARKER_JSON = json.dumps(_TEXT_MARKER)
+
+
+def _take_long_texts(value: object) -> tuple[object, list[bytes]]:
+    """The value with each long string (the value itself, or one of its object's values) put
+    as a marker, and those strings' UTF-8, in the order JSON writes them."""
+    if isinstance(value, str):
+        text = _long_text(value)
+        return (value, []) if text is None else (_TEXT_MARKER, [text])
+    if not isinstance(value, dict) or len(value) > _MOST_KEYS_LOOKED_AT:
+        return value, []
+    skeleton = value
+    texts = []
+    for key, item in value.items():
+        text = _long_text(item) if isinstance(item, str) else None
+        if text is not None:
+            if skeleton is value:
+                skeleton = dict(value)
+            skeleton[key] = _TEXT_MARKER
+            texts.append(text)
+    return skeleton, texts
+
+
+def _long_text(text: str) -> Optional[bytes]:
+    """A long string's UTF-8, when it can be a line: it has a UTF-8 form (no lone surrogate)
+    and no line break (the gateway ends a line at \\n or \\r)."""
+    if len(text) < LONG_TEXT_CHARS:
+        return None
+    try:
+        data = text.encode("utf-8")
+    except UnicodeEncodeError:
+        return None
+    return None if b"\n" in data or b"\r" in data else data
 
 
 def _mebibytes(size: int) -> str:
