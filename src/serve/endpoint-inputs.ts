@@ -56,7 +56,7 @@ export interface EndpointInputs {
   takesJsonText: boolean;
   /**
    * The parameters whose long strings a JSON body may hand to the worker undecoded
-   * (long-strings.ts): those that take any string, which the empty string stands in for
+   * (long-strings.ts): those that take every string, which the empty string stands in for
    * while the rest is validated. None for a schema endpoint, whose body is one model.
    */
   longStringParameters: ReadonlySet<string>;
@@ -79,16 +79,23 @@ export function compileEndpointInputs(endpoint: Pick<EndpointReport, 'input_sche
     mediaUrlParameters,
     validators: { json: compiled.json, text: (input) => compiled.text(isJsonObject(input) ? readBooleans(input) : input) },
     takesJsonText: !JSON.stringify(schema).includes('"integer"'),
-    longStringParameters: new Set(endpoint.body_parameter === null ? Object.keys(properties).filter((name) => takesAnyString(properties[name])) : []),
+    longStringParameters: new Set(endpoint.body_parameter === null ? Object.keys(properties).filter((name) => takesEveryString(properties[name])) : []),
   };
 }
 
-/** Keywords that describe a string without constraining it. */
-const DESCRIPTIVE_KEYWORDS = new Set(['type', 'title', 'description', 'default', 'examples']);
+/** Keywords that describe a value without constraining it. */
+const DESCRIPTIVE_KEYWORDS = ['title', 'description', 'default', 'examples'];
+const STRING_KEYWORDS = new Set(['type', ...DESCRIPTIVE_KEYWORDS]);
+const UNION_KEYWORDS = new Set(['anyOf', 'x-media-type', ...DESCRIPTIVE_KEYWORDS]);
 
-/** A schema that any string satisfies, and only a string: `str` without constraints. */
-function takesAnyString(schema: Value | undefined): boolean {
-  return isJsonObject(schema) && schema.type === 'string' && Object.keys(schema).every((keyword) => DESCRIPTIVE_KEYWORDS.has(keyword));
+/**
+ * A schema every string satisfies: `str` without constraints, or a union with such a member
+ * (`Optional[str]`, a media parameter's base64).
+ */
+function takesEveryString(schema: Value | undefined): boolean {
+  if (!isJsonObject(schema)) return false;
+  if ('type' in schema) return schema.type === 'string' && Object.keys(schema).every((keyword) => STRING_KEYWORDS.has(keyword));
+  return Array.isArray(schema.anyOf) && Object.keys(schema).every((keyword) => UNION_KEYWORDS.has(keyword)) && schema.anyOf.some(takesEveryString);
 }
 
 /** Each parameter of an input schema and what it accepts; also what the API document describes. */

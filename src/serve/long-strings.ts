@@ -128,9 +128,12 @@ function valueEndOf(body: Buffer, start: number): number {
   return at === start ? -1 : at;
 }
 
-/** A string value (`start` and `end` take in its quotes) long enough, whose bytes are its characters. */
+/** `scheme://`: a URL a media parameter's string may be, which the gateway downloads, so it must see it. */
+const URL_START = /^[a-z][a-z0-9+.-]*:\/\//i;
+
+/** A string value (`start` and `end` take in its quotes) long enough, whose bytes are its characters, and no URL. */
 function isPlainLongString(body: Buffer, start: number, end: number): boolean {
-  if (body[start] !== QUOTE || end - start - 2 < LONG_STRING_BYTES) return false;
+  if (body[start] !== QUOTE || end - start - 2 < LONG_STRING_BYTES || URL_START.test(body.toString('latin1', start + 1, start + 65))) return false;
   const backslash = body.indexOf(BACKSLASH, start + 1);
   return (backslash === -1 || backslash >= end - 1) && !hasControlByte(body, start + 1, end - 1);
 }

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
-import { rm, stat } from 'node:fs/promises';
+import { rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import type { FastifyRequest } from 'fastify';
@@ -13,6 +13,7 @@ import { fetchMediaUrls, type MediaUrlSettings } from './media-urls.js';
 import { PartContentTypes } from './multipart-part-types.js';
 import { FormFields, jsonProblem, jsonTextOf, longStringsOf } from './request-bodies.js';
 import { gatherFormModels } from './form-models.js';
+import { decodePlainBase64 } from './plain-base64.js';
 
 export interface ReadArguments {
   arguments: Arguments;
@@ -97,10 +98,38 @@ async function readRequest(request: FastifyRequest, inputs: EndpointInputs, uplo
   rejectFileReferences(body as Value, '');
   const args = validators.json(asParameters(body, inputs.bodyParameter));
   const longStrings = longStringsOf(body);
-  if (longStrings !== undefined) return { arguments: args, stagedFiles: [], longStrings };
+  if (longStrings !== undefined) return placeLongStrings(args, longStrings, inputs, uploadDir);
   // The body itself, not a schema endpoint's wrapping of it: its text can go to the worker unchanged.
   const argumentsJson = inputs.takesJsonText && args === body ? jsonTextOf(body) : undefined;
   return { arguments: args, stagedFiles: [], argumentsJson };
+}
+
+/**
+ * The long strings a body's arguments hold as `""` (long-strings.ts): a media parameter's
+ * plain base64, decoded here and staged as a file the worker reads as an upload; the others
+ * sent beside the call. Base64 the worker would read otherwise goes to it as text.
+ */
+async function placeLongStrings(args: Arguments, longStrings: LongString[], inputs: EndpointInputs, uploadDir: string | null): Promise<ReadArguments> {
+  const stagedFiles: string[] = [];
+  const texts: LongString[] = [];
+  try {
+    for (const string of longStrings) {
+      const takesOneFile = inputs.mediaUrlParameters.get(string.parameter) === false;
+      const file = takesOneFile && uploadDir !== null ? decodePlainBase64(string.bytes) : null;
+      if (file === null) {
+        texts.push(string);
+        continue;
+      }
+      const path = join(uploadDir!, randomUUID());
+      stagedFiles.push(path);
+      await writeFile(path, file);
+      args[string.parameter] = { $file: { path, file_name: null, content_type: null } };
+    }
+  } catch (error) {
+    await removeStagedFiles(stagedFiles);
+    throw error;
+  }
+  return { arguments: args, stagedFiles, longStrings: texts.length > 0 ? texts : undefined };
 }
 
 /** `curl -d '{"a": 1}'` sends JSON as a form, whose one field is named by the whole text: say so, not that `{"a": 1}` is no parameter. */

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { noisePng } from '../support/images.js';
 import { startSvc, type RunningSvc } from '../support/server.js';
 import { REPO_ROOT } from '../support/svc.js';
 
@@ -55,6 +56,25 @@ describe('large payloads', () => {
         const expected = path === '/large' ? unit.repeat(40_000) : { text: unit.repeat(40_000), items: [1, 2.5, null, true, { unit }], empty: {} };
         expect([status, JSON.parse(text)]).toEqual([200, expected]);
       }
+    }
+  });
+
+  it("hands a long base64 image to the function as the bytes it stands for, and refuses bad base64 as for a short one", async () => {
+    const png = noisePng(200, 200);
+    const expected = { size: png.length, sha256: createHash('sha256').update(png).digest('hex'), content_type: 'image/png' };
+    const base64 = png.toString('base64');
+    for (const image of [base64, png.toString('base64url'), `data:image/png;base64,${base64}`, `\n${base64}\n`]) {
+      const { status, text } = await post(`${server.url}/image-digest`, JSON.stringify({ image }));
+      expect([status, JSON.parse(text)]).toEqual([200, expected]);
+    }
+    const refusals = [
+      [`${base64.slice(0, 100)} ${base64.slice(101)}`, 'holds spaces'],
+      [`${base64.slice(0, 100)}-${base64.slice(101)}`, 'not valid base64'],
+      [Buffer.from('not an image '.repeat(5000)).toString('base64'), 'image'],
+    ];
+    for (const [image, message] of refusals) {
+      const { status, text } = await post(`${server.url}/image-digest`, JSON.stringify({ image }));
+      expect([status, JSON.parse(text).error.detail[0]]).toEqual([422, { field: 'image', message: expect.stringContaining(message) }]);
     }
   });
 
