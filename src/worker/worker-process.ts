@@ -75,6 +75,8 @@ export interface WorkerProcessOptions {
   cancelGraceMs?: number;
   env?: NodeJS.ProcessEnv;
   onLog?: (line: LogLine) => void;
+  /** The worker has ended its calls and takes another: also after one whose caller was answered early (cancelled while it waited). */
+  onFree?: () => void;
 }
 
 const STDERR_LINES_KEPT = 20;
@@ -87,7 +89,8 @@ interface RunningCall {
   id: string;
   endpoint: string;
   options: CallOptions;
-  finish: (outcome: CallOutcome) => void;
+  /** Ends the call with its outcome; null for a call sent behind another that never started (the worker went first). */
+  finish: (outcome: CallOutcome | null) => void;
   /** A generator's chunks so far, which its `streamed` end makes its result. */
   chunks: Value[];
   /** The base64 its media may still be inlined into: its chunks and result answer as one value. */
@@ -121,8 +124,14 @@ export class WorkerProcess {
   private readonly serviceFile: string;
   private readonly cancelGraceMs: number;
   private readonly onLog: (line: LogLine) => void;
+  private readonly onFree: () => void;
   private readonly stderrTail: string[] = [];
   private running: RunningCall | null = null;
+  /** Calls sent behind the running one (callNext), oldest first: the worker reads each as soon as it is free. */
+  private readonly queued: RunningCall[] = [];
+  /** When the running call started, and how long the last one took (performance.now() milliseconds). */
+  private runningSince = 0;
+  private lastCallMs = Number.POSITIVE_INFINITY;
   /** A result read, whose texts are the next event lines (readResultWithTexts). */
   private textsToCome: { call: string; offsets: number[]; value: Buffer; texts: Buffer[] } | null = null;
   private killed: { reason: KillReason; detail: string } | null = null;
@@ -137,6 +146,7 @@ export class WorkerProcess {
     this.serviceFile = resolve(options.projectDir, options.serviceFile);
     this.cancelGraceMs = options.cancelGraceMs ?? 5000;
     this.onLog = options.onLog ?? (() => {});
+    this.onFree = options.onFree ?? (() => {});
     this.ready = new Promise((resolve, reject) => (this.settleReady = { resolve, reject }));
     this.ready.catch(() => {}); // the owner may learn of a failed start from `exited` instead
     this.exited = new Promise((resolve) => (this.resolveExited = resolve));
@@ -199,32 +209,82 @@ export class WorkerProcess {
   /** Runs one call; the worker must be ready. The promise never rejects. */
   call(endpoint: string, args: { [parameter: string]: Value }, options: CallOptions = {}): Promise<CallOutcome> {
     if (this.currentState !== 'ready') throw new Error(`worker ${this.id} is ${this.currentState}, not ready`);
-    const id = options.id ?? `c-${++callsStarted}`;
     if (options.signal?.aborted) return Promise.resolve({ kind: 'cancelled' });
     return new Promise((resolve) => {
-      const onAbort = () => this.cancel(call);
-      const call: RunningCall = {
-        id,
-        endpoint,
-        options,
-        chunks: [],
-        inlineBudget: { maxChars: MAX_INLINE_MEDIA_CHARS, usedChars: 0 },
-        finish: (outcome) => {
-          clearTimeout(call.cancelTimer);
-          options.signal?.removeEventListener('abort', onAbort);
-          this.running = null;
-          if (this.currentState === 'busy') this.currentState = 'ready';
-          resolve(outcome);
-        },
-      };
-      this.running = call;
+      const call = this.sendCall(endpoint, args, options, (outcome) => resolve(outcome!));
       this.currentState = 'busy';
-      options.signal?.addEventListener('abort', onAbort, { once: true });
-      if (options.longStrings !== undefined) this.write(encodeCallWithStrings({ type: 'call', call: id, endpoint, arguments: args }, options.longStrings));
-      else if (options.argumentsJson !== undefined) this.write(encodeCallWithText(id, endpoint, options.argumentsJson));
-      else this.send({ type: 'call', call: id, endpoint, arguments: args });
-      options.onStart?.();
+      this.start(call);
     });
+  }
+
+  /**
+   * Whether the worker runs a call that has so far been quick, after others that were, with
+   * fewer than `most` behind it: then a call sent now (callNext) waits about `quickMs` for
+   * each, and the worker finds it as it ends the one before, rather than a round trip later.
+   */
+  takesNextWithin(quickMs: number, most: number): boolean {
+    const call = this.running;
+    return (
+      this.currentState === 'busy' && call !== null && this.queued.length < most && call.cancelTimer === undefined && call.failed === undefined &&
+      this.lastCallMs < quickMs && performance.now() - this.runningSince < quickMs
+    );
+  }
+
+  /**
+   * Sends a call to run after the running one (takesNextWithin says when). Resolves with its
+   * outcome, or with null when the worker went before it started, for the caller to run it
+   * elsewhere: the worker runs calls in order, so one behind a call that never ended never began.
+   */
+  callNext(endpoint: string, args: { [parameter: string]: Value }, options: CallOptions = {}): Promise<CallOutcome | null> {
+    if (this.running === null) throw new Error(`worker ${this.id} runs no call to send one behind`);
+    if (options.signal?.aborted) return Promise.resolve({ kind: 'cancelled' });
+    return new Promise((resolve) => {
+      this.queued.push(this.sendCall(endpoint, args, options, resolve));
+    });
+  }
+
+  private sendCall(endpoint: string, args: { [parameter: string]: Value }, options: CallOptions, resolve: (outcome: CallOutcome | null) => void): RunningCall {
+    const id = options.id ?? `c-${++callsStarted}`;
+    const onAbort = () => this.cancel(call);
+    const call: RunningCall = {
+      id,
+      endpoint,
+      options,
+      chunks: [],
+      inlineBudget: { maxChars: MAX_INLINE_MEDIA_CHARS, usedChars: 0 },
+      finish: (outcome) => {
+        clearTimeout(call.cancelTimer);
+        options.signal?.removeEventListener('abort', onAbort);
+        if (this.running === call) this.startNext();
+        resolve(outcome);
+      },
+    };
+    options.signal?.addEventListener('abort', onAbort, { once: true });
+    if (options.longStrings !== undefined) this.write(encodeCallWithStrings({ type: 'call', call: id, endpoint, arguments: args }, options.longStrings));
+    else if (options.argumentsJson !== undefined) this.write(encodeCallWithText(id, endpoint, options.argumentsJson));
+    else this.send({ type: 'call', call: id, endpoint, arguments: args });
+    return call;
+  }
+
+  private start(call: RunningCall): void {
+    this.running = call;
+    this.runningSince = performance.now();
+    if (call.failed === undefined) call.options.onStart?.(); // not for a call cancelled while it waited
+  }
+
+  /** The running call ended: the one behind it, if any, is what the worker runs now. */
+  private startNext(): void {
+    this.lastCallMs = performance.now() - this.runningSince;
+    const next = this.queued.shift();
+    this.running = null;
+    if (next === undefined) {
+      if (this.currentState === 'busy') this.currentState = 'ready';
+      if (!this.hasFinished) queueMicrotask(() => this.onFree());
+      return;
+    }
+    this.start(next);
+    // Cancelled while it waited: the worker answers `cancelled` as it takes it, or is killed.
+    if (next.failed !== undefined) this.armCancelTimer(next);
   }
 
   /**
@@ -253,8 +313,20 @@ export class WorkerProcess {
   }
 
   private cancel(call: RunningCall): void {
+    if (this.queued.includes(call)) {
+      // Not started: the worker keeps the cancel and answers `cancelled` when it takes the
+      // call, without running it. Its caller need not wait for that.
+      this.send({ type: 'cancel', call: call.id });
+      call.failed ??= { kind: 'cancelled' };
+      call.finish({ kind: 'cancelled' });
+      return;
+    }
     if (this.running !== call) return;
     this.send({ type: 'cancel', call: call.id });
+    this.armCancelTimer(call);
+  }
+
+  private armCancelTimer(call: RunningCall): void {
     call.cancelTimer = setTimeout(
       () => this.kill('cancel-timeout', `call ${call.id} did not stop within ${this.cancelGraceMs} ms of being cancelled`),
       this.cancelGraceMs,
@@ -406,6 +478,9 @@ export class WorkerProcess {
       const error = { type: 'WorkerExited', message, traceback: this.stderrTail.join('\n'), argument: null, rejects_input: false };
       this.settleReady.reject(new WorkerStartError('process', error, this.serviceFile));
     }
+    // Calls behind the running one never started: their callers run them elsewhere.
+    // Last first: each goes back to the front of the pool's queue, so they keep their order.
+    for (const queued of this.queued.splice(0).reverse()) queued.finish(null);
     const call = this.running;
     if (call) {
       call.finish(

@@ -67,7 +67,7 @@ describe('large payloads', () => {
       const { status, text } = await post(`${server.url}/image-digest`, JSON.stringify({ image }));
       expect([status, JSON.parse(text)]).toEqual([200, expected]);
     }
-    const refusals = [
+    const refusals: Array<[string, string]> = [
       [`${base64.slice(0, 100)} ${base64.slice(101)}`, 'holds spaces'],
       [`${base64.slice(0, 100)}-${base64.slice(101)}`, 'not valid base64'],
       [Buffer.from('not an image '.repeat(5000)).toString('base64'), 'image'],

@@ -286,6 +286,59 @@ describe('queueing', () => {
   });
 });
 
+describe('calls sent behind a quick one', () => {
+  it("waits in the worker's pipe rather than the pool's queue, and runs in order", async () => {
+    const pool = await startedPool(behaviours);
+    await pool.submit('/echo', { text: 'warm' }); // a quick call first: the worker is known to be quick
+    const calls = ['1', '2', '3', '4', '5'].map((text) => pool.submit('/echo', { text }));
+    // One runs, three wait in the worker's pipe, one in the pool's queue.
+    expect(pool.health()).toMatchObject({ busy: 1, queued: 1 });
+    const texts = (await Promise.all(calls)).map((outcome) => (resultValue(outcome) as { text: string }).text);
+    expect(texts).toEqual(['1', '2', '3', '4', '5']);
+  });
+
+  it('are not sent behind a call that has run longer than a quick one', async () => {
+    const pool = await startedPool(behaviours);
+    await pool.submit('/echo', { text: 'warm' });
+    const sleeping = pool.submit('/sleep', { seconds: 0.3 });
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    const next = pool.submit('/echo', { text: 'after' });
+    expect(pool.health()).toMatchObject({ busy: 1, queued: 1 });
+    expect((await sleeping).kind).toBe('result');
+    expect((await next).kind).toBe('result');
+  });
+
+  it('answers one cancelled while it waits in the pipe at once, and never runs nor starts it', async () => {
+    const pool = await startedPool(behaviours);
+    await pool.submit('/echo', { text: 'warm' });
+    const started: string[] = [];
+    const sleeping = pool.submit('/sleep', { seconds: 0.4 }, { id: 'first' });
+    const controller = new AbortController();
+    const behind = pool.submit('/sleep', { seconds: 0.01 }, { id: 'behind', signal: controller.signal, onStart: () => started.push('behind') });
+    expect(pool.health().queued).toBe(0);
+    const abortedAt = Date.now();
+    controller.abort();
+    expect(await behind).toEqual({ kind: 'cancelled' });
+    expect(Date.now() - abortedAt).toBeLessThan(200);
+    expect((await sleeping).kind).toBe('result');
+    expect((await pool.submit('/echo', { text: 'still serving' })).kind).toBe('result');
+    expect(started).toEqual([]);
+    expect(logs.filter((line) => line.line === 'sleeping').map((line) => line.call)).toEqual(['first']);
+  });
+
+  it("run on the next worker, in order, when the one they waited in crashes", async () => {
+    const pool = await startedPool(behaviours);
+    const pid = await workerPid(pool);
+    const crash = pool.submit('/exit', {});
+    const behind = ['a', 'b'].map((text) => pool.submit('/echo', { text }));
+    expect(pool.health().queued).toBe(0);
+    expect((await crash).kind).toBe('crashed');
+    const results = (await Promise.all(behind)).map((outcome) => resultValue(outcome) as { text: string; pid: number });
+    expect(results.map((result) => result.text)).toEqual(['a', 'b']);
+    expect(results.every((result) => result.pid !== pid)).toBe(true);
+  });
+});
+
 describe('cancelling', () => {
   it('a cancelled sleeping call resolves cancelled and frees its worker', async () => {
     const pool = await startedPool(behaviours);

@@ -4,6 +4,7 @@ handler raises CallCancelled in the main thread, inside the user's code. A signa
 """
 from __future__ import annotations
 
+import collections
 import contextlib
 import signal
 import sys
@@ -12,6 +13,7 @@ from typing import Iterator, Optional
 
 
 RESIGNAL_SECONDS = 0.1
+_CANCELS_KEPT = 64  # cancels for calls not started yet; the gateway sends at most a few ahead
 
 
 class CallCancelled(BaseException):
@@ -24,8 +26,11 @@ class Cancellation:
         self._call_ended = threading.Condition(self._lock)
         self._running_call: Optional[str] = None
         self._is_requested = False
-        # Cancels and calls come on separate pipes, so a cancel may overtake its call.
-        self._cancelled_before_start: Optional[str] = None
+        # Cancels and calls come on separate pipes, so a cancel may overtake its call; and the
+        # gateway sends a quick worker's next calls behind its running one, any of which may
+        # be cancelled before it starts. The oldest are forgotten: a cancel for a call that
+        # ended already is never taken.
+        self._cancelled_before_start: collections.OrderedDict[str, None] = collections.OrderedDict()
         self._shield_depth = 0  # main thread only: inside a protocol write
         self._is_deferred = False
 
@@ -37,8 +42,7 @@ class Cancellation:
         """Marks `call_id` as the call a cancel may interrupt while the block runs; raises
         CallCancelled at once when its cancel came first."""
         with self._lock:
-            if self._cancelled_before_start == call_id:
-                self._cancelled_before_start = None
+            if self._cancelled_before_start.pop(call_id, False) is None:
                 raise CallCancelled()
             self._running_call = call_id
             self._is_requested = False
@@ -51,16 +55,18 @@ class Cancellation:
                 self._call_ended.notify_all()
 
     def request(self, call_id: str) -> None:
-        """From the cancel thread. A cancel for a call that is not running is kept for the
-        call that starts next (one at most: the gateway sends a worker one call at a time),
-        so a cancel that overtook its call stops it before it starts.
+        """From the cancel thread. A cancel for a call that is not running is kept for when
+        that call starts, so a cancel that overtook its call, or came for one waiting behind
+        the running call, stops it before it starts.
 
         The signal goes to the main thread itself (sent to the process, another thread may
         take it), and again every RESIGNAL_SECONDS until the call has taken it: one that
         lands just before the main thread enters a sleep is seen only when the sleep ends."""
         with self._lock:
             if self._running_call != call_id:
-                self._cancelled_before_start = call_id
+                self._cancelled_before_start[call_id] = None
+                while len(self._cancelled_before_start) > _CANCELS_KEPT:
+                    self._cancelled_before_start.popitem(last=False)
                 return
             if self._is_requested:
                 return
