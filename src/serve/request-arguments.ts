@@ -48,9 +48,11 @@ export async function readArguments(
 ): Promise<ReadArguments> {
   const read = await readRequest(request, inputs, staging?.dir ?? null);
   if (read.longStrings !== undefined && !keepLongStrings) {
-    // A job, say, keeps its arguments whole: the strings go back in, decoded.
+    // A job keeps its arguments whole, as any replica that runs it reads them: the strings go back in.
     for (const { parameter, bytes } of read.longStrings) read.arguments[parameter] = bytes.toString('utf8');
     delete read.longStrings;
+  } else if (read.longStrings !== undefined) {
+    Object.assign(read, await placeLongStrings(read.arguments, read.longStrings, inputs, staging?.dir ?? null));
   }
   if (staging === null || inputs.mediaUrlParameters.size === 0) return read;
   try {
@@ -98,14 +100,14 @@ async function readRequest(request: FastifyRequest, inputs: EndpointInputs, uplo
   rejectFileReferences(body as Value, '');
   const args = validators.json(asParameters(body, inputs.bodyParameter));
   const longStrings = longStringsOf(body);
-  if (longStrings !== undefined) return placeLongStrings(args, longStrings, inputs, uploadDir);
+  if (longStrings !== undefined) return { arguments: args, stagedFiles: [], longStrings };
   // The body itself, not a schema endpoint's wrapping of it: its text can go to the worker unchanged.
   const argumentsJson = inputs.takesJsonText && args === body ? jsonTextOf(body) : undefined;
   return { arguments: args, stagedFiles: [], argumentsJson };
 }
 
 /**
- * The long strings a body's arguments hold as `""` (long-strings.ts): a media parameter's
+ * The long strings a call's arguments hold as `""` (long-strings.ts): a media parameter's
  * plain base64, decoded here and staged as a file the worker reads as an upload; the others
  * sent beside the call. Base64 the worker would read otherwise goes to it as text.
  */

@@ -11,7 +11,7 @@ export interface PoolHealth {
   /** Live worker processes, starting or serving. */
   workers: number;
   busy: number;
-  /** Calls waiting for a worker, all endpoints together. */
+  /** Calls waiting for a worker, all endpoints together (those sent behind a worker's running call too). */
   queued: number;
 }
 
@@ -83,6 +83,8 @@ export class WorkerPool {
   private phase: Phase = 'created';
   private readonly slots: Slot[];
   private readonly waiting: WaitingCall[] = [];
+  /** Calls sent behind a worker's running one that have not started (runNext). */
+  private waitingInWorkers = 0;
   /** How many of `waiting` each endpoint has: the bound is checked on every submit. */
   private readonly waitingByEndpoint = new Map<string, number>();
   private knownEndpoints: ReadonlySet<string> = new Set();
@@ -136,7 +138,7 @@ export class WorkerPool {
     const live = this.slots.flatMap((slot) => (slot.worker ? [slot.worker] : []));
     const serving = live.filter((worker) => worker.state === 'ready' || worker.state === 'busy');
     const busy = serving.filter((worker) => worker.state === 'busy').length;
-    return { state: this.healthState(serving.length, busy), workers: live.length, busy, queued: this.waiting.length };
+    return { state: this.healthState(serving.length, busy), workers: live.length, busy, queued: this.waiting.length + this.waitingInWorkers };
   }
 
   /**
@@ -326,9 +328,21 @@ export class WorkerPool {
   }
 
   private runNext(slot: Slot, worker: WorkerProcess, call: WaitingCall): void {
-    const next = worker.callNext(call.endpoint, call.args, call.options);
+    // Waiting still, in the worker's pipe: it counts against the endpoint's queue bound, and in /health, until it starts.
+    let waits = true;
+    const started = () => {
+      if (!waits) return;
+      waits = false;
+      this.countWaiting(call.endpoint, -1);
+      this.waitingInWorkers -= 1;
+    };
+    this.countWaiting(call.endpoint, 1);
+    this.waitingInWorkers += 1;
+    const options: CallOptions = { ...call.options, onStart: () => (started(), call.options.onStart?.()) };
+    const next = worker.callNext(call.endpoint, call.args, options);
     slot.queued.add(next);
     void next.then((outcome) => {
+      started();
       slot.queued.delete(next);
       if (outcome !== null) {
         call.settle(outcome);
