@@ -13,10 +13,14 @@ export interface InputValidator {
  * Compiles an endpoint's input schema once. JSON bodies are checked as sent; query strings
  * (GET) and form fields arrive as text, so those are coerced to the schema's types first
  * ("3" -> 3) by a second compiler with coercion on (boolean words: endpoint-inputs.ts).
+ * That one is compiled on its first use: most services are called with JSON alone, and each
+ * compile is a few milliseconds of every start (the schema compiled as JSON already, so it
+ * cannot fail later).
  */
 export function compileValidators(inputSchema: { [key: string]: Value }): { json: InputValidator; text: InputValidator } {
   const schema = boundIntegers(inputSchema) as { [key: string]: Value };
-  return { json: validatorFrom(strict.compile(schema)), text: validatorFrom(coercing.compile(schema)) };
+  let text: InputValidator | null = null;
+  return { json: validatorFrom(strict.compile(schema)), text: (input) => (text ??= validatorFrom(coercing.compile(schema)))(input) };
 }
 
 /** Keys whose values are data, not schemas. */
