@@ -333,6 +333,59 @@ class LifespanTest(WorkerTestCase):
         self.assertEqual(self.phases(), ["generator shutdown"])
 
 
+class EventLoopTest(WorkerTestCase):
+    """One loop for the worker's life, made only when needed."""
+
+    def test_async_endpoints_run_on_the_loop_the_service_took_at_its_import(self):
+        service = self.service_from_source(
+            "import asyncio\n"
+            "from apipod import APIPod\n"
+            "app = APIPod()\n"
+            "queue = asyncio.Queue()\n"
+            "loop = asyncio.get_event_loop()\n"
+            "@app.endpoint('/same-loop')\n"
+            "async def same_loop() -> bool:\n"
+            "    return asyncio.get_running_loop() is loop\n"
+        )
+        worker, _ = self.start_ready_worker(service)
+        self.assertEqual(self.call(worker, "c-1", "/same-loop")[-1]["value"], True)
+        self.assertEqual(self.call(worker, "c-2", "/same-loop")[-1]["value"], True)
+
+    def test_async_endpoints_share_the_loop_an_async_lifespan_ran_on(self):
+        service = self.service_from_source(
+            "import asyncio\n"
+            "from contextlib import asynccontextmanager\n"
+            "from apipod import APIPod\n"
+            "state = {}\n"
+            "@asynccontextmanager\n"
+            "async def lifespan(app):\n"
+            "    state['loop'] = asyncio.get_running_loop()\n"
+            "    yield\n"
+            "app = APIPod(lifespan=lifespan)\n"
+            "@app.endpoint('/same-loop')\n"
+            "async def same_loop() -> bool:\n"
+            "    return asyncio.get_running_loop() is state['loop']\n"
+        )
+        worker, _ = self.start_ready_worker(service)
+        self.assertEqual(self.call(worker, "c-1", "/same-loop")[-1]["value"], True)
+
+    def test_a_service_that_ran_asyncio_at_its_import_still_gets_a_loop(self):
+        service = self.service_from_source(
+            "import asyncio\n"
+            "from apipod import APIPod\n"
+            "async def warm():\n"
+            "    return 1\n"
+            "asyncio.run(warm())\n"
+            "app = APIPod()\n"
+            "@app.endpoint('/double')\n"
+            "async def double(number: int) -> int:\n"
+            "    await asyncio.sleep(0)\n"
+            "    return number * 2\n"
+        )
+        worker, _ = self.start_ready_worker(service)
+        self.assertEqual(self.call(worker, "c-1", "/double", {"number": 21})[-1]["value"], 42)
+
+
 class SetupFailureTest(WorkerTestCase):
     def assert_setup_fails(self, service: str, stage: str) -> dict:
         worker = self.start_worker(service_path(service))

@@ -169,10 +169,25 @@ export function registerStartCommand(program: Command): void {
           return;
         }
         if (options.image !== undefined) throw new SvcError('usage', '--image chooses the image --orchestrator docker runs: add --orchestrator docker');
-        // Asked while the server's code loads: a version manager's shim (pyenv's python3) takes
-        // ~100 ms to answer. Its failure is reported where serveLocally awaits it, in its turn.
-        const pythonLookup = findPythonInterpreter({ explicit: options.python, projectDir: locateProject(target, options.entrypoint).root, env: process.env });
-        pythonLookup.catch(() => {});
+        // Started while the server's code loads: Python takes longer to import the service than
+        // Node the gateway. Failures (no interpreter, too old) are reported where serveLocally
+        // awaits them, in their turn. --reload starts its workers itself, and a runpod worker's
+        // library is checked before any model loads: those ask the interpreter first.
+        const project = locateProject(target, options.entrypoint);
+        const startsEarly = !options.reload && options.provider !== 'runpod' && !options.testServer && options.testInput === undefined;
+        const startedWorkers = startsEarly
+          ? (await import('../orchestrators/local-workers.js')).startLocalWorkers({
+              workers: options.workers,
+              explicitPython: options.python,
+              serviceFile: join(project.root, project.entrypoint),
+              projectDir: project.root,
+              queueSize: options.queueSize,
+              cancelGraceMs: options.cancelGrace * 1000,
+              log,
+            })
+          : undefined;
+        const pythonLookup = startsEarly ? undefined : findPythonInterpreter({ explicit: options.python, projectDir: project.root, env: process.env });
+        pythonLookup?.catch(() => {});
         // Loaded on use: the server's dependencies would slow every other command's start.
         const { serveLocally } = await import('../orchestrators/local-run.js');
         await serveLocally({
@@ -183,6 +198,7 @@ export function registerStartCommand(program: Command): void {
           workers: options.workers,
           python: options.python,
           pythonLookup,
+          startedWorkers,
           maxBodyBytes: options.maxBodySize * 1024 * 1024,
           mediaUrlTimeoutMs: options.mediaUrls ? options.mediaUrlTimeout * 1000 : null,
           queueSize: options.queueSize,

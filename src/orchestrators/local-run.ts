@@ -10,7 +10,8 @@ import { runAsRunpodWorker } from '../providers/runpod-worker.js';
 import { SvcError } from '../svc-error.js';
 import { waitForStopSignal } from '../stop-signal.js';
 import { findPythonInterpreter, type PythonInterpreter } from '../worker/python-interpreter.js';
-import { WorkerPool } from '../worker/worker-pool.js';
+import type { WorkerPool } from '../worker/worker-pool.js';
+import { checkedWorkersInterpreter, newLocalPool, type StartingWorkers } from './local-workers.js';
 import { PoolSwitch } from '../worker/pool-switch.js';
 import { COMPUTE_VALUES, DEFAULT_TARGET, SERVED_PROVIDERS, type Compute, type Provider, type ServedProvider } from '../deployment-target.js';
 import { API_KEYS_ENV, ApiKeys } from '../serve/api-keys.js';
@@ -49,6 +50,8 @@ export interface LocalServeOptions {
   python: string | undefined;
   /** The interpreter, already being asked for by the caller (while this module loaded); else asked here. */
   pythonLookup?: Promise<PythonInterpreter> | undefined;
+  /** The workers, already started by the caller (while this module loaded); not with --reload. */
+  startedWorkers?: StartingWorkers | undefined;
   maxBodyBytes: number;
   /** How long the server may take to fetch a media URL a client gives; null: it fetches none (--no-media-urls). */
   mediaUrlTimeoutMs: number | null;
@@ -92,7 +95,7 @@ export async function serveLocally(options: LocalServeOptions): Promise<void> {
   // Files in transit between the gateway and the workers (uploads, large payloads) live in
   // a directory of this server's own, readable by its user alone: a `$file` reference can
   // reach nothing else, and other users of the machine cannot read the uploads.
-  const fileDir = await mkdtemp(join(tmpdir(), 'svc-files-'));
+  const fileDir = options.startedWorkers?.fileDir ?? (await mkdtemp(join(tmpdir(), 'svc-files-')));
   // Closed last, once no job can change: the next server to start takes the file.
   const held: Held = { journal: null, webhooks: null, redis: null };
   try {
@@ -103,6 +106,8 @@ export async function serveLocally(options: LocalServeOptions): Promise<void> {
     held.webhooks?.log.close();
     held.journal?.close();
     await held.redis?.close();
+    // Workers started early are stopped also when a check failed before they served.
+    await options.startedWorkers?.pool.shutdown(options.gracePeriodMs);
     await rm(fileDir, { recursive: true, force: true });
   }
 }
@@ -121,7 +126,10 @@ async function serveWithFileDir(options: LocalServeOptions, fileDir: string, hel
   const { root, entrypoint } = locateProject(options.target, options.entrypoint);
   const { log } = options;
   const keys = ApiKeys.from({ key: options.apiKey, keysFile: options.apiKeysFile, keysJson: process.env[API_KEYS_ENV] });
-  const python = await (options.pythonLookup ?? findPythonInterpreter({ explicit: options.python, projectDir: root, env: process.env }));
+  const { startedWorkers } = options;
+  const python = await (startedWorkers
+    ? checkedWorkersInterpreter(startedWorkers)
+    : (options.pythonLookup ?? findPythonInterpreter({ explicit: options.python, projectDir: root, env: process.env })));
   // A provider named on the command line is checked before any model loads; --test-server
   // and --test-input name runpod themselves, so their file and library are checked first too.
   const { testServer, testInputFile } = options.runpodTrial;
@@ -202,15 +210,15 @@ async function serveWithFileDir(options: LocalServeOptions, fileDir: string, hel
   };
 
   const newPool = () =>
-    new WorkerPool({
+    newLocalPool({
       workers: options.workers,
       python: python.path,
       fileDir,
       serviceFile: join(root, entrypoint),
       projectDir: root,
-      maxQueue: options.queueSize,
+      queueSize: options.queueSize,
       cancelGraceMs: options.cancelGraceMs,
-      onLog: (line) => log.worker(line.worker, line.call, line.stream, line.line),
+      log,
     });
   // One for the server's life: a job outlives the pool and the gateway that took it (--reload).
   const calls = new PoolSwitch();
@@ -279,7 +287,7 @@ async function serveWithFileDir(options: LocalServeOptions, fileDir: string, hel
     return;
   }
 
-  const pool = newPool();
+  const pool = startedWorkers?.pool ?? newPool();
   const stopSignal = waitForStopSignal();
   // The port answers STARTING while the workers load, unless nothing will listen on it.
   const usesPort = early === null || early.runpod === null || early.runpod.kind === 'test-server';
@@ -289,7 +297,7 @@ async function serveWithFileDir(options: LocalServeOptions, fileDir: string, hel
     log.event('starting', { url: `http://${urlHost(options.host)}:${starting.port}` });
   }
   try {
-    const first = await Promise.race([pool.start().then(() => null), stopSignal]);
+    const first = await Promise.race([(startedWorkers?.started ?? pool.start()).then(() => null), stopSignal]);
     if (first !== null) {
       log.info(`${first} while starting: stopping the workers`);
       await pool.shutdown(options.gracePeriodMs);

@@ -13,10 +13,14 @@ export interface InputValidator {
  * Compiles an endpoint's input schema once. JSON bodies are checked as sent; query strings
  * (GET) and form fields arrive as text, so those are coerced to the schema's types first
  * ("3" -> 3) by a second compiler with coercion on (boolean words: endpoint-inputs.ts).
+ * That one is compiled on its first use: most services are called with JSON alone, and each
+ * compile is a few milliseconds of every start (the schema compiled as JSON already, so it
+ * cannot fail later).
  */
 export function compileValidators(inputSchema: { [key: string]: Value }): { json: InputValidator; text: InputValidator } {
   const schema = boundIntegers(inputSchema) as { [key: string]: Value };
-  return { json: validatorFrom(strict.compile(schema)), text: validatorFrom(coercing.compile(schema)) };
+  let text: InputValidator | null = null;
+  return { json: validatorFrom(strict.compile(schema)), text: (input) => (text ??= validatorFrom(coercing.compile(schema)))(input) };
 }
 
 /** Keys whose values are data, not schemas. */
@@ -44,7 +48,9 @@ function createAjv(coerceTypes: boolean): Ajv2020 {
   // validateFormats: false: a string's format (a date, a UUID, a pydantic model's email) is
   // checked where the value is converted, in the worker, which answers 422 naming the field;
   // Ajv without its formats would log "unknown format ignored" for each.
-  const ajv = new Ajv2020({ allErrors: true, verbose: true, strict: false, validateFormats: false, coerceTypes: coerceTypes ? 'array' : false });
+  // validateSchema: false: the schemas are svc's own (the worker's endpoint descriptions), and
+  // checking them against JSON Schema's meta-schema compiled that too: ~25 ms of every start.
+  const ajv = new Ajv2020({ allErrors: true, verbose: true, strict: false, validateFormats: false, validateSchema: false, coerceTypes: coerceTypes ? 'array' : false });
   ajv.addKeyword('x-media-type');
   return ajv;
 }

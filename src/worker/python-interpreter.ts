@@ -18,7 +18,7 @@ export interface PythonInterpreter extends PythonCandidate {
 }
 
 /** What the candidate says of itself: its version, and the executable it runs as (`sys.executable`). */
-interface PythonReport {
+export interface PythonReport {
   version: string;
   executable: string;
 }
@@ -47,11 +47,19 @@ export function choosePythonCandidate(inputs: PythonChoiceInputs): PythonCandida
  * Chooses the interpreter and checks that it runs and is new enough, with one process. Its
  * `path` is then the executable that process ran as: a version manager's shim (pyenv's
  * `python3`, a few hundred milliseconds of shell scripts each time) picks the project's
- * Python once, here, and each worker starts that Python directly.
+ * Python once, here, and each worker starts that Python directly. `svc start` without
+ * --reload asks its first worker instead (worker-process.ts), which saves this process.
  */
 export async function findPythonInterpreter(inputs: PythonChoiceInputs): Promise<PythonInterpreter> {
   const candidate = choosePythonCandidate(inputs);
-  const { version, executable } = await readPython(candidate, inputs.projectDir);
+  return checkedInterpreter(candidate, await readPython(candidate, inputs.projectDir));
+}
+
+/** The candidate as it described itself, refused when it is older than MINIMUM_PYTHON or its report (then all in `version`) is no version. */
+export function checkedInterpreter(candidate: PythonCandidate, { version, executable }: PythonReport): PythonInterpreter {
+  if (!/^\d+\.\d+\.\d+$/.test(version)) {
+    throw new SvcError('invalid-project', `${describe(candidate)} printed '${version}' instead of its version`);
+  }
   const [major = 0, minor = 0] = version.split('.').map(Number);
   const [minimumMajor, minimumMinor] = MINIMUM_PYTHON;
   if (major < minimumMajor || (major === minimumMajor && minor < minimumMinor)) {
@@ -64,6 +72,11 @@ export async function findPythonInterpreter(inputs: PythonChoiceInputs): Promise
   return { ...candidate, path: executable || candidate.path, version };
 }
 
+/** The candidate gave no report: it does not exist (`missing`), or it failed with `detail`. */
+export function unavailableInterpreter(candidate: PythonCandidate, missing: boolean, detail: string): SvcError {
+  return new SvcError(missing ? 'not-found' : 'invalid-project', `${describe(candidate)} ${missing ? 'was not found' : `did not run: ${detail}`}`);
+}
+
 /**
  * Asked in the project directory, where the workers run: there a version manager's shim
  * (pyenv's `python3`) picks the project's `.python-version`, as it will for them.
@@ -74,16 +87,11 @@ function readPython(candidate: PythonCandidate, projectDir: string): Promise<Pyt
     execFile(candidate.path, ['-c', script], { cwd: projectDir, timeout: 15_000 }, (error, stdout, stderr) => {
       if (error) {
         const missing = (error as NodeJS.ErrnoException).code === 'ENOENT';
-        const detail = missing ? 'was not found' : `did not run: ${(stderr || stdout).trim() || error.message}`;
-        reject(new SvcError(missing ? 'not-found' : 'invalid-project', `${describe(candidate)} ${detail}`));
+        reject(unavailableInterpreter(candidate, missing, (stderr || stdout).trim() || error.message));
         return;
       }
       const [version = '', executable = ''] = stdout.split('\n').map((line) => line.trim());
-      if (!/^\d+\.\d+\.\d+$/.test(version)) {
-        reject(new SvcError('invalid-project', `${describe(candidate)} printed '${stdout.trim()}' instead of its version`));
-        return;
-      }
-      resolve({ version, executable });
+      resolve(/^\d+\.\d+\.\d+$/.test(version) ? { version, executable } : { version: stdout.trim(), executable: '' });
     });
   });
 }

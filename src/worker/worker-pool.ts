@@ -2,6 +2,7 @@ import { CrashHistory, DEFAULT_RESTART_POLICY } from './crash-history.js';
 import type { HealthState } from './health-state.js';
 import type { RestartPolicy } from './crash-history.js';
 import type { AppReport, EndpointReport, ReadyEvent, Value } from './protocol.js';
+import type { PythonReport } from './python-interpreter.js';
 import { WorkerProcess } from './worker-process.js';
 import type { CallOptions, CallOutcome, LogLine, WorkerExit, WorkerProcessOptions } from './worker-process.js';
 
@@ -97,8 +98,12 @@ export class WorkerPool {
   private stopped: Promise<void> | null = null;
   /** Called when a retiring pool has run its last call. */
   private onIdle: (() => void) | null = null;
+  /** What workers start with: the first one's own executable, once it has said (a shim's choice, made once). */
+  private python: string;
+  private firstReport: Promise<PythonReport> | null = null;
 
   constructor(private readonly options: WorkerPoolOptions) {
+    this.python = options.python;
     const count = options.workers ?? 1;
     this.slots = Array.from({ length: count }, (_, index) => ({ id: index + 1, worker: null, running: null, queued: new Set(), restartTimer: null }));
     this.restartPolicy = options.restartPolicy ?? DEFAULT_RESTART_POLICY;
@@ -110,8 +115,14 @@ export class WorkerPool {
   async start(): Promise<ReadyEvent> {
     if (this.phase !== 'created') throw new Error('a worker pool starts once');
     this.phase = 'starting';
-    const workers = this.slots.map((slot) => this.startWorker(slot));
+    const [first, ...others] = this.slots;
+    const workers = [this.startWorker(first!)];
+    this.firstReport = workers[0]!.interpreter;
     try {
+      // The others start once the first has said which executable it runs as.
+      const report = await this.firstReport.catch(() => null);
+      if (report?.executable) this.python = report.executable;
+      if (this.phase === 'starting') workers.push(...others.map((slot) => this.startWorker(slot)));
       const reports = await Promise.all(workers.map((worker) => worker.ready));
       this.report = reports[0]!;
       this.knownEndpoints = new Set(this.report.endpoints.map((endpoint) => endpoint.path));
@@ -124,6 +135,12 @@ export class WorkerPool {
     if (this.phase === 'starting') this.phase = 'running';
     this.dispatch();
     return this.report;
+  }
+
+  /** The first worker's interpreter, as it described itself; start() must have been called. */
+  get interpreter(): Promise<PythonReport> {
+    if (!this.firstReport) throw new Error('the worker pool has not started');
+    return this.firstReport;
   }
 
   get app(): AppReport {
@@ -233,7 +250,7 @@ export class WorkerPool {
   }
 
   private startWorker(slot: Slot): WorkerProcess {
-    const worker = new WorkerProcess({ ...this.options, id: slot.id, onFree: () => this.dispatch() });
+    const worker = new WorkerProcess({ ...this.options, python: this.python, id: slot.id, onFree: () => this.dispatch() });
     slot.worker = worker;
     worker.ready.then(
       () => {

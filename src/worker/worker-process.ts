@@ -9,6 +9,7 @@ import { readLines, readLogLines } from './line-reader.js';
 import { JsonText, withTexts } from './json-text.js';
 import { MAX_EVENT_BYTES, MAX_INLINE_MEDIA_CHARS, MAX_VALUE_DEPTH, ProtocolError, encodeCallWithStrings, encodeCallWithText, encodeCommand, parseEvent, readLargeResult, readResultWithTexts } from './protocol.js';
 import type { CallEvent, Command, ErrorInfo, LongString, ReadyEvent, Value } from './protocol.js';
+import { MINIMUM_PYTHON, type PythonReport } from './python-interpreter.js';
 import { toolkitPythonDir } from './svc-package.js';
 import { WorkerStartError } from './worker-start-error.js';
 
@@ -79,6 +80,33 @@ export interface WorkerProcessOptions {
   onFree?: () => void;
 }
 
+/**
+ * How a worker starts (`python -c BOOTSTRAP SERVICE_FILE`): before it imports anything of svc's,
+ * it writes `VERSION EXECUTABLE` as the first line on its event pipe, so svc needs no separate
+ * process to ask the interpreter (a version manager's shim takes ~100 ms to answer), still names
+ * one too old to run the toolkit (it stops there, rather than fail in some import), and starts
+ * further workers with the executable a shim chose. Plain enough for any Python to run.
+ */
+const BOOTSTRAP = [
+  'import os, sys',
+  "os.write(int(os.environ['APIPOD_EVENT_FD']), ('%d.%d.%d %s\\n' % (tuple(sys.version_info[:3]) + (sys.executable,))).encode('utf-8'))",
+  `if sys.version_info >= (${MINIMUM_PYTHON.join(', ')}):`,
+  '    from apipod._runtime.worker import main',
+  '    sys.exit(main(sys.argv[1:]))',
+].join('\n');
+
+/** The interpreter wrote no report: it does not exist (`missing`), or it stopped first, for `message`. */
+export class NoInterpreterReport extends Error {
+  override readonly name = 'NoInterpreterReport';
+
+  constructor(
+    readonly missing: boolean,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
 const STDERR_LINES_KEPT = 20;
 // After the process exits, how long its pipes may stay open (held by a grandchild) before svc stops reading them.
 const PIPE_DRAIN_MS = 1000;
@@ -114,6 +142,8 @@ export class WorkerProcess {
   /** Resolves with the worker's report, or rejects with a WorkerStartError. */
   readonly ready: Promise<ReadyEvent>;
   readonly exited: Promise<WorkerExit>;
+  /** What the interpreter said of itself first; rejects with NoInterpreterReport. */
+  readonly interpreter: Promise<PythonReport>;
 
   private currentState: WorkerState = 'starting';
   private readonly child: ChildProcess;
@@ -139,6 +169,9 @@ export class WorkerProcess {
   private handling: Promise<void> = Promise.resolve();
   private settleReady!: { resolve: (ready: ReadyEvent) => void; reject: (error: WorkerStartError) => void };
   private resolveExited!: (exit: WorkerExit) => void;
+  /** Set until the interpreter's report arrives: the event pipe's first line. */
+  private settleInterpreter: { resolve: (report: PythonReport) => void; reject: (error: NoInterpreterReport) => void } | null = null;
+  private spawnFailedMissing = false;
   private hasFinished = false;
 
   constructor(options: WorkerProcessOptions) {
@@ -150,11 +183,13 @@ export class WorkerProcess {
     this.ready = new Promise((resolve, reject) => (this.settleReady = { resolve, reject }));
     this.ready.catch(() => {}); // the owner may learn of a failed start from `exited` instead
     this.exited = new Promise((resolve) => (this.resolveExited = resolve));
+    this.interpreter = new Promise((resolve, reject) => (this.settleInterpreter = { resolve, reject }));
+    this.interpreter.catch(() => {}); // also reported by `ready`
 
     this.fileDir = options.fileDir ?? tmpdir();
     const baseEnv = options.env ?? process.env;
     const toolkitDir = options.toolkitDir ?? toolkitPythonDir();
-    this.child = spawn(options.python, ['-m', 'apipod._runtime.worker', this.serviceFile], {
+    this.child = spawn(options.python, ['-c', BOOTSTRAP, this.serviceFile], {
       cwd: options.projectDir,
       env: {
         ...baseEnv,
@@ -177,7 +212,7 @@ export class WorkerProcess {
     for (const pipe of [this.commands, this.cancels]) pipe.on('error', () => {}); // a dead worker's pipe: its exit is handled below
     readLines(this.child.stdio[4] as Readable, {
       maxLineBytes: MAX_EVENT_BYTES,
-      onLine: (line) => this.enqueue(() => this.handleEventLine(line)),
+      onLine: (line) => (this.settleInterpreter === null ? this.enqueue(() => this.handleEventLine(line)) : this.takeInterpreterReport(line)),
       onOverlongLine: () => this.enqueue(async () => this.killForProtocolError(`protocol error: an event longer than ${MAX_EVENT_BYTES} bytes`)),
     });
     readLogLines(this.child.stdout!, (line) => this.log('stdout', line));
@@ -189,8 +224,11 @@ export class WorkerProcess {
 
     let exit: Pick<WorkerExit, 'code' | 'signal'> = { code: null, signal: null };
     this.child.on('error', (error) => {
-      // Spawning failed (the interpreter vanished): no 'exit' follows.
-      if (this.child.pid === undefined) this.enqueue(() => this.finish(exit, `could not start: ${error.message}`));
+      // Spawning failed (no such interpreter): no 'exit' follows.
+      if (this.child.pid === undefined) {
+        this.spawnFailedMissing = (error as NodeJS.ErrnoException).code === 'ENOENT';
+        this.enqueue(() => this.finish(exit, `could not start: ${error.message}`));
+      }
     });
     this.child.on('exit', (code, signal) => {
       exit = { code, signal };
@@ -402,6 +440,13 @@ export class WorkerProcess {
     else if ('value' in event) await deleteReferencedFiles(event.value, this.fileDir);
   }
 
+  private takeInterpreterReport(line: Buffer): void {
+    const text = line.toString('utf8').trim();
+    const space = text.indexOf(' ');
+    this.settleInterpreter?.resolve(space < 0 ? { version: text, executable: '' } : { version: text.slice(0, space), executable: text.slice(space + 1) });
+    this.settleInterpreter = null;
+  }
+
   private killForProtocolError(detail: string): void {
     if (this.hasFinished || this.killed !== null) return;
     this.log('svc', `${detail}; killing the worker`);
@@ -472,6 +517,11 @@ export class WorkerProcess {
     if (this.hasFinished) return;
     this.hasFinished = true;
     const how = spawnFailure ?? this.describeExit(exit);
+    if (this.settleInterpreter !== null) {
+      const output = this.stderrTail.join('\n').trim();
+      this.settleInterpreter.reject(new NoInterpreterReport(this.spawnFailedMissing, output || how));
+      this.settleInterpreter = null;
+    }
     if (this.currentState === 'starting') {
       const lastLine = this.stderrTail.findLast((line) => line.trim() !== '');
       const message = lastLine === undefined ? how : `${how} (its last stderr line: ${lastLine.trim()})`;

@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
@@ -258,6 +258,53 @@ describe('svc start on the command line', () => {
       `error: ${emptyKeys}: keys: lists no keys, which would leave the server open to everyone; to serve without keys, leave the file out`,
       'error: the API key (--api-key or $SERVICE_API_KEY) is empty: a key has at least 8 characters; to serve without keys, unset it',
     ]);
+  });
+});
+
+/** A stand-in interpreter: a shell script with `body`, in a directory of its own. */
+function interpreterScript(body: string): string {
+  const path = join(mkdtempSync(join(tmpdir(), 'svc-fake-python-')), 'python');
+  writeFileSync(path, `#!/bin/sh\n${body}\n`);
+  chmodSync(path, 0o755);
+  return path;
+}
+
+describe('svc start and the Python interpreter its workers run', () => {
+  it('refuses a Python older than 3.10, saying which and where from, and serves nothing', async () => {
+    // What Python 3.8 tells svc of itself: on the worker's event pipe when it starts as a
+    // worker, on stdout when it is asked alone.
+    const old = interpreterScript(
+      'if [ -n "$APIPOD_EVENT_FD" ]; then echo "3.8.10 /opt/python3.8/bin/python3.8" >&4; else printf "3.8.10\\n/opt/python3.8/bin/python3.8\\n"; fi',
+    );
+    const run = await runSvc(['start', HELLO, '--port', '0', '--python', old]);
+    expect([run.exitCode, run.stderr.trim().split('\n').at(-1)]).toEqual([
+      1,
+      `error: Python interpreter '${old}' (from --python) is Python 3.8.10; svc needs Python 3.10 or newer (choose another with --python)`,
+    ]);
+    expect(run.stderr).not.toContain('listening');
+  });
+
+  it('names an interpreter that does not exist, and one that fails to run, quoting what it said', async () => {
+    const missing = await runSvc(['start', HELLO, '--port', '0', '--python', '/nonexistent/python']);
+    expect([missing.exitCode, missing.stderr.trim().split('\n').at(-1)]).toEqual([1, "error: Python interpreter '/nonexistent/python' (from --python) was not found"]);
+    const broken = interpreterScript('echo "Fatal Python error: init_fs_encoding" >&2\nexit 1');
+    const failed = await runSvc(['start', HELLO, '--port', '0', '--python', broken]);
+    expect([failed.exitCode, failed.stderr.trim().split('\n').at(-1)]).toEqual([
+      1,
+      `error: Python interpreter '${broken}' (from --python) did not run: Fatal Python error: init_fs_encoding`,
+    ]);
+  });
+
+  it("starts every worker with the Python a version manager's shim chose, running the shim once", async () => {
+    const executable = execFileSync('python3', ['-c', 'import sys; print(sys.executable)'], { encoding: 'utf8' }).trim();
+    const runs = join(mkdtempSync(join(tmpdir(), 'svc-shim-runs-')), 'runs');
+    const shim = interpreterScript(`echo run >> ${runs}\nexec ${executable} "$@"`);
+    const server = await startSvc([HELLO, '--workers', '2', '--python', shim]);
+    const health = await fetch(`${server.url}/health`);
+    await server.stop();
+    expect(health.status).toBe(200);
+    expect(readFileSync(runs, 'utf8')).toBe('run\n');
+    expect(server.logs()).toContain(`starting 2 workers of service.py with ${executable} (Python `);
   });
 });
 

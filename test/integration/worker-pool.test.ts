@@ -96,7 +96,7 @@ describe('starting the pool', () => {
     expect(failure).toBeInstanceOf(WorkerStartError);
     expect(failure.stage).toBe('process');
     expect(failure.message).toMatch(
-      /^the worker stopped before it was ready: worker 1 exited with code 1 \(its last stderr line: .*No module named 'apipod'\)\)$/,
+      /^the worker stopped before it was ready: worker 1 exited with code 1 \(its last stderr line: ModuleNotFoundError: No module named 'apipod'\)$/,
     );
   });
 

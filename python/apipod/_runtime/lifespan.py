@@ -6,13 +6,15 @@ generator or async generator function that yields once.
 """
 from __future__ import annotations
 
-import asyncio
 import inspect
-from typing import Any, Callable, Optional
+from typing import TYPE_CHECKING, Any, Callable, Optional
+
+if TYPE_CHECKING:  # the worker imports asyncio only when a service needs a loop
+    import asyncio
 
 
 class Lifespan:
-    def __init__(self, factory: Optional[Callable], app: Any, loop: asyncio.AbstractEventLoop):
+    def __init__(self, factory: Optional[Callable], app: Any, loop: Optional[asyncio.AbstractEventLoop]):
         self._factory = factory
         self._app = app
         self._loop = loop

@@ -8,7 +8,6 @@ arrive while the main thread is busy in the user's code.
 """
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import fcntl
 import os
@@ -18,18 +17,22 @@ import sys
 import threading
 import time
 import traceback
+import warnings
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Optional
 
 from . import protocol
-from ..app import APIPod
-from .call_runner import CallRunner, ServedEndpoint
+from ..app import APIPod, Endpoint
 from .cancellation import Cancellation
 from .channel import EventWriter, read_commands
 from .endpoint_description import describe_endpoint
 from .lifespan import Lifespan
 from .service_loader import load_app
-from .signature import read_signature
+from .signature import EndpointSignature, read_signature
 from .value_depth import make_room_for
+
+if TYPE_CHECKING:
+    import asyncio
 
 
 class SetupFailed(Exception):
@@ -42,9 +45,11 @@ class SetupFailed(Exception):
 @dataclass
 class Service:
     app: APIPod
-    endpoints: list[ServedEndpoint]
+    endpoints: list[tuple[Endpoint, EndpointSignature]]
     descriptions: list[dict]
     lifespan: Lifespan
+    # Made before the lifespan starts, when the service has one; else once the worker is ready.
+    loop: Optional[asyncio.AbstractEventLoop]
 
 
 # How long the worker polls for its next call before it sleeps on the pipe (channel._read_lines).
@@ -88,10 +93,8 @@ def main(arguments: list[str]) -> int:
     cancellation = Cancellation()
     cancellation.install()
     events = EventWriter(event_descriptor, cancellation.shielded, int(max_event_bytes) if max_event_bytes else None)
-    loop = asyncio.new_event_loop()
-    asyncio.set_event_loop(loop)
     try:
-        service = set_up(arguments[0], loop)
+        service = set_up(arguments[0])
     except SetupFailed as failure:
         events.send(protocol.setup_failed(failure.stage, protocol.error_info(failure.cause)))
         return 1
@@ -102,9 +105,15 @@ def main(arguments: list[str]) -> int:
         service.descriptions,
     ))
 
+    # Imported once the gateway has the endpoints: asyncio and the call runner (~25 ms) load
+    # while it builds its routes, not before it can.
+    from .call_runner import CallRunner, ServedEndpoint
+
+    loop = service.loop or event_loop()
     threading.Thread(target=receive_cancels, args=(cancel_descriptor, cancellation),
                      name="apipod-cancels", daemon=True).start()
-    runner = CallRunner(service.endpoints, events, cancellation, loop, int(max_value_depth) if max_value_depth else None)
+    runner = CallRunner([ServedEndpoint(endpoint, signature) for endpoint, signature in service.endpoints],
+                        events, cancellation, loop, int(max_value_depth) if max_value_depth else None)
     for command in read_commands(command_descriptor, protocol.CALL_CHANNEL_TYPES, int(poll_microseconds) / 1e6):
         if command["type"] == "shutdown":  # start nothing more
             break
@@ -120,24 +129,42 @@ def main(arguments: list[str]) -> int:
     return 0
 
 
-def set_up(service_file: str, loop: asyncio.AbstractEventLoop) -> Service:
+def set_up(service_file: str) -> Service:
     """Import, then schemas (so a bad signature fails before a long model load), then lifespan."""
     try:
         app = load_app(service_file)
     except BaseException as error:  # SystemExit from a service's top level too
         raise SetupFailed("import", error) from None
     try:
-        endpoints = [ServedEndpoint(endpoint, read_signature(endpoint.path, endpoint.function))
-                     for endpoint in app.endpoints]
-        descriptions = [describe_endpoint(served.endpoint, served.signature) for served in endpoints]
+        endpoints = [(endpoint, read_signature(endpoint.path, endpoint.function)) for endpoint in app.endpoints]
+        descriptions = [describe_endpoint(endpoint, signature) for endpoint, signature in endpoints]
     except Exception as error:
         raise SetupFailed("schema", error) from None
+    loop = event_loop() if app.lifespan is not None else None
     lifespan = Lifespan(app.lifespan, app, loop)
     try:
         lifespan.start()
     except BaseException as error:
         raise SetupFailed("lifespan", error) from None
-    return Service(app, endpoints, descriptions, lifespan)
+    return Service(app, endpoints, descriptions, lifespan, loop)
+
+
+def event_loop() -> asyncio.AbstractEventLoop:
+    """The worker's one event loop, for its life (lifespan resources may be bound to it): the
+    loop the service took at its import (`asyncio.get_event_loop()` made it then), or a new one.
+    Made on demand, as asyncio takes ~20 ms to import and most services' start needs none."""
+    import asyncio
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)  # 3.12+ warn where get_event_loop makes a loop
+        try:
+            loop = asyncio.get_event_loop()
+        except RuntimeError:  # none set (asyncio.run ends so), and 3.14+ make none
+            loop = None
+    if loop is None or loop.is_closed():
+        loop = asyncio.new_event_loop()
+    asyncio.set_event_loop(loop)
+    return loop
 
 
 def widen_pipe(descriptor: int) -> None:
