@@ -11,6 +11,7 @@ import threading
 import time
 from typing import Callable, ContextManager, Iterator, Optional
 
+from .machine_load import OtherLoad
 from .protocol import validate_command
 
 _READ_SIZE = 1 << 16  # bytes per read of a command pipe
@@ -211,25 +212,29 @@ class PollWindow:
     CPU for nothing, and on a busy machine took it from the very gateway that would send the
     next call. So each poll that comes up empty halves the window, down to none, and each
     command that arrives within the most (`most_seconds`) doubles it again, whether it was found
-    by polling or woke the worker: polling comes back as soon as calls arrive quickly."""
+    by polling or woke the worker: polling comes back as soon as calls arrive quickly. And
+    while other processes keep the machine busy (OtherLoad), it does not poll at all."""
 
     SMALLEST_SECONDS = 20e-6  # below this a window is none: a poll that short catches nothing
 
-    def __init__(self, most_seconds: float):
+    def __init__(self, most_seconds: float, other_load: Optional[OtherLoad] = None):
         self.most_seconds = most_seconds
         self.seconds = most_seconds
+        self._other_load = other_load or OtherLoad(os.getppid())
 
     def read(self, descriptor: int) -> bytes:
         started = time.perf_counter()
         deadline = started + self.seconds
-        while self.seconds > 0:
-            try:
-                chunk = os.read(descriptor, _READ_SIZE)
-                self._arrived_after(time.perf_counter() - started)
-                return chunk
-            except BlockingIOError:
-                if time.perf_counter() >= deadline:
-                    break
+        # Never while other work keeps the machine busy: then no core is to spare for it.
+        if self.seconds > 0 and not self._other_load.is_busy():
+            while True:
+                try:
+                    chunk = os.read(descriptor, _READ_SIZE)
+                    self._arrived_after(time.perf_counter() - started)
+                    return chunk
+                except BlockingIOError:
+                    if time.perf_counter() >= deadline:
+                        break
         while True:
             select.select([descriptor], [], [])
             try:
