@@ -174,6 +174,8 @@ export function registerStartCommand(program: Command): void {
         // awaits them, in their turn. --reload starts its workers itself, and a runpod worker's
         // library is checked before any model loads: those ask the interpreter first.
         const project = locateProject(target, options.entrypoint);
+        // Checked before any worker starts: a usage error must not leave one running.
+        const checkedStore = checkedJobStore(options.jobStore);
         const startsEarly = !options.reload && options.provider !== 'runpod' && !options.testServer && options.testInput === undefined;
         const startedWorkers = startsEarly
           ? (await import('../orchestrators/local-workers.js')).startLocalWorkers({
@@ -211,7 +213,7 @@ export function registerStartCommand(program: Command): void {
           corsOrigins: options.corsOrigin,
           apiKey: options.apiKey ?? process.env.SERVICE_API_KEY,
           apiKeysFile: options.apiKeys,
-          jobStore: checkedJobStore(options.jobStore),
+          jobStore: checkedStore,
           webhooks: {
             settings: {
               allowPrivate: options.webhookAllowPrivate === true,
