@@ -12,15 +12,15 @@
 // the clients spread their submits over them, the first is killed and not restarted, and each
 // accepted job is read through a replica other than the one that took it.
 // Needs the CLI bundle (`node scripts/bundle.js`).
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { connect } from 'node:net';
 import { Agent, request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { freePort } from '../lib/processes.js';
+import { redisVersion, startRedisServer } from '../lib/redis.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const svcBin = join(here, '..', '..', 'bin', 'svc.js');
@@ -40,7 +40,7 @@ const total = Number(values.jobs);
 const stateHome = mkdtempSync(join(tmpdir(), 'svc-crash-'));
 const port = await freePort();
 const agent = new Agent({ keepAlive: true, maxSockets: Number(values.clients) });
-const redisServer = replicaCount > 1 && values['job-store'] === undefined ? await startRedisServer() : null;
+const redisServer = replicaCount > 1 && values['job-store'] === undefined ? await startRedisServerOnce() : null;
 const jobStore = redisServer ? `redis://127.0.0.1:${redisServer.port}` : values['job-store'];
 const commandOn = (onPort) => [svcBin, 'start', join(here, 'svc', 'service.py'), '--compute', 'serverless', '--host', '127.0.0.1', '--port', String(onPort),
   '--workers', values.workers, '--queue-size', String(total), ...(jobStore ? ['--job-store', jobStore] : [])];
@@ -183,27 +183,10 @@ function start(startCommand = command, onPort = port) {
   });
 }
 
-/** Debian's redis-server on a free port, its append-only file in this run's directory. */
-async function startRedisServer() {
-  const redisPort = await freePort();
-  const child = spawn('/usr/bin/redis-server', ['--port', String(redisPort), '--bind', '127.0.0.1', '--dir', stateHome, '--save', '', '--appendonly', 'yes'], { stdio: 'ignore' });
-  for (const deadline = Date.now() + 10_000; !(await answersPing(redisPort)); ) {
-    if (Date.now() > deadline) throw new Error(`redis-server did not answer on port ${redisPort}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  console.log(`${spawnSync('/usr/bin/redis-server', ['--version'], { encoding: 'utf8' }).stdout.trim()}, --save '' --appendonly yes`);
-  return { port: redisPort, child };
-}
-
-function answersPing(onPort) {
-  return new Promise((resolve) => {
-    const socket = connect(onPort, '127.0.0.1', () => socket.write('PING\r\n'));
-    socket.on('data', (data) => {
-      socket.destroy();
-      resolve(data.toString().startsWith('+PONG'));
-    });
-    socket.on('error', () => resolve(false));
-  });
+async function startRedisServerOnce() {
+  const server = await startRedisServer(stateHome);
+  console.log(redisVersion());
+  return server;
 }
 
 function send(method, path, body = null, headers = {}, onPort = port) {

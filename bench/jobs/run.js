@@ -42,8 +42,8 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { median, ms, percentile, printTable, push, rotate } from '../lib/numbers.js';
-import { connect } from 'node:net';
 import { freePort, run, stopServers } from '../lib/processes.js';
+import { redisVersion, startRedisServer } from '../lib/redis.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const root = join(here, '..', '..');
@@ -100,7 +100,7 @@ try {
   const memory = await startSvcOf('svc --job-store memory', svcBin, { SVC_JOB_STORE: 'memory' });
   // Polled on a server of its own: the two compared above then take the same load, and keep as many jobs.
   const polled = await startSvcOf('svc, polled', svcBin, { SVC_JOB_STORE: `sqlite:${join(jobDir, 'polled.sqlite')}` });
-  const redisPort = await startRedisServer();
+  const redisPort = await startRedis();
   const redis = await startSvcOf('svc --job-store redis', svcBin, { SVC_JOB_STORE: `redis://127.0.0.1:${redisPort}/0` });
   const replicas = [];
   for (let i = 1; i <= 3; i += 1) replicas.push(await startSvcOf(`svc --job-store redis, replica ${i}`, svcBin, { SVC_JOB_STORE: `redis://127.0.0.1:${redisPort}/1` }));
@@ -306,30 +306,11 @@ async function startServer(name, command, args, env, withPort) {
   return server;
 }
 
-/** Debian's redis-server on a free port, its append-only file in this run's directory. */
-async function startRedisServer() {
-  const port = await freePort();
-  const child = spawn('/usr/bin/redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--dir', jobDir, '--save', '', '--appendonly', 'yes'], {
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
-  started.push({ name: 'redis-server', port, child, stderr: () => '', exited: new Promise((resolve) => child.on('exit', resolve)) });
-  const deadline = Date.now() + 10_000;
-  while (!(await answersPing(port))) {
-    if (Date.now() > deadline) throw new Error(`redis-server did not answer on port ${port}`);
-    await sleep(50);
-  }
-  return port;
-}
-
-function answersPing(port) {
-  return new Promise((resolve) => {
-    const socket = connect(port, '127.0.0.1', () => socket.write('PING\r\n'));
-    socket.on('data', (data) => {
-      socket.destroy();
-      resolve(data.toString().startsWith('+PONG'));
-    });
-    socket.on('error', () => resolve(false));
-  });
+/** A redis-server of this run's own, stopped with the other servers. */
+async function startRedis() {
+  const server = await startRedisServer(jobDir);
+  started.push({ name: 'redis-server', stderr: () => '', ...server });
+  return server.port;
 }
 
 async function waitReady(server) {
@@ -378,7 +359,7 @@ function describeMachine(venv) {
   return [
     `machine: ${spawnSync('nproc', { encoding: 'utf8' }).stdout.trim()} cores, Node ${process.version}, ${python} (svc workers)`,
     `svc ${svcVersion}: svc start --compute serverless --workers ${workers} --queue-size 100000 --max-jobs 100000 (jobs in a SQLite file, with --job-store memory, in Redis: one replica, and three with --workers ${workers} each)`,
-    `redis: ${spawnSync('/usr/bin/redis-server', ['--version'], { encoding: 'utf8' }).stdout.trim()}, --save '' --appendonly yes (appendfsync everysec)`,
+    `redis: ${redisVersion()} (appendfsync everysec)`,
     'svc, webhooks: the same, SQLite, with --webhook-allow-private; every submit names a receiver in this process (204)',
     `apipod ${apipodVersion} from PyPI: APIPOD_COMPUTE=serverless (FastAPI + JobQueue, app.start() -> uvicorn), queue_size=100000`,
     `load: ${clients} clients in one Node process (node:http, keep-alive), ${values.duration} s per measurement, ${rounds} rounds`,
