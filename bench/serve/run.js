@@ -23,7 +23,7 @@
 // Writes nothing outside bench/serve (servers' logs go to bench/serve/logs/).
 import { spawn, spawnSync } from 'node:child_process';
 import { closeSync, existsSync, mkdirSync, openSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
-import { deflateSync } from 'node:zlib';
+import { crc32, deflateSync } from 'node:zlib';
 import { randomBytes } from 'node:crypto';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -442,22 +442,12 @@ function latency(out, percentile) {
 
 /** An RGB PNG of random pixels: the size a photo has, which compression cannot shrink. */
 function randomPng(width, height) {
-  const crcTable = Array.from({ length: 256 }, (_, n) => {
-    let c = n;
-    for (let k = 0; k < 8; k += 1) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
-    return c >>> 0;
-  });
-  const crc = (bytes) => {
-    let c = 0xffffffff;
-    for (const byte of bytes) c = crcTable[(c ^ byte) & 0xff] ^ (c >>> 8);
-    return (c ^ 0xffffffff) >>> 0;
-  };
   const chunk = (type, data) => {
     const typed = Buffer.concat([Buffer.from(type), data]);
     const length = Buffer.alloc(4);
     length.writeUInt32BE(data.length);
     const sum = Buffer.alloc(4);
-    sum.writeUInt32BE(crc(typed));
+    sum.writeUInt32BE(crc32(typed));
     return Buffer.concat([length, typed, sum]);
   };
   const header = Buffer.alloc(13);

@@ -3,18 +3,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { postJson, startSvc, type RunningSvc } from '../support/server.js';
+import { type Envelope } from '../support/job-envelope.js';
 import { REPO_ROOT, runSvc } from '../support/svc.js';
 
 const SERVICE = join(REPO_ROOT, 'test/fixtures/jobs-server/jobs.py');
-
-interface Envelope {
-  id: string;
-  status: string;
-  result: unknown;
-  error: string | null;
-  error_detail: { type: string; message: string } | null;
-  message: string | null;
-}
 
 /** A server whose jobs live in `file`, as a user starts it again after a crash: the same command. */
 function startWith(file: string, extra: string[] = []): Promise<RunningSvc> {

@@ -5,19 +5,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { closedPort } from '../support/ports.js';
 import { startRedis, type RunningRedis } from '../support/redis-server.js';
 import { postJson, startSvc, type RunningSvc } from '../support/server.js';
+import { type Envelope } from '../support/job-envelope.js';
 import { REPO_ROOT, runSvc } from '../support/svc.js';
 
 const SERVICE = join(REPO_ROOT, 'test/fixtures/jobs-server/jobs.py');
-
-interface Envelope {
-  id: string;
-  status: string;
-  result: unknown;
-  error: string | null;
-  error_detail: { type: string; message: string } | null;
-  message: string | null;
-  refresh_job_url: string;
-}
 
 /** A replica: `svc start` on a free port with its jobs in `redis`, as each machine behind a load balancer runs it. */
 function replica(redis: RunningRedis, extra: string[] = []): Promise<RunningSvc> {

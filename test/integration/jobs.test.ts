@@ -4,25 +4,10 @@ import { join } from 'node:path';
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { postJson, startSvc, type RunningSvc } from '../support/server.js';
+import { type Envelope } from '../support/job-envelope.js';
 import { REPO_ROOT } from '../support/svc.js';
 
 const JOBS = join(REPO_ROOT, 'test/fixtures/jobs-server/jobs.py');
-
-type Envelope = {
-  id: string;
-  job_id: string;
-  status: string;
-  progress: number | null;
-  message: string | null;
-  result: unknown;
-  error: string | null;
-  error_detail: { type: string; message: string } | null;
-  refresh_job_url: string;
-  cancel_job_url: string;
-  stream_url: string;
-  links: { status: string; cancel: string; stream?: string };
-  created_at: string;
-};
 
 async function getJson(url: string, headers: Record<string, string> = {}): Promise<{ status: number; body: any; headers: Headers }> {
   const response = await fetch(url, { headers });
