@@ -236,8 +236,9 @@ const TEXTS_END = Buffer.from('],"value":');
  */
 export function readResultWithTexts(line: Buffer): { call: string; offsets: number[]; value: Buffer } | null {
   if (line[line.length - 1] !== 0x7d || !line.subarray(0, RESULT_START.length).equals(RESULT_START)) return null;
-  const callEnd = line.indexOf(TEXTS_KEY, RESULT_START.length);
-  if (callEnd === -1) return null;
+  // Right after the call's id (which holds no quote), or not at all: a large result is not searched through.
+  const callEnd = line.indexOf(0x22, RESULT_START.length);
+  if (callEnd === -1 || !line.subarray(callEnd, callEnd + TEXTS_KEY.length).equals(TEXTS_KEY)) return null;
   const call = line.toString('utf8', RESULT_START.length, callEnd);
   const offsetsEnd = line.indexOf(TEXTS_END, callEnd);
   if (call === '' || /["\\]/.test(call) || offsetsEnd === -1) return null;

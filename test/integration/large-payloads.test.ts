@@ -70,7 +70,7 @@ describe('large payloads', () => {
     const refusals: Array<[string, string]> = [
       [`${base64.slice(0, 100)} ${base64.slice(101)}`, 'holds spaces'],
       [`${base64.slice(0, 100)}-${base64.slice(101)}`, 'not valid base64'],
-      [Buffer.from('not an image '.repeat(5000)).toString('base64'), 'image'],
+      [Buffer.from('not an image '.repeat(5000)).toString('base64'), 'expected an image'],
     ];
     for (const [image, message] of refusals) {
       const { status, text } = await post(`${server.url}/image-digest`, JSON.stringify({ image }));
