@@ -87,7 +87,7 @@ async function oneServerCrash() {
   const readyMs = performance.now() - restartBegan;
   const outcomes = new Map();
   for (let i = 0; i < accepted.length; i += 64) {
-    const batch = await Promise.all(accepted.slice(i, i + 64).map(ending));
+    const batch = await Promise.all(accepted.slice(i, i + 64).map((id) => ending(id)));
     for (const outcome of batch) outcomes.set(outcome, (outcomes.get(outcome) ?? 0) + 1);
   }
   const endedMs = performance.now() - restartBegan;
