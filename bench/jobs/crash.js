@@ -173,7 +173,8 @@ function start(startCommand = command, onPort = port) {
       if (child.exitCode !== null) return reject(new Error(`svc exited: ${stderr}`));
       try {
         const { status, body } = await send('GET', '/health', null, {}, onPort);
-        if (status === 200 && body?.status === 'READY') return resolve(child);
+        // BUSY counts: a restarted server is serving while it runs the jobs it recovered.
+        if (status === 200 && ['READY', 'BUSY'].includes(body?.status)) return resolve(child);
       } catch {
         // not listening yet
       }
