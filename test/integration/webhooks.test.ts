@@ -62,11 +62,13 @@ function verifyAll(deliveries: Received[], secrets: string[]): void {
   const script = `
 import base64, hashlib, hmac, json, sys
 from apipod.webhooks import verify_webhook
+from standardwebhooks.webhooks import Webhook
 data = json.load(sys.stdin)
 for delivery in data["deliveries"]:
     headers = delivery["headers"]
     for secret in data["secrets"]:
         verify_webhook(secret, headers, delivery["body"])
+        Webhook(secret).verify(delivery["body"], headers)  # the spec's own reference library
         key = base64.b64decode(secret[len("whsec_"):])
         signed = f'{headers["webhook-id"]}.{headers["webhook-timestamp"]}.{delivery["body"]}'.encode()
         expected = "v1," + base64.b64encode(hmac.new(key, signed, hashlib.sha256).digest()).decode()
