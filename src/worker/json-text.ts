@@ -11,7 +11,7 @@ export class JsonText {
   private parsed: { value: Value } | null = null;
   readonly length: number;
 
-  /** `pieces` never split a key: a text is a whole string of the value. */
+  /** `pieces` never split a key: a long string may come as several, but keys lie in the value's own bytes, whole between them. */
   constructor(readonly pieces: readonly Buffer[]) {
     this.length = pieces.reduce((sum, piece) => sum + piece.length, 0);
   }
