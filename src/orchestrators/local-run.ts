@@ -36,6 +36,7 @@ import { SqliteJobJournal, sqliteLoads } from '../serve/jobs/sqlite-job-journal.
 import { serveReloading } from './local-reload.js';
 import { closeWhenJobsRead } from './server-stop.js';
 import { urlHost } from '../listen-url.js';
+import { letHeapGrowForPayloads } from '../serve/heap-growth.js';
 import { listenOn } from '../serve/listen.js';
 import type { ServeLog } from '../serve-log.js';
 import { listenWhileStarting } from '../serve/startup-server.js';
@@ -92,6 +93,7 @@ const RELOAD_WITH_RUNPOD = "--reload serves HTTP on this machine and does not ta
  * finish within the grace period and run the lifespan shutdown.
  */
 export async function serveLocally(options: LocalServeOptions): Promise<void> {
+  letHeapGrowForPayloads();
   // Files in transit between the gateway and the workers (uploads, large payloads) live in
   // a directory of this server's own, readable by its user alone: a `$file` reference can
   // reach nothing else, and other users of the machine cannot read the uploads.

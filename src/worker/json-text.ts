@@ -11,7 +11,7 @@ export class JsonText {
   private parsed: { value: Value } | null = null;
   readonly length: number;
 
-  /** `pieces` never split a key: a text is a whole string of the value. */
+  /** `pieces` never split a key: a long string may come as several, but keys lie in the value's own bytes, whole between them. */
   constructor(readonly pieces: readonly Buffer[]) {
     this.length = pieces.reduce((sum, piece) => sum + piece.length, 0);
   }
@@ -33,18 +33,22 @@ export class JsonText {
 
 /**
  * A result's value with its long strings put back (docs/worker-protocol.md, `texts`): `value`
- * has `""` at each of `offsets`, and each text is a string's UTF-8. Such a string is its own
- * JSON when it holds no quote, backslash or control byte, as long strings mostly do; one
+ * has `""` at each of `offsets`, and each text is a string's UTF-8, in the pieces its line was
+ * read in (line-reader.ts), which go on as they are rather than joined. Such a string is its
+ * own JSON when it holds no quote, backslash or control byte, as long strings mostly do; one
  * that does is escaped by JSON.stringify.
  */
-export function withTexts(value: Buffer, offsets: readonly number[], texts: readonly Buffer[]): JsonText {
+export function withTexts(value: Buffer, offsets: readonly number[], texts: readonly (readonly Buffer[])[]): JsonText {
   const pieces: Buffer[] = [];
   let from = 0;
   offsets.forEach((offset, index) => {
     const text = texts[index]!;
     pieces.push(value.subarray(from, offset));
-    if (text.includes(QUOTE) || text.includes(BACKSLASH) || hasControlByte(text, 0, text.length)) pieces.push(Buffer.from(JSON.stringify(text.toString('utf8'))));
-    else pieces.push(QUOTE_BYTES, text, QUOTE_BYTES);
+    if (text.some((part) => part.includes(QUOTE) || part.includes(BACKSLASH) || hasControlByte(part, 0, part.length))) {
+      pieces.push(Buffer.from(JSON.stringify(Buffer.concat(text).toString('utf8'))));
+    } else {
+      pieces.push(QUOTE_BYTES, ...text, QUOTE_BYTES);
+    }
     from = offset + 2;
   });
   pieces.push(value.subarray(from));

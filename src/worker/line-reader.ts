@@ -11,8 +11,13 @@ export type LineEnding = 'newline' | 'carriage-return' | 'end-of-stream';
 export interface LineReaderOptions {
   /** The longest line held, in bytes; what a longer line has beyond that is dropped. */
   maxLineBytes: number;
-  /** The line's bytes, without its ending: the event pipe passes a large result on undecoded. */
-  onLine: (line: Buffer, ending: LineEnding) => void;
+  /**
+   * The line's bytes, without its ending, in the pieces it was read in (views of the reads,
+   * not copies): the event pipe passes a long text on as these pieces, since every large
+   * buffer allocated brings the gateway's next full garbage collection closer. lineBytes
+   * joins them where one buffer is needed.
+   */
+  onLine: (parts: Buffer[], ending: LineEnding) => void;
   /** A line longer than `maxLineBytes`, given as its first `maxLineBytes` bytes. */
   onOverlongLine: (start: Buffer) => void;
 }
@@ -46,7 +51,7 @@ export function readLines(stream: Readable, options: LineReaderOptions): void {
     size = 0;
   };
   const endLine = (ending: LineEnding) => {
-    if (!overlong) options.onLine(parts.length === 1 ? parts[0]! : Buffer.concat(parts, size), ending);
+    if (!overlong) options.onLine(parts, ending);
     overlong = false;
     parts = [];
     size = 0;
@@ -99,6 +104,11 @@ export function readLines(stream: Readable, options: LineReaderOptions): void {
   });
 }
 
+/** A line's pieces (readLines) as one buffer: the piece itself when there is one. */
+export function lineBytes(parts: readonly Buffer[]): Buffer {
+  return parts.length === 1 ? parts[0]! : Buffer.concat(parts);
+}
+
 const LOG_LINE_MAX_BYTES = 64 * 1024;
 const REDRAW_INTERVAL_MS = 1000;
 
@@ -112,8 +122,8 @@ export function readLogLines(stream: Readable, onLine: (line: string) => void): 
   let redrawLoggedAt = -Infinity;
   readLines(stream, {
     maxLineBytes: LOG_LINE_MAX_BYTES,
-    onLine: (bytes, ending) => {
-      const line = bytes.toString('utf8');
+    onLine: (parts, ending) => {
+      const line = lineBytes(parts).toString('utf8');
       if (ending === 'carriage-return') {
         const now = performance.now();
         if (line.trim() === '' || now - redrawLoggedAt < REDRAW_INTERVAL_MS) return;

@@ -5,7 +5,7 @@ import { delimiter, resolve } from 'node:path';
 import type { Readable, Writable } from 'node:stream';
 import type { CancelSignal } from './cancel-signal.js';
 import { FileReferenceError, ResultTooLarge, deleteReferencedFiles, inlineFileReferences, type InlineBudget } from './file-references.js';
-import { readLines, readLogLines } from './line-reader.js';
+import { lineBytes, readLines, readLogLines } from './line-reader.js';
 import { JsonText, withTexts } from './json-text.js';
 import { MAX_EVENT_BYTES, MAX_INLINE_MEDIA_CHARS, MAX_VALUE_DEPTH, ProtocolError, encodeCallWithStrings, encodeCallWithText, encodeCommand, parseEvent, readLargeResult, readResultWithTexts } from './protocol.js';
 import type { CallEvent, Command, ErrorInfo, LongString, ReadyEvent, Value } from './protocol.js';
@@ -163,7 +163,7 @@ export class WorkerProcess {
   private runningSince = 0;
   private lastCallMs = Number.POSITIVE_INFINITY;
   /** A result read, whose texts are the next event lines (readResultWithTexts). */
-  private textsToCome: { call: string; offsets: number[]; value: Buffer; texts: Buffer[] } | null = null;
+  private textsToCome: { call: string; offsets: number[]; value: Buffer; texts: Buffer[][] } | null = null;
   private killed: { reason: KillReason; detail: string } | null = null;
   /** Events are handled one after another: inlining a file is asynchronous, and order matters. */
   private handling: Promise<void> = Promise.resolve();
@@ -212,7 +212,7 @@ export class WorkerProcess {
     for (const pipe of [this.commands, this.cancels]) pipe.on('error', () => {}); // a dead worker's pipe: its exit is handled below
     readLines(this.child.stdio[4] as Readable, {
       maxLineBytes: MAX_EVENT_BYTES,
-      onLine: (line) => (this.settleInterpreter === null ? this.enqueue(() => this.handleEventLine(line)) : this.takeInterpreterReport(line)),
+      onLine: (parts) => (this.settleInterpreter === null ? this.enqueue(() => this.handleEventLine(parts)) : this.takeInterpreterReport(lineBytes(parts))),
       onOverlongLine: () => this.enqueue(async () => this.killForProtocolError(`protocol error: an event longer than ${MAX_EVENT_BYTES} bytes`)),
     });
     readLogLines(this.child.stdout!, (line) => this.log('stdout', line));
@@ -381,17 +381,18 @@ export class WorkerProcess {
     if (this.commands.writable) for (const piece of pieces) this.commands.write(piece);
   }
 
-  private async handleEventLine(line: Buffer): Promise<void> {
+  private async handleEventLine(parts: Buffer[]): Promise<void> {
     if (this.hasFinished || this.killed !== null) return;
     try {
       if (this.textsToCome !== null) {
         const result = this.textsToCome;
-        result.texts.push(line);
+        result.texts.push(parts);
         if (result.texts.length < result.offsets.length) return;
         this.textsToCome = null;
         await this.handleResultText(result.call, withTexts(result.value, result.offsets, result.texts));
         return;
       }
+      const line = lineBytes(parts);
       const resultWithTexts = readResultWithTexts(line);
       if (resultWithTexts !== null) {
         this.textsToCome = { ...resultWithTexts, texts: [] };

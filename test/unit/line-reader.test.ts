@@ -7,7 +7,7 @@ import { readLines, readLogLines, type LineEnding } from '../../src/worker/line-
 async function linesOf(writes: (string | Buffer)[], maxLineBytes = 1024): Promise<string[]> {
   const stream = new PassThrough();
   const lines: string[] = [];
-  readLines(stream, { maxLineBytes, onLine: (line) => lines.push(line.toString('utf8')), onOverlongLine: (start) => lines.push(`CUT ${start}`) });
+  readLines(stream, { maxLineBytes, onLine: (parts) => lines.push(Buffer.concat(parts).toString('utf8')), onOverlongLine: (start) => lines.push(`CUT ${start}`) });
   for (const write of writes) stream.write(write);
   stream.end();
   await once(stream, 'end');
@@ -15,6 +15,19 @@ async function linesOf(writes: (string | Buffer)[], maxLineBytes = 1024): Promis
 }
 
 describe('readLines', () => {
+  it('hands a line that came in several reads on as views of those reads, not a copy', async () => {
+    const stream = new PassThrough();
+    const lines: Buffer[][] = [];
+    readLines(stream, { maxLineBytes: 1 << 20, onLine: (parts) => lines.push(parts), onOverlongLine: () => {} });
+    // Each its own memory, not Node's shared pool for small buffers, so that a copy would show.
+    const reads = ['{"a":', '"long', ' text"}\nnext\n'].map((text) => Buffer.from(new TextEncoder().encode(text).buffer));
+    for (const read of reads) stream.write(read);
+    stream.end();
+    await once(stream, 'end');
+    expect(lines.map((parts) => parts.map((part) => part.toString()))).toEqual([['{"a":', '"long', ' text"}'], ['next']]);
+    expect(lines[0]!.map((part, index) => part.buffer === reads[index]!.buffer)).toEqual([true, true, true]);
+  });
+
   it('splits on \\n, \\r\\n and a lone \\r, as readline does', async () => {
     expect(await linesOf(['a\nb\r\nc\rd\n\n'])).toEqual(['a', 'b', 'c', 'd', '']);
   });
@@ -27,7 +40,7 @@ describe('readLines', () => {
   it('says how each line ended, a \\r\\n split between reads included', async () => {
     const stream = new PassThrough();
     const endings: [string, LineEnding][] = [];
-    readLines(stream, { maxLineBytes: 1024, onLine: (line, ending) => endings.push([line.toString('utf8'), ending]), onOverlongLine: () => {} });
+    readLines(stream, { maxLineBytes: 1024, onLine: (parts, ending) => endings.push([Buffer.concat(parts).toString('utf8'), ending]), onOverlongLine: () => {} });
     for (const write of ['a\r', '\nb\r', 'c\rd\r\ne\r', '']) stream.write(write);
     stream.end('f');
     await once(stream, 'end');
@@ -46,7 +59,7 @@ describe('readLines', () => {
     try {
       const stream = new PassThrough();
       const endings: [string, LineEnding][] = [];
-      readLines(stream, { maxLineBytes: 1024, onLine: (line, ending) => endings.push([line.toString('utf8'), ending]), onOverlongLine: () => {} });
+      readLines(stream, { maxLineBytes: 1024, onLine: (parts, ending) => endings.push([Buffer.concat(parts).toString('utf8'), ending]), onOverlongLine: () => {} });
       stream.write('loading model\r');
       await new Promise((resolve) => setImmediate(resolve));
       expect(endings).toEqual([]); // a \n may still come

@@ -54,4 +54,15 @@ describe('base64 the gateway decodes for a media parameter', () => {
     expect(decoded.slice(0, 5).every((bytes) => bytes !== null)).toBe(true);
     expect(decoded.slice(5).filter((bytes) => bytes !== null)).toEqual([]);
   });
+
+  it('decodes a photo-sized text to the same bytes, and leaves it to the worker for a stray character anywhere in it', () => {
+    // Decoded in slices of 64 Ki characters: the strays sit on and around their edges.
+    const bytes = Buffer.from(Array.from({ length: 200_001 }, (_, index) => (index * 131) % 251));
+    const standard = bytes.toString('base64');
+    const stray = (at: number, character: string) => `${standard.slice(0, at)}${character}${standard.slice(at + 1)}`;
+    expect(decodePlainBase64(Buffer.from(standard))?.equals(bytes)).toBe(true);
+    expect(decodePlainBase64(Buffer.from(bytes.toString('base64url')))?.equals(bytes)).toBe(true);
+    const texts = [stray(65_535, '*'), stray(65_536, ' '), stray(131_073, '.'), stray(standard.length - 3, '='), `${standard}a`];
+    expect(texts.map((text) => decodePlainBase64(Buffer.from(text)))).toEqual(texts.map(() => null));
+  });
 });

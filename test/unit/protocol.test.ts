@@ -97,7 +97,7 @@ describe('results with texts', () => {
     const line = Buffer.from(`{"type":"result","call":"c-3","texts":[${offsets.join(',')}],"value":${skeleton.toString()}}`);
     const read = readResultWithTexts(line)!;
     expect([read.call, read.offsets]).toEqual(['c-3', offsets]);
-    const text = withTexts(read.value, read.offsets, texts.map((item) => Buffer.from(item)));
+    const text = withTexts(read.value, read.offsets, texts.map((item) => [Buffer.from(item)]));
     expect(Buffer.concat(text.pieces).toString()).toBe(json({ id: 1, first: texts[0], list: [''], second: texts[1] }));
     expect(text.value).toEqual({ id: 1, first: texts[0], list: [''], second: texts[1] });
     expect(text.length).toBe(Buffer.byteLength(json(text.value)));
