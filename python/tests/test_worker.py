@@ -385,6 +385,38 @@ class EventLoopTest(WorkerTestCase):
         worker, _ = self.start_ready_worker(service)
         self.assertEqual(self.call(worker, "c-1", "/double", {"number": 21})[-1]["value"], 42)
 
+    def test_a_service_of_plain_functions_never_loads_asyncio(self):
+        # asyncio is ~6 MiB of an idle worker's ~24: a sync service must not pay for it.
+        service = self.service_from_source(
+            "import sys\n"
+            "from apipod import APIPod\n"
+            "app = APIPod()\n"
+            "@app.endpoint('/asyncio-loaded')\n"
+            "def asyncio_loaded() -> bool:\n"
+            "    return 'asyncio' in sys.modules\n"
+        )
+        worker, _ = self.start_ready_worker(service)
+        self.assertEqual(self.call(worker, "c-1", "/asyncio-loaded")[-1]["value"], False)
+        self.assertEqual(self.call(worker, "c-2", "/asyncio-loaded")[-1]["value"], False)
+
+    def test_a_plain_function_of_a_service_that_imports_asyncio_finds_the_loop_async_endpoints_run_on(self):
+        service = self.service_from_source(
+            "import asyncio\n"
+            "from apipod import APIPod\n"
+            "app = APIPod()\n"
+            "seen = {}\n"
+            "@app.endpoint('/plain')\n"
+            "def plain() -> bool:\n"
+            "    seen['loop'] = asyncio.get_event_loop()\n"
+            "    return seen['loop'].is_running()\n"
+            "@app.endpoint('/same-loop')\n"
+            "async def same_loop() -> bool:\n"
+            "    return asyncio.get_running_loop() is seen['loop']\n"
+        )
+        worker, _ = self.start_ready_worker(service)
+        self.assertEqual(self.call(worker, "c-1", "/plain")[-1]["value"], False)
+        self.assertEqual(self.call(worker, "c-2", "/same-loop")[-1]["value"], True)
+
 
 class SetupFailureTest(WorkerTestCase):
     def assert_setup_fails(self, service: str, stage: str) -> dict:
