@@ -20,6 +20,10 @@ await build({
   format: 'esm',
   target: 'node20.19',
   external: ['web-tree-sitter', 'tree-sitter-python', 'dockerode'],
+  // V8 keeps each chunk's source text for the process's life, and a line-end table once a
+  // stack trace is formatted: without indentation and line breaks the gateway holds ~1.6 MiB
+  // less. Names are kept, so a --debug stack trace still names every function.
+  minifyWhitespace: true,
   banner: {
     // Bundled CommonJS dependencies call require(); give them one (in every chunk).
     js: "import { createRequire as __svcCreateRequire } from 'node:module'; const require = __svcCreateRequire(import.meta.url);",

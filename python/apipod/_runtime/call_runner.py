@@ -3,7 +3,6 @@ generator) and ends the call with exactly one of `result` (`streamed` for a gene
 `error` or `cancelled`."""
 from __future__ import annotations
 
-import asyncio
 import collections.abc
 import contextlib
 import inspect
@@ -18,6 +17,7 @@ from ..app import Endpoint
 from .arguments import ArgumentError, bind_arguments
 from .cancellation import CallCancelled, Cancellation
 from .channel import EventWriter, ResultTooLarge
+from .event_loop import WorkerLoop
 from .file_reference import delete_referenced_files
 from ..progress import JobProgress
 from .serialise import to_json_value
@@ -38,7 +38,7 @@ class StreamedChunks:
 
 class CallRunner:
     def __init__(self, endpoints: list[ServedEndpoint], events: EventWriter, cancellation: Cancellation,
-                 loop: asyncio.AbstractEventLoop, max_value_depth: Optional[int] = None):
+                 loop: WorkerLoop, max_value_depth: Optional[int] = None):
         self._endpoints = {served.endpoint.path: served for served in endpoints}
         self._events = events
         self._cancellation = cancellation
@@ -141,14 +141,17 @@ class CallRunner:
             raise
 
     def _await(self, awaitable) -> Any:
-        task = asyncio.ensure_future(awaitable, loop=self._loop)
+        import asyncio  # loaded by the loop's making: a service of plain functions never pays for it
+
+        loop = self._loop.get()
+        task = asyncio.ensure_future(awaitable, loop=loop)
         try:
-            return self._loop.run_until_complete(task)
+            return loop.run_until_complete(task)
         except CallCancelled:
             # The signal may have landed outside the task: cancel it so its own cleanup runs.
             task.cancel()
             with contextlib.suppress(BaseException):
-                self._loop.run_until_complete(task)
+                loop.run_until_complete(task)
             raise
 
 

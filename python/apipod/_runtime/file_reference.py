@@ -7,7 +7,6 @@ never make it read or delete another file.
 from __future__ import annotations
 
 import os
-import tempfile
 from typing import Any, Optional
 
 INLINE_LIMIT = 64 * 1024
@@ -15,7 +14,12 @@ FILE_KEY = "$file"
 
 
 def file_directory() -> str:
-    return os.path.realpath(os.environ.get("APIPOD_FILE_DIR") or tempfile.gettempdir())
+    directory = os.environ.get("APIPOD_FILE_DIR")  # svc sets it for its workers
+    if not directory:
+        import tempfile  # with shutil and random, ~1 MiB a worker need not hold
+
+        directory = tempfile.gettempdir()
+    return os.path.realpath(directory)
 
 
 def is_file_reference(value: Any) -> bool:
@@ -36,6 +40,8 @@ def read_file_reference(reference: dict) -> tuple[bytes, Optional[str], Optional
 
 def write_file_reference(content: bytes, file_name: Optional[str], content_type: Optional[str]) -> dict:
     """Writes the content to a new file in the file directory; the gateway deletes it."""
+    import tempfile
+
     descriptor, path = tempfile.mkstemp(prefix="apipod-", dir=file_directory())
     try:
         with os.fdopen(descriptor, "wb") as file:

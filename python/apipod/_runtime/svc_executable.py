@@ -3,7 +3,6 @@ and the `apipod` command (apipod.cli). Either runs without Node until it execs s
 from __future__ import annotations
 
 import os
-import shutil
 from typing import Optional
 
 # The npm package (and a built clone) holds this toolkit at python/apipod and svc at bin/svc.js,
@@ -17,6 +16,8 @@ _BUNDLED_BUNDLE = os.path.join(_PACKAGE_ROOT, "dist", "svc.js")
 def find_svc() -> Optional[list[str]]:
     """The command that runs svc: `svc` on PATH, else the one bundled beside this toolkit;
     None when there is neither."""
+    import shutil  # here: the worker imports this module, and never calls this
+
     svc = shutil.which("svc")
     if svc is not None:
         return [svc]

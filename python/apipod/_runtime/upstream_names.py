@@ -9,7 +9,6 @@ presets and deploy tooling), whose work svc's gateway and CLI do.
 """
 from __future__ import annotations
 
-import importlib.abc
 import sys
 
 _MODEL_PRESETS = ("one of upstream's model-loading presets: load the model yourself (at import or in "
@@ -91,9 +90,11 @@ def missing_module_reason(module: str):
     return None
 
 
-class _UpstreamModuleFinder(importlib.abc.MetaPathFinder):
+class _UpstreamModuleFinder:
     """Last on sys.meta_path, so it is asked only about modules no other finder has: of those, an
-    upstream apipod module gets its reason instead of "No module named"."""
+    upstream apipod module gets its reason instead of "No module named". A finder needs only
+    `find_spec` (PEP 451); importlib.abc's base class would load importlib.resources, pathlib
+    and tempfile into every worker."""
 
     def find_spec(self, fullname, path=None, target=None):
         if not fullname.startswith("apipod."):

@@ -17,7 +17,6 @@ import sys
 import threading
 import time
 import traceback
-import warnings
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Optional
 
@@ -26,6 +25,7 @@ from ..app import APIPod, Endpoint
 from .cancellation import Cancellation
 from .channel import EventWriter, read_commands
 from .endpoint_description import describe_endpoint
+from .event_loop import WorkerLoop, event_loop
 from .lifespan import Lifespan
 from .service_loader import load_app
 from .signature import EndpointSignature, read_signature
@@ -105,11 +105,12 @@ def main(arguments: list[str]) -> int:
         service.descriptions,
     ))
 
-    # Imported once the gateway has the endpoints: asyncio and the call runner (~25 ms) load
-    # while it builds its routes, not before it can.
+    # Imported once the gateway has the endpoints: the call runner loads while it builds its
+    # routes, not before it can.
     from .call_runner import CallRunner, ServedEndpoint
 
-    loop = service.loop or event_loop()
+    loop = WorkerLoop(service.loop)
+    loop.make_if_asyncio_is_loaded()
     threading.Thread(target=receive_cancels, args=(cancel_descriptor, cancellation),
                      name="apipod-cancels", daemon=True).start()
     runner = CallRunner([ServedEndpoint(endpoint, signature) for endpoint, signature in service.endpoints],
@@ -147,24 +148,6 @@ def set_up(service_file: str) -> Service:
     except BaseException as error:
         raise SetupFailed("lifespan", error) from None
     return Service(app, endpoints, descriptions, lifespan, loop)
-
-
-def event_loop() -> asyncio.AbstractEventLoop:
-    """The worker's one event loop, for its life (lifespan resources may be bound to it): the
-    loop the service took at its import (`asyncio.get_event_loop()` made it then), or a new one.
-    Made on demand, as asyncio takes ~20 ms to import and most services' start needs none."""
-    import asyncio
-
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", DeprecationWarning)  # 3.12+ warn where get_event_loop makes a loop
-        try:
-            loop = asyncio.get_event_loop()
-        except RuntimeError:  # none set (asyncio.run ends so), and 3.14+ make none
-            loop = None
-    if loop is None or loop.is_closed():
-        loop = asyncio.new_event_loop()
-    asyncio.set_event_loop(loop)
-    return loop
 
 
 def widen_pipe(descriptor: int) -> None:
