@@ -5,7 +5,11 @@
 // bare Fastify server answering the same request in-process (no worker), a minimal gateway in
 // front of svc's real worker (mini_gateway.mjs, with and without pipelining), and FastAPI.
 //
-// Usage: node bench/serve/profile_gateway.js [--duration 5] [--concurrency 16] [--top 30] [--ablate]
+// With --busy, a CPU-bound process (`python3 -c "while True: pass"`) runs beside each measured
+// run, and the table adds each process's context switches per request (its main thread's,
+// voluntary + involuntary, from /proc): on a busy machine these, not the code, set the cost.
+//
+// Usage: node bench/serve/profile_gateway.js [--duration 5] [--concurrency 16] [--top 30] [--ablate] [--busy]
 // Needs what run.js needs. Writes the .cpuprofile under bench/serve/profiles/ (gitignored).
 import { spawn, spawnSync } from 'node:child_process';
 import { closeSync, cpSync, mkdirSync, openSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
@@ -22,6 +26,7 @@ const { values } = parseArgs({
     concurrency: { type: 'string', default: '16' },
     top: { type: 'string', default: '30' },
     ablate: { type: 'boolean', default: false },
+    busy: { type: 'boolean', default: false },
   },
 });
 const duration = Number(values.duration);
@@ -74,10 +79,12 @@ rows.push(await measure('minimal gateway + worker', process.execPath, (port) => 
 rows.push(await measure('  same, 4 calls pipelined', process.execPath, (port) => [join(here, 'mini_gateway.mjs'), String(port), '--pipeline', '4'], here));
 rows.push(await measure('fastapi + uvicorn', join(here, '.venv-fastapi', 'bin', 'uvicorn'), (port) => ['app:app', '--host', '127.0.0.1', '--port', String(port)], join(here, 'fastapi')));
 
-console.log(`\nPOST /echo at concurrency ${concurrency}, ${duration} s, wrk 1 thread; CPU microseconds per request by process:\n`);
-console.log('server                    req/s   server main   python workers   wrk   (2 cores = 2,000,000 us/s)');
+const beside = values.busy ? ', a CPU hog beside' : '';
+console.log(`\nPOST /echo at concurrency ${concurrency}, ${duration} s, wrk 1 thread${beside}; CPU microseconds per request by process:\n`);
+console.log(`server                    req/s   server main   python workers   wrk   (2 cores = 2,000,000 us/s)${values.busy ? '   switches/request: main, workers' : ''}`);
 for (const row of rows) {
-  console.log(`${row.name.padEnd(24)} ${row.rps.toFixed(0).padStart(6)}   ${row.main.toFixed(0).padStart(11)}   ${row.workers.toFixed(0).padStart(14)}   ${row.wrk.toFixed(0).padStart(3)}`);
+  const switches = values.busy ? `   ${row.mainSwitches.toFixed(2).padStart(15)}, ${row.workerSwitches.toFixed(2)}` : '';
+  console.log(`${row.name.padEnd(24)} ${row.rps.toFixed(0).padStart(6)}   ${row.main.toFixed(0).padStart(11)}   ${row.workers.toFixed(0).padStart(14)}   ${row.wrk.toFixed(0).padStart(3)}${switches}`);
 }
 summariseProfile();
 
@@ -90,9 +97,13 @@ async function measure(name, command, argsFor, cwd) {
   await waitReady(port);
   run('wrk', ['-t1', '-c16', '-d2s', '-s', script, `http://127.0.0.1:${port}/echo`]); // warm-up
   const pids = [child.pid, ...descendants(child.pid)];
+  const hog = values.busy ? spawn('python3', ['-c', 'while True: pass'], { stdio: 'ignore' }) : null;
   const before = new Map(pids.map((pid) => [pid, cpuMicros(pid)]));
+  const switchesBefore = new Map(pids.map((pid) => [pid, contextSwitches(pid)]));
   const out = run('bash', ['-c', `wrk -t1 -c${concurrency} -d${duration}s -s ${script} http://127.0.0.1:${port}/echo; times`]);
   const after = new Map(pids.map((pid) => [pid, cpuMicros(pid)]));
+  const switchesAfter = new Map(pids.map((pid) => [pid, contextSwitches(pid)]));
+  hog?.kill();
   child.kill('SIGTERM');
   await exited;
   const requests = Number(/(\d+) requests in/.exec(out)[1]);
@@ -102,12 +113,15 @@ async function measure(name, command, argsFor, cwd) {
     .map((part) => /(\d+)m([\d.]+)s/.exec(part))
     .reduce((sum, m) => sum + (m ? (Number(m[1]) * 60 + Number(m[2])) * 1e6 : 0), 0);
   const used = (pid) => (after.get(pid) ?? 0) - (before.get(pid) ?? 0);
+  const switched = (pid) => (switchesAfter.get(pid) ?? 0) - (switchesBefore.get(pid) ?? 0);
   return {
     name,
     rps: Number(/Requests\/sec:\s+([\d.]+)/.exec(out)[1]),
     main: used(child.pid) / requests,
     workers: pids.slice(1).reduce((sum, pid) => sum + used(pid), 0) / requests,
     wrk: wrkMicros / requests,
+    mainSwitches: switched(child.pid) / requests,
+    workerSwitches: pids.slice(1).reduce((sum, pid) => sum + switched(pid), 0) / requests,
   };
 }
 
@@ -186,6 +200,16 @@ function cpuMicros(pid) {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
     return ((Number(fields[11]) + Number(fields[12])) / 100) * 1e6; // clock ticks, 100 per second
+  } catch {
+    return 0;
+  }
+}
+
+/** Voluntary + involuntary context switches of the process's main thread. */
+function contextSwitches(pid) {
+  try {
+    const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+    return [...status.matchAll(/^(?:non)?voluntary_ctxt_switches:\s+(\d+)$/gm)].reduce((sum, match) => sum + Number(match[1]), 0);
   } catch {
     return 0;
   }

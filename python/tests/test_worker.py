@@ -115,6 +115,25 @@ class CallTest(WorkerTestCase):
             {"type": "result", "call": "c-1", "value": "done"},
         ])
 
+    def test_progress_from_a_call_that_ended_is_never_sent(self):
+        # A handle kept past its call (a user's thread that outlives it) reports nothing more:
+        # the gateway would give it to whatever call runs next.
+        service = self.service_from_source(
+            "from apipod import APIPod, JobProgress\n"
+            "app = APIPod()\n"
+            "kept = []\n"
+            "@app.endpoint('/keep')\n"
+            "def keep(job_progress: JobProgress) -> str:\n"
+            "    kept.append(job_progress)\n"
+            "    return 'kept'\n"
+            "@app.endpoint('/late')\n"
+            "def late() -> str:\n"
+            "    kept[0].set_status(0.5, 'from the first call')\n"
+            "    return 'late'\n")
+        worker, _ = self.start_ready_worker(service)
+        self.assertEqual(self.call(worker, "c-1", "/keep"), [{"type": "result", "call": "c-1", "value": "kept"}])
+        self.assertEqual(self.call(worker, "c-2", "/late"), [{"type": "result", "call": "c-2", "value": "late"}])
+
     def test_a_generator_sends_each_chunk_then_how_many_it_sent(self):
         self.assertEqual(self.call(self.worker, "c-1", "/tokens", {"prompt": "one two"}), [
             {"type": "chunk", "call": "c-1", "value": "one"},

@@ -4,14 +4,18 @@ import { printable, type OutputMode } from './output.js';
 
 /**
  * `svc start`'s log: one line per event on stderr, coloured on a terminal; stdout is left to --json.
- * Request lines are written once per turn of the event loop: under load one write carries
- * many of them, where a write per request cost the gateway a system call each. Any other
- * line writes the pending ones first, so the log keeps its order.
+ * Request lines are written together, REQUEST_LINES_MS after the first of them: under load one
+ * write carries hundreds, where a write per request (or per turn of the event loop, one or two
+ * requests on a busy machine) cost the gateway a system call each, and woke a terminal's
+ * reader each time. Any other line writes the pending ones first, so the log keeps its order.
  */
 export function createServeLog(mode: OutputMode, stderr: NodeJS.WritableStream = process.stderr): ServeLog {
   const paint = new Chalk({ level: mode.stderrColor ? 1 : 0 });
   let pendingRequests = '';
+  let flushTimer: NodeJS.Timeout | null = null;
   const flushRequests = () => {
+    if (flushTimer !== null) clearTimeout(flushTimer);
+    flushTimer = null;
     if (pendingRequests === '') return;
     stderr.write(pendingRequests);
     pendingRequests = '';
@@ -26,8 +30,9 @@ export function createServeLog(mode: OutputMode, stderr: NodeJS.WritableStream =
     // (printable); so are the lines of the service's own output, but for their colours.
     info: (message) => write(`${paint.bold('svc')} ${printable(message)}`),
     request: (line) => {
-      if (pendingRequests === '') setImmediate(flushRequests);
       pendingRequests += `${paint.dim(line)}\n`;
+      if (pendingRequests.length >= MOST_PENDING_CHARS) flushRequests();
+      else flushTimer ??= setTimeout(flushRequests, REQUEST_LINES_MS).unref(); // the exit handler writes what is left
     },
     worker: (worker, call, stream, line) => {
       const tag = call ? `worker ${worker} ${call}` : `worker ${worker}`;
@@ -45,6 +50,11 @@ export function createServeLog(mode: OutputMode, stderr: NodeJS.WritableStream =
     result: (value) => process.stdout.write(`${JSON.stringify(mode.json ? { event: 'result', ...value } : value)}\n`),
   };
 }
+
+/** How long a request line may wait for others to share its write: too short for a reader to notice. */
+export const REQUEST_LINES_MS = 50;
+/** Pending request lines this long are written at once. */
+const MOST_PENDING_CHARS = 64 * 1024;
 
 /** ECMA-48's Select Graphic Rendition: colours and weights, which change nothing but the look. */
 const COLOUR_SEQUENCE = /\x1b\[[0-9;]*m/g;

@@ -102,6 +102,7 @@ for (const example of options.only.split(',')) {
     const server = await startSvc(example, compute);
     try {
       const { code, output } = await fuzz(server.url);
+      await new Promise((resolve) => setTimeout(resolve, 200)); // svc writes its request lines within 50 ms
       const { requests, serverErrors } = tally(server.log());
       const verdict = verdictOf(code, output);
       rows.push(`${example.padEnd(6)} ${compute.padEnd(10)} ${String(requests).padStart(6)} requests  ${serverErrors} 5xx  ${verdict}`);

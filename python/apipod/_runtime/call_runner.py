@@ -8,7 +8,6 @@ import contextlib
 import inspect
 import io
 import sys
-import threading
 from dataclasses import dataclass
 from typing import Any, Callable, Optional
 
@@ -47,10 +46,10 @@ class CallRunner:
 
     def run(self, command: dict) -> None:
         call_id = command["call"]
-        call_is_over = threading.Event()
+        call_is_over = False  # a flag, not a threading.Event: no other thread waits on it
 
         def report_progress(fraction, message):
-            if not call_is_over.is_set():  # a leftover user thread must not report on an ended call
+            if not call_is_over:  # a leftover user thread must not report on an ended call
                 self._events.send(protocol.progress(call_id, fraction, message))
 
         job_progress = JobProgress(reporter=report_progress)
@@ -77,7 +76,7 @@ class CallRunner:
                 sys.stderr.write(error["traceback"])
             outcome = protocol.error(call_id, error)
         finally:
-            call_is_over.set()
+            call_is_over = True
         # The gateway tags output lines with the running call: let them out before it ends.
         sys.stdout.flush()
         sys.stderr.flush()

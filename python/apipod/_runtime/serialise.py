@@ -39,6 +39,8 @@ def to_json_value(value: Any, max_depth: Optional[int] = None) -> Any:
 
 def _json_value(value: Any, levels_left: float, max_depth: Optional[int]) -> Any:
     """`levels_left`: how many more lists and dicts may nest from here."""
+    if type(value) is dict:  # the commonest result: no media, enum or model check can match it
+        return _dict_value(value, levels_left, max_depth)
     if isinstance(value, int) and not isinstance(value, bool) and abs(value) > _LARGEST_EXACT_INTEGER:
         _note_large_integer(value)  # sent as is, but the gateway (and most JSON readers) read it rounded
         return value
@@ -59,8 +61,7 @@ def _json_value(value: Any, levels_left: float, max_depth: Optional[int]) -> Any
     # Containers go item by item, MediaList and MediaDict too (before their to_json), so their
     # large media travel as files.
     if isinstance(value, dict):
-        below = _level_below(levels_left, max_depth)
-        return {_json_key(key): _json_value(item, below, max_depth) for key, item in value.items()}
+        return _dict_value(value, levels_left, max_depth)
     if isinstance(value, (list, tuple, set, frozenset)):
         below = _level_below(levels_left, max_depth)
         return [_json_value(item, below, max_depth) for item in value]
@@ -83,6 +84,11 @@ def _json_value(value: Any, levels_left: float, max_depth: Optional[int]) -> Any
         return _media_value(ImageFile.from_pil(value))
     raise TypeError(f"cannot send a {_type_name(value)} as JSON; return JSON data, a dataclass, "
                     "a pydantic model, bytes or a media file (ImageFile, ...)")
+
+
+def _dict_value(value: dict, levels_left: float, max_depth: Optional[int]) -> dict:
+    below = _level_below(levels_left, max_depth)
+    return {_json_key(key): _json_value(item, below, max_depth) for key, item in value.items()}
 
 
 def _level_below(levels_left: float, max_depth: Optional[int]) -> float:
