@@ -30,12 +30,16 @@ function qualityOf(ranges: readonly MediaRange[], mediaType: string, withAnyType
   return (exact ?? ofType ?? any)?.quality ?? 0;
 }
 
+const EVENT_STREAM = /event-stream/i;
+
 /**
  * The client asks for server-sent events: `Accept` names text/event-stream, with a quality
  * above 0 and no lower than application/json's when it names that too. Wildcards, which
  * every client sends, ask for nothing in particular: the answer stays JSON.
  */
 export function acceptsEventStream(accept: string | undefined): boolean {
+  // Most headers name no event stream: they need not be parsed.
+  if (accept === undefined || !EVENT_STREAM.test(accept)) return false;
   const ranges = readRanges(accept);
   const named = (type: string, subtype: string) => ranges.find((range) => range.type === type && range.subtype === subtype)?.quality ?? 0;
   const eventStream = named('text', 'event-stream');

@@ -26,15 +26,21 @@ const BEARER = /^Bearer +([\x21-\x7e]+)$/i; // the scheme is case-insensitive (R
 export const registerAuth = fastifyPlugin(async (app: FastifyInstance, { keys }: { keys: ApiKeys }) => {
   app.decorateRequest('apiKey', null);
   if (!keys.enabled) return;
-  app.addHook('onRequest', async (request) => {
+  // A callback hook, not an async one: every request passes here, and a Promise for each costs.
+  app.addHook('onRequest', (request, _reply, done) => {
     // A browser's CORS preflight carries no key, and no endpoint answers OPTIONS.
-    if (request.routeOptions.config.public || request.method === 'OPTIONS') return;
-    request.apiKey = authenticate(request, keys);
+    if (request.routeOptions.config.public || request.method === 'OPTIONS') return done();
+    try {
+      request.apiKey = authenticate(request, keys);
+    } catch (error) {
+      return done(error as HttpError);
+    }
     const endpoint = request.routeOptions.config.endpoint;
     const allowed = request.apiKey.endpoints;
     if (endpoint !== undefined && allowed !== null && !allowed.has(endpoint)) {
-      throw new HttpError(403, 'permission_error', 'key_not_entitled', `this key may not call ${endpoint}`);
+      return done(new HttpError(403, 'permission_error', 'key_not_entitled', `this key may not call ${endpoint}`));
     }
+    done();
   });
 });
 

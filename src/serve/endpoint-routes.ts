@@ -49,19 +49,21 @@ export async function registerEndpointRoutes(app: FastifyInstance, options: Endp
     const submitsJobs = options.compute === 'serverless' && !endpoint.direct;
     const handler = async (request: FastifyRequest, reply: FastifyReply) => {
       const preferences = readPreferences(request.headers.prefer, options.jobs.maxWaitSeconds);
-      // Checked before the arguments are read: a refused webhook stages no upload.
-      const webhook = await readJobWebhook(request, options, submitsJobs || preferences.respondAsync || acceptsEventStream(request.headers.accept));
+      const eventStream = acceptsEventStream(request.headers.accept);
+      const answersWithJob = eventStream || submitsJobs || preferences.respondAsync;
+      // Checked before the arguments are read: a refused webhook stages no upload. Awaited
+      // only when asked for: most calls name none, and an await costs each a turn.
+      const webhook = asksForWebhook(request.headers) ? await readJobWebhook(request, options, answersWithJob) : null;
       // Before the arguments are read: a client that leaves while its media URLs download stops them.
       const cancel = cancelledWhenClientLeaves(reply);
       const staging = { dir: options.fileDir, mediaUrls: options.mediaUrls, cancel };
-      const answersWithJob = acceptsEventStream(request.headers.accept) || submitsJobs || preferences.respondAsync;
       const { arguments: args, stagedFiles, argumentsJson, longStrings } = await readArguments(request, inputs, staging, { keepLongStrings: !answersWithJob });
       if (cancel.aborted) {
         // Nobody would read its answer or learn its job's id.
         await removeStagedFiles(stagedFiles);
         throw new HttpError(503, 'unavailable', 'cancelled', 'the client left before the call started');
       }
-      if (acceptsEventStream(request.headers.accept)) {
+      if (eventStream) {
         // The call as server-sent events: a generator's chunks as it yields them, whatever the compute.
         const job = await submitJob(request, options, endpoint, args, webhook, () => void removeStagedFiles(stagedFiles));
         streamJob(request, reply, job, options.jobRoutes, { cancelWhenClientLeaves: true, framing: SVC_FRAMING });
@@ -94,7 +96,7 @@ export async function registerEndpointRoutes(app: FastifyInstance, options: Endp
         return sendOutcome(reply, answer, options, { accept: request.headers.accept, subject });
       } finally {
         deadline.clear();
-        await removeStagedFiles(stagedFiles);
+        if (stagedFiles.length > 0) await removeStagedFiles(stagedFiles);
       }
     };
     const methods = checkedMethods(endpoint);
@@ -178,12 +180,11 @@ async function submitJob(request: FastifyRequest, options: EndpointRoutesOptions
 }
 
 /**
- * The webhook a submit names, or null. Only a job has one: a call answered with its result
+ * The webhook a submit that asks for one (asksForWebhook) names. Only a job has one: a call answered with its result
  * has nothing to notify. A key with no webhook secret yet is told how to make one.
  */
 async function readJobWebhook(request: FastifyRequest, options: EndpointRoutesOptions, makesJob: boolean): Promise<WebhookRequest | null> {
   const webhooks = options.webhooks ?? null;
-  if (!asksForWebhook(request.headers)) return null;
   if (webhooks === null) throw new HttpError(400, 'invalid_request', 'webhooks_unavailable', 'the Webhook header: this server sends no webhooks (a provider worker: the provider notifies; jobs kept in Redis, --job-store redis://: not yet)');
   if (!makesJob) {
     throw new HttpError(400, 'invalid_request', 'webhook_needs_job', 'the Webhook header notifies of a job, and this call answers with its result: add "Prefer: respond-async" to make it a job');
