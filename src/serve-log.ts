@@ -10,5 +10,7 @@ export interface ServeLog {
   event(name: string, fields: Record<string, unknown>): void;
   /** What the command produced (a test job's result) on stdout: JSON, an event with --json. */
   result(value: Record<string, unknown>): void;
+  /** Writes what the log holds back (request lines) now: before a line written elsewhere, such as the command's last error. */
+  flush(): void;
 }
 

@@ -48,6 +48,7 @@ export function createServeLog(mode: OutputMode, stderr: NodeJS.WritableStream =
       if (mode.json) process.stdout.write(`${JSON.stringify({ event: name, ...fields })}\n`);
     },
     result: (value) => process.stdout.write(`${JSON.stringify(mode.json ? { event: 'result', ...value } : value)}\n`),
+    flush: flushRequests,
   };
 }
 

@@ -165,7 +165,7 @@ export function registerStartCommand(program: Command): void {
             passEnv: [...Object.keys(fromEnvFile), ...(options.jobStore === undefined ? [] : [JOB_STORE_ENV])],
             stopTimeoutSeconds: options.gracePeriod + 5,
             log,
-          });
+          }).finally(log.flush); // request lines held back go before a last error line
           return;
         }
         if (options.image !== undefined) throw new SvcError('usage', '--image chooses the image --orchestrator docker runs: add --orchestrator docker');
@@ -236,7 +236,7 @@ export function registerStartCommand(program: Command): void {
           debug: options.debug === true,
           version: packageJson.version,
           log,
-        });
+        }).finally(log.flush); // request lines held back go before a last error line
       });
     });
 }

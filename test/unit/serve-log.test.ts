@@ -31,6 +31,14 @@ describe("svc start's request lines", () => {
     log.warn('the queue of /echo is full');
     expect(writes).toEqual(['POST /echo 200 1ms\n', 'warning: the queue of /echo is full\n']);
   });
+
+  it("are written at once when the server stops, before the command's last error line", () => {
+    const { stream, writes } = recordingStream();
+    const log = createServeLog(PLAIN, stream);
+    log.request('POST /sleep 200 12ms (the client left)');
+    log.flush();
+    expect(writes).toEqual(['POST /sleep 200 12ms (the client left)\n']);
+  });
 });
 
 describe("svc start's log of the service's own output", () => {
