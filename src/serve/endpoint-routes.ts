@@ -70,9 +70,9 @@ export async function registerEndpointRoutes(app: FastifyInstance, options: Endp
         return;
       }
       if (submitsJobs || preferences.respondAsync) {
-        let job = await submitJob(request, options, endpoint, args, webhook, () => void removeStagedFiles(stagedFiles));
+        const waitMs = preferences.waitSeconds === null ? null : preferences.waitSeconds * 1000;
+        const job = await submitJob(request, options, endpoint, args, webhook, () => void removeStagedFiles(stagedFiles), waitMs);
         if (preferences.waitSeconds !== null) {
-          job = await options.jobRoutes.jobs.waitUntilEnded(job, preferences.waitSeconds * 1000);
           reply.header('preference-applied', `wait=${preferences.waitSeconds}`);
         } else if (preferences.respondAsync) {
           reply.header('preference-applied', 'respond-async');
@@ -157,11 +157,20 @@ function refuseTakenRoute(
 }
 
 /**
- * Creates the job and queues its call, kept before it is answered; a key that holds its share
+ * Creates the job and queues its call, kept before it is answered (after waiting up to
+ * `waitMs` for its end, when the client asked to wait); a key that holds its share
  * of the job store is a 429, a full queue, ended jobs waiting to be read that fill what the
  * server keeps or a job store out of reach, a 503; either leaves no job behind.
  */
-async function submitJob(request: FastifyRequest, options: EndpointRoutesOptions, endpoint: EndpointReport, args: Arguments, webhook: WebhookRequest | null, onEnd: () => void) {
+async function submitJob(
+  request: FastifyRequest,
+  options: EndpointRoutesOptions,
+  endpoint: EndpointReport,
+  args: Arguments,
+  webhook: WebhookRequest | null,
+  onEnd: () => void,
+  waitMs: number | null = null,
+) {
   const webhooks = webhook === null ? null : (options.webhooks ?? null);
   const subscription = webhook === null || webhooks === null ? {} : {
     // Before the job can start: its first event must find the subscription.
@@ -169,14 +178,17 @@ async function submitJob(request: FastifyRequest, options: EndpointRoutesOptions
     discarded: (job: Job) => webhooks.dispatcher.unsubscribe(job.id),
   };
   const submission = { endpoint: endpoint.path, owner: request.apiKey?.id ?? null, streams: endpoint.is_generator, args, keyCount: options.keys.count, ...subscription };
+  const { jobs } = options.jobRoutes;
   let job: Job;
   try {
-    job = await options.jobRoutes.jobs.submit(submission, onEnd);
+    // A webhook may tell of the job before it is answered: such a job is written at once.
+    job = await (waitMs === null || webhooks !== null ? jobs.submit(submission, onEnd) : jobs.submitAndWait(submission, onEnd, waitMs));
   } catch (error) {
     throw submitFailure(error, endpoint, options);
   }
-  await webhooks?.dispatcher.persisted();
-  return job;
+  if (webhooks === null) return job;
+  await webhooks.dispatcher.persisted();
+  return waitMs === null ? job : jobs.waitUntilEnded(job, waitMs);
 }
 
 /**

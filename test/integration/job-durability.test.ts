@@ -75,6 +75,53 @@ describe('jobs in a SQLite file (--job-store sqlite:PATH)', () => {
     }
   }, 90_000);
 
+  it('loses no job answered to a Prefer: wait submit when the gateway is killed mid-flood: ended ones keep their result, unended ones run after a restart', async () => {
+    const file = jobFile();
+    let server = await startWith(file);
+    const answered: Array<{ id: string; status: string; result: unknown; tag: string | null }> = [];
+    let sent = 0;
+    let killed = false;
+    // 16 clients waiting on their jobs; one submit in eight outlasts its wait and is answered unended.
+    const client = async () => {
+      while (sent < 300 && !killed) {
+        const n = sent++;
+        const slow = n % 8 === 0;
+        const tag = slow ? null : `job-${n}`;
+        try {
+          const answer = slow
+            ? await postJson(`${server.url}/sleep`, { seconds: 1.2 }, { prefer: 'wait=1' })
+            : await postJson(`${server.url}/order`, { tag }, { prefer: 'wait=10' });
+          if (answer.status >= 200 && answer.status < 300) answered.push({ id: answer.body.id, status: answer.body.status, result: answer.body.result, tag });
+        } catch {
+          // Cut mid-request by the kill: no client learnt its id.
+        }
+        if (answered.length >= 100 && !killed) {
+          killed = true;
+          await kill9(server);
+        }
+      }
+    };
+    await Promise.all(Array.from({ length: 16 }, client));
+    expect(killed).toBe(true);
+    const finished = answered.filter((job) => job.status === 'FINISHED');
+    const unended = answered.filter((job) => job.status !== 'FINISHED');
+    expect(finished.length).toBeGreaterThan(40);
+    expect(unended.length).toBeGreaterThan(0);
+    expect(finished.every((job) => job.tag === null || job.result === job.tag)).toBe(true);
+
+    server = await startWith(file);
+    try {
+      // Answered with its result: read back as it was answered.
+      for (const job of finished) expect((await readJob(server, job.id)).body).toMatchObject({ status: 'FINISHED', result: job.result });
+      // Answered still running or queued: runs again (or fails naming the crash).
+      const ended = await Promise.all(unended.map((job) => waitUntil(server, job.id, ['FINISHED', 'FAILED'])));
+      const outcomes = ended.map((envelope) => (envelope.status === 'FINISHED' ? 'FINISHED' : `${envelope.status} ${envelope.error_detail?.type}`));
+      expect(outcomes.filter((outcome) => outcome !== 'FINISHED' && outcome !== 'FAILED ServerCrashed')).toEqual([]);
+    } finally {
+      await server.stop();
+    }
+  }, 90_000);
+
   it('runs a job that was running at the crash once more, and fails it naming the crash when the server dies again', async () => {
     const file = jobFile();
     let server = await startWith(file);

@@ -41,6 +41,12 @@ export interface JobBackend {
    * the job has ended (it frees the files staged for it).
    */
   submit(submission: JobSubmission, onEnd: () => void): Promise<Job>;
+  /**
+   * `submit`, then `waitUntilEnded` (`Prefer: wait`): resolves with the job as it is when it
+   * ended or `timeoutMs` passed, kept where a crash does not lose it. A backend may keep it
+   * only then, in one write: until the submit is answered no client holds the job's id.
+   */
+  submitAndWait(submission: JobSubmission, onEnd: () => void, timeoutMs: number): Promise<Job>;
   /** The job, when it exists, has not expired and belongs to `owner`; an ended one counts as read. */
   find(id: string, owner: string | null): Promise<Job | undefined>;
   /** The job once it has ended, or as it is when `timeoutMs` has passed. */

@@ -21,13 +21,19 @@ export interface JournaledJob {
  * jobs in memory as well and tells watchers of changes itself; the journal is what is left
  * when the process is killed. A job's submit is answered once `record` is `persisted` (the
  * jobs of one turn of the event loop share a commit); the other writes are grouped over a
- * few milliseconds, as losing the last of them to a crash only runs a job again.
+ * few milliseconds, as losing the last of them to a crash only runs a job again. A job whose
+ * submit waits for its end (`Prefer: wait`) may be recorded only as it is answered: until
+ * then no client holds its id, so a crash loses only a call no client was told was accepted.
  */
 export interface JobJournal {
   /** Where the jobs are, as --job-store names it (sqlite:PATH). */
   readonly location: string;
   /** A job just accepted, with its arguments: on disk once `persisted` resolves. */
   record(job: Job, args: JobArguments): void;
+  /** A job just accepted whose submit waits for it: written with what it has become by `answering`. */
+  recordWhenAnswered(job: Job, args: JobArguments): void;
+  /** The submit of a job recorded when answered is about to be: resolves once it is on disk. */
+  answering(id: string): Promise<void>;
   /** Resolves when every job recorded so far is on disk; its submit may then be answered. */
   persisted(): Promise<void>;
   /** A worker took the job: counts a run. */

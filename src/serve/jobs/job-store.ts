@@ -67,11 +67,15 @@ export class JobStore {
     this.events.setMaxListeners(0);
   }
 
-  /** A new job, written to the journal with its arguments before the caller answers. */
-  create(endpoint: string, owner: string | null, streams = false, args: JobArguments = {}): Job {
+  /**
+   * A new job, written to the journal with its arguments before the caller answers: at once
+   * (`persisted`), or, when the caller waits for its end first, as it is then (`answering`).
+   */
+  create(endpoint: string, owner: string | null, streams = false, args: JobArguments = {}, writtenWhenAnswered = false): Job {
     this.expire();
     const job = newJob({ endpoint, streams, owner }, 'PENDING', this.now());
-    this.journal?.record(job, args);
+    if (writtenWhenAnswered) this.journal?.recordWhenAnswered(job, args);
+    else this.journal?.record(job, args);
     this.jobs.set(job.id, job);
     this.hold(owner, 1, 0);
     return job;
@@ -80,6 +84,11 @@ export class JobStore {
   /** Resolves once the jobs created so far are in the journal, if there is one: then a submit may be answered. */
   persisted(): Promise<void> {
     return this.journal?.persisted() ?? Promise.resolve();
+  }
+
+  /** Resolves once a job created `writtenWhenAnswered` is in the journal, as it is now. */
+  answering(job: Job): Promise<void> {
+    return this.journal?.answering(job.id) ?? Promise.resolve();
   }
 
   /**
@@ -147,6 +156,7 @@ export class JobStore {
       } else {
         this.keepEnded(job, false);
         this.hold(job.owner, -1, 0);
+        this.journal?.read(job.id);
       }
       this.journal?.ended(job);
     }

@@ -18,7 +18,23 @@ export class LocalJobs implements JobBackend {
     private readonly retryAfterSeconds: number,
   ) {}
 
-  async submit({ endpoint, owner, streams, args, keyCount, created, discarded }: JobSubmission, onEnd: () => void): Promise<Job> {
+  async submit(submission: JobSubmission, onEnd: () => void): Promise<Job> {
+    const job = this.accept(submission, onEnd, false);
+    // Written before it is answered: a job whose id a client holds survives a crash.
+    await this.store.persisted();
+    return job;
+  }
+
+  async submitAndWait(submission: JobSubmission, onEnd: () => void, timeoutMs: number): Promise<Job> {
+    const job = this.accept(submission, onEnd, true);
+    await this.store.waitUntilEnded(job, timeoutMs);
+    // Written as it is now, in one statement however far it got: no client knew its id before.
+    await this.store.answering(job);
+    return job;
+  }
+
+  /** Creates the job and queues its call, or refuses it (see JobBackend.submit). */
+  private accept({ endpoint, owner, streams, args, keyCount, created, discarded }: JobSubmission, onEnd: () => void, writtenWhenAnswered: boolean): Job {
     const { store } = this;
     const overShare = keyShareRefusal(store.holdingOf(owner), store.limits, keyCount);
     if (overShare !== null) {
@@ -32,7 +48,7 @@ export class LocalJobs implements JobBackend {
       onEnd();
       throw new HttpError(503, 'queue_full', 'results_unread', refusal.message, { headers: { 'retry-after': String(refusal.retryAfterSeconds) } });
     }
-    const job = store.create(endpoint, owner, streams, args);
+    const job = store.create(endpoint, owner, streams, args, writtenWhenAnswered);
     created?.(job);
     try {
       this.runner.start(job, args, onEnd);
@@ -42,8 +58,6 @@ export class LocalJobs implements JobBackend {
       onEnd();
       throw error;
     }
-    // Written before it is answered: a job whose id a client holds survives a crash.
-    await store.persisted();
     return job;
   }
 

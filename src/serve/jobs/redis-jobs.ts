@@ -42,6 +42,10 @@ export class RedisJobs implements JobBackend {
     private readonly options: RedisJobsOptions,
   ) {}
 
+  async submitAndWait(submission: JobSubmission, onEnd: () => void, timeoutMs: number): Promise<Job> {
+    return this.waitUntilEnded(await this.submit(submission, onEnd), timeoutMs);
+  }
+
   async submit({ endpoint, owner, streams, args, keyCount }: JobSubmission, onEnd: () => void): Promise<Job> {
     // In the queue as it is written: any replica may take it from then on.
     const job = newJob({ endpoint, streams, owner }, 'QUEUED', Date.now());

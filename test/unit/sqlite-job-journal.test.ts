@@ -1,0 +1,105 @@
+import { mkdtempSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type BetterSqlite3 from 'better-sqlite3';
+import { afterEach, describe, expect, it } from 'vitest';
+import { JobStore } from '../../src/serve/jobs/job-store.js';
+import { SqliteJobJournal } from '../../src/serve/jobs/sqlite-job-journal.js';
+
+const Database = createRequire(import.meta.url)('better-sqlite3') as typeof BetterSqlite3;
+const RETENTION = { ttlMs: 60_000, maxRetained: 100, maxRetainedBytes: 2 ** 20 };
+
+interface Row {
+  id: string;
+  status: string;
+  result: string | null;
+  args: string | null;
+  runs: number;
+  read: number;
+}
+
+const opened: SqliteJobJournal[] = [];
+afterEach(() => {
+  for (const journal of opened.splice(0)) journal.close();
+});
+
+function openStore(): { store: JobStore; journal: SqliteJobJournal; path: string } {
+  const path = join(mkdtempSync(join(tmpdir(), 'svc-journal-')), 'jobs.sqlite');
+  const journal = SqliteJobJournal.open(path);
+  opened.push(journal);
+  return { store: new JobStore(RETENTION, Date.now, journal), journal, path };
+}
+
+/** The file as another process sees it now: what a crash at this moment would leave. */
+function rowsOnDisk(path: string): Row[] {
+  const db = new Database(path, { readonly: true });
+  try {
+    return db.prepare('SELECT id, status, result, args, runs, read FROM jobs ORDER BY created_at').all() as Row[];
+  } finally {
+    db.close();
+  }
+}
+
+describe('jobs written to a SQLite file', () => {
+  it('has a submitted job on disk once persisted resolves, and its start, end and read within a few milliseconds', async () => {
+    const { store, path } = openStore();
+    const job = store.create('/work', null, false, { n: 1 });
+    await store.persisted();
+    expect(rowsOnDisk(path)).toEqual([{ id: job.id, status: 'PENDING', result: null, args: '{"n":1}', runs: 0, read: 0 }]);
+
+    store.move(job, 'PROCESSING');
+    store.move(job, 'FINISHED', { result: 'done' });
+    store.get(job.id, null);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(rowsOnDisk(path)).toEqual([{ id: job.id, status: 'FINISHED', result: '"done"', args: null, runs: 1, read: 1 }]);
+  });
+
+  it('writes nothing of a job refused before its commit (a full queue)', async () => {
+    const { store, path } = openStore();
+    store.discard(store.create('/work', null, false, { n: 1 }));
+    await store.persisted();
+    expect(rowsOnDisk(path)).toEqual([]);
+  });
+
+  it('writes a job whose submit waits only when it is answered, as it is then: ended with its result, or unended with its arguments', async () => {
+    const { store, path } = openStore();
+    const quick = store.create('/work', null, false, { n: 1 }, true);
+    const slow = store.create('/work', null, false, { n: 2 }, true);
+    store.move(quick, 'PROCESSING');
+    store.move(slow, 'PROCESSING');
+    // A waiting client is answered with the result, so it counts as read.
+    const waiting = store.waitUntilEnded(quick, 10_000);
+    store.move(quick, 'FINISHED', { result: 42 });
+    await waiting;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    // No client holds either id yet: a crash now loses calls nobody was told were accepted.
+    expect(rowsOnDisk(path)).toEqual([]);
+
+    await store.answering(quick);
+    expect(rowsOnDisk(path)).toEqual([{ id: quick.id, status: 'FINISHED', result: '42', args: null, runs: 1, read: 1 }]);
+    // Its wait ran out: answered still running, and on disk to run again after a crash.
+    await store.answering(slow);
+    expect(rowsOnDisk(path)).toContainEqual({ id: slow.id, status: 'PROCESSING', result: null, args: '{"n":2}', runs: 1, read: 0 });
+  });
+
+  it('gives the next server every job as it was left, and runs again those that had not ended', async () => {
+    const { store, journal, path } = openStore();
+    const ended = store.create('/work', null, false, { n: 1 });
+    const running = store.create('/work', null, false, { n: 2 });
+    await store.persisted();
+    store.move(ended, 'PROCESSING');
+    store.move(ended, 'FINISHED', { result: 'kept' });
+    store.move(running, 'PROCESSING');
+    journal.close();
+    opened.splice(opened.indexOf(journal), 1);
+
+    const next = SqliteJobJournal.open(path);
+    opened.push(next);
+    const loaded = next.load().map(({ job, args, runs, read }) => ({ id: job.id, status: job.status, result: job.result, args, runs, read }));
+    expect(loaded.sort((a, b) => a.status.localeCompare(b.status))).toEqual([
+      { id: ended.id, status: 'FINISHED', result: 'kept', args: null, runs: 1, read: false },
+      { id: running.id, status: 'PROCESSING', result: null, args: { n: 2 }, runs: 1, read: false },
+    ]);
+  });
+});
