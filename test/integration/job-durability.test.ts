@@ -152,20 +152,26 @@ describe('jobs in a SQLite file (--job-store sqlite:PATH)', () => {
     for (const id of sleeping) await waitUntil(server, id, ['PROCESSING']);
     const queued = await Promise.all(['a', 'b', 'c'].map(async (tag) => ((await postJson(`${server.url}/order`, { tag })).body as Envelope).id));
     const watcher = readJob(server, queued[0] as string, 10);
+    // A client waiting on its submit is answered with its job, which is then written to run later.
+    const waitingSubmit = postJson(`${server.url}/order`, { tag: 'd' }, { prefer: 'wait=30' });
+    await new Promise((resolve) => setTimeout(resolve, 200));
     const stopping = server.stop();
     // A client polling while the server stops is told where its job stands, not that it failed.
     expect((await watcher).body).toMatchObject({ status: 'QUEUED', message: 'the server is stopping: this job runs when it starts again' });
+    const waited = (await waitingSubmit).body as Envelope;
+    expect(waited).toMatchObject({ status: 'QUEUED', message: 'the server is stopping: this job runs when it starts again' });
+    queued.push(waited.id);
     expect(await stopping).toBe(0);
-    expect(server.logs()).toContain(`5 job(s) not ended are kept in sqlite:${file}: they run when the server starts again`);
+    expect(server.logs()).toContain(`6 job(s) not ended are kept in sqlite:${file}: they run when the server starts again`);
 
     server = await startWith(file);
     try {
-      expect(server.logs()).toContain('5 to run');
+      expect(server.logs()).toContain('6 to run');
       // In the order they came: the two cut short run again first, then the queued ones.
       for (const id of sleeping) {
         expect(await waitUntil(server, id, ['PROCESSING'])).toMatchObject({ message: 'queued again: the server stopped while this job ran' });
       }
-      expect(await Promise.all(queued.map(async (id) => (await waitUntil(server, id, ['FINISHED'])).result))).toEqual(['a', 'b', 'c']);
+      expect(await Promise.all(queued.map(async (id) => (await waitUntil(server, id, ['FINISHED'])).result))).toEqual(['a', 'b', 'c', 'd']);
       for (const id of sleeping) expect((await waitUntil(server, id, ['FINISHED'])).result).toBe(5);
     } finally {
       await server.stop();
