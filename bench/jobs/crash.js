@@ -5,12 +5,13 @@
 // SQLite file in the state directory; XDG_STATE_HOME points at a directory of this run's own).
 //
 // Usage: node bench/jobs/crash.js [--jobs 2000] [--clients 64] [--seconds 0.01] [--workers 2]
-//          [--kill-at 0.5] [--job-store URL] [--replicas N]
+//          [--kill-at 0.5] [--job-store URL] [--replicas N] [--wait SECONDS]
 // --kill-at: the share of the submits sent when the gateway is killed. --job-store memory
 // shows what the flood loses without a file. --replicas 3: three replicas sharing a queue in
 // Redis (a redis-server of this run's own, --appendonly yes, unless --job-store names one);
 // the clients spread their submits over them, the first is killed and not restarted, and each
-// accepted job is read through a replica other than the one that took it.
+// accepted job is read through a replica other than the one that took it. --wait 10: each
+// submit waits for its job (`Prefer: wait=10`), which the SQLite store writes when it answers.
 // Needs the CLI bundle (`node scripts/bundle.js`).
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -33,6 +34,7 @@ const { values } = parseArgs({
     'kill-at': { type: 'string', default: '0.5' },
     'job-store': { type: 'string' },
     replicas: { type: 'string', default: '1' },
+    wait: { type: 'string' },
   },
 });
 const replicaCount = Number(values.replicas);
@@ -45,6 +47,7 @@ const jobStore = redisServer ? `redis://127.0.0.1:${redisServer.port}` : values[
 const commandOn = (onPort) => [svcBin, 'start', join(here, 'svc', 'service.py'), '--compute', 'serverless', '--host', '127.0.0.1', '--port', String(onPort),
   '--workers', values.workers, '--queue-size', String(total), ...(jobStore ? ['--job-store', jobStore] : [])];
 const command = commandOn(port);
+const submitHeaders = values.wait === undefined ? {} : { prefer: `wait=${values.wait}` };
 
 try {
   if (replicaCount > 1) await replicasCrash();
@@ -72,7 +75,7 @@ async function oneServerCrash() {
           killedAfterMs = performance.now() - began;
         }
         try {
-          const answer = await send('POST', '/pause', JSON.stringify({ seconds: Number(values.seconds) }));
+          const answer = await send('POST', '/pause', JSON.stringify({ seconds: Number(values.seconds) }), submitHeaders);
           if (answer.status >= 200 && answer.status < 300) accepted.push(answer.body.id);
           else if (refused++ === 0) console.log(`first refusal: ${answer.status} ${JSON.stringify(answer.body)}`);
         } catch {
@@ -95,7 +98,7 @@ async function oneServerCrash() {
   await new Promise((resolve) => server.on('exit', resolve));
   const lost = outcomes.get('404 (lost)') ?? 0;
   console.log(`svc ${command.slice(1).join(' ')}`);
-  console.log(`${total} submits from ${values.clients} clients, kill -9 after ${Math.round(killedAfterMs)} ms: ${accepted.length} accepted, ${refused} refused, ${cut} cut by the kill`);
+  console.log(`${total} submits${values.wait === undefined ? '' : ` with Prefer: wait=${values.wait}`} from ${values.clients} clients, kill -9 after ${Math.round(killedAfterMs)} ms: ${accepted.length} accepted, ${refused} refused, ${cut} cut by the kill`);
   console.log(`restart: ready in ${Math.round(readyMs)} ms; every accepted job ended within ${Math.round(endedMs)} ms of it`);
   for (const [outcome, count] of [...outcomes].sort()) console.log(`  ${outcome}: ${count}`);
   console.log(`lost: ${lost} of ${accepted.length}`);
@@ -126,7 +129,7 @@ async function replicasCrash() {
         // Before the kill every replica takes submits; after it, the living ones (as a load balancer would).
         const by = killed ? 1 + (client % (replicaCount - 1)) : client % replicaCount;
         try {
-          const answer = await send('POST', '/pause', JSON.stringify({ seconds: Number(values.seconds) }), {}, ports[by]);
+          const answer = await send('POST', '/pause', JSON.stringify({ seconds: Number(values.seconds) }), submitHeaders, ports[by]);
           if (answer.status >= 200 && answer.status < 300) accepted.push({ id: answer.body.id, by });
           else if (refused++ === 0) console.log(`first refusal: ${answer.status} ${JSON.stringify(answer.body)}`);
         } catch {
@@ -148,7 +151,7 @@ async function replicasCrash() {
   const lost = outcomes.get('404 (lost)') ?? 0;
   const takenByKilled = accepted.filter(({ by }) => by === 0).length;
   console.log(`${replicaCount} replicas: svc ${command.slice(1).join(' ').replace(`--port ${port}`, '--port PORT')}`);
-  console.log(`${total} submits from ${values.clients} clients, kill -9 of replica 1 after ${Math.round(killedAfterMs)} ms: ${accepted.length} accepted (${takenByKilled} by the killed replica), ${refused} refused, ${cut} cut by the kill`);
+  console.log(`${total} submits${values.wait === undefined ? '' : ` with Prefer: wait=${values.wait}`} from ${values.clients} clients, kill -9 of replica 1 after ${Math.round(killedAfterMs)} ms: ${accepted.length} accepted (${takenByKilled} by the killed replica), ${refused} refused, ${cut} cut by the kill`);
   console.log(`every accepted job ended within ${Math.round(endedMs)} ms of the flood's end, read through another replica`);
   for (const [outcome, count] of [...outcomes].sort()) console.log(`  ${outcome}: ${count}`);
   console.log(`lost: ${lost} of ${accepted.length}`);
