@@ -139,7 +139,7 @@ async function serveWithFileDir(options: LocalServeOptions, fileDir: string, hel
   if (options.reload && named === 'runpod') throw new SvcError('usage', RELOAD_WITH_RUNPOD);
   const early = named === undefined ? null : await prepareProvider(named, options, python);
   // A file named on the command line is opened before any model loads: a bad path fails at once.
-  if (options.jobStore?.kind === 'sqlite') held.journal = SqliteJobJournal.open(options.jobStore.path);
+  if (options.jobStore?.kind === 'sqlite') held.journal = SqliteJobJournal.open(options.jobStore.path, (message) => options.log.warn(message));
   if (options.jobStore?.kind === 'redis') {
     // Loaded on use: the Redis client is a fifth of the gateway's code, and most servers start without it.
     const { RedisReplica } = await import('../serve/jobs/redis-replica.js');
@@ -382,7 +382,7 @@ function openDefaultJournal(location: JobStoreLocation, log: ServeLog): JobJourn
     log.warn(`jobs are kept in memory, not in ${describeJobStore(location)}: SQLite (better-sqlite3) is not installed with this svc, and a crash loses them`);
     return null;
   }
-  return SqliteJobJournal.open(location.path);
+  return SqliteJobJournal.open(location.path, (message) => log.warn(message));
 }
 
 /** A time-out for a path that is no endpoint is a typo that would leave the real one without a limit. */

@@ -187,7 +187,13 @@ async function submitJob(
     throw submitFailure(error, endpoint, options);
   }
   if (webhooks === null) return job;
-  await webhooks.dispatcher.persisted();
+  try {
+    await webhooks.dispatcher.persisted();
+  } catch (error) {
+    // Its webhook could not be written (a full disk): the job is not run without it.
+    await jobs.cancel(job);
+    throw error;
+  }
   return waitMs === null ? job : jobs.waitUntilEnded(job, waitMs);
 }
 

@@ -1,6 +1,7 @@
-import { existsSync, mkdtempSync } from 'node:fs';
+import { existsSync, mkdtempSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
 import { postJson, startSvc, type RunningSvc } from '../support/server.js';
 import { type Envelope } from '../support/job-envelope.js';
@@ -117,6 +118,47 @@ describe('jobs in a SQLite file (--job-store sqlite:PATH)', () => {
       const ended = await Promise.all(unended.map((job) => waitUntil(server, job.id, ['FINISHED', 'FAILED'])));
       const outcomes = ended.map((envelope) => (envelope.status === 'FINISHED' ? 'FINISHED' : `${envelope.status} ${envelope.error_detail?.type}`));
       expect(outcomes.filter((outcome) => outcome !== 'FINISHED' && outcome !== 'FAILED ServerCrashed')).toEqual([]);
+    } finally {
+      await server.stop();
+    }
+  }, 90_000);
+
+  it('answers 503 naming the file while it cannot be written (a full disk), stays up, loses no job it accepted, and takes jobs again once it can', async () => {
+    const file = jobFile();
+    let server = await startWith(file);
+    const pid = String(server.process.pid);
+    const accepted: string[] = [];
+    const refusals: Array<{ status: number; code: string; message: string }> = [];
+    const submit = async (n: number) => {
+      const answer = n % 2 === 0 ? await postJson(`${server.url}/order`, { tag: `job-${n}` }) : await postJson(`${server.url}/order`, { tag: `job-${n}` }, { prefer: 'wait=10' });
+      if (answer.status >= 200 && answer.status < 300) accepted.push(answer.body.id);
+      else refusals.push({ status: answer.status, code: answer.body.error?.code, message: answer.body.error?.message });
+    };
+    await submit(0);
+    // What a full disk does to SQLite, for this process alone: its files may grow no further.
+    const walBytes = statSync(`${file}-wal`).size;
+    await execa('prlimit', ['--pid', pid, `--fsize=${walBytes + 20_000}:unlimited`]);
+    for (let n = 1; n <= 240; n += 8) await Promise.all(Array.from({ length: 8 }, (_, i) => submit(n + i)));
+    const acceptedWhileFull = accepted.length;
+
+    expect(refusals.length).toBeGreaterThan(0);
+    expect(new Set(refusals.map(({ status, code }) => `${status} ${code}`))).toEqual(new Set(['503 job_store_unwritable']));
+    expect(refusals[0]?.message).toMatch(new RegExp(`^--job-store sqlite:${file.replace(/[.]/g, '\\.')} cannot be written \\(.+\\): the job was not accepted; retry once it can$`));
+    expect((await fetch(`${server.url}/health`)).status).toBe(200);
+    expect(server.logs()).toContain(`warning: --job-store sqlite:${file} cannot be written`);
+
+    await execa('prlimit', ['--pid', pid, '--fsize=unlimited:unlimited']);
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    await submit(1000);
+    await submit(1001);
+    expect(accepted.length).toBe(acceptedWhileFull + 2);
+    expect(server.logs()).toContain(`warning: --job-store sqlite:${file} is written again`);
+
+    await kill9(server);
+    server = await startWith(file);
+    try {
+      const ended = await Promise.all(accepted.map((id) => waitUntil(server, id, ['FINISHED', 'FAILED'])));
+      expect(ended.map((envelope) => (envelope.status === 'FAILED' ? `FAILED ${envelope.error_detail?.type}` : envelope.status)).filter((status) => status !== 'FINISHED' && status !== 'FAILED ServerCrashed')).toEqual([]);
     } finally {
       await server.stop();
     }

@@ -21,7 +21,7 @@ export class LocalJobs implements JobBackend {
   async submit(submission: JobSubmission, onEnd: () => void): Promise<Job> {
     const job = this.accept(submission, onEnd, false);
     // Written before it is answered: a job whose id a client holds survives a crash.
-    await this.store.persisted();
+    await this.keptOrDropped(job, this.store.persisted());
     return job;
   }
 
@@ -29,8 +29,19 @@ export class LocalJobs implements JobBackend {
     const job = this.accept(submission, onEnd, true);
     await this.store.waitUntilEnded(job, timeoutMs);
     // Written as it is now, in one statement however far it got: no client knew its id before.
-    await this.store.answering(job);
+    await this.keptOrDropped(job, this.store.answering(job));
     return job;
+  }
+
+  /** A job its journal could not write (a full disk: a 503) is not accepted: stopped and forgotten. */
+  private async keptOrDropped(job: Job, written: Promise<void>): Promise<void> {
+    try {
+      await written;
+    } catch (error) {
+      this.runner.cancel(job);
+      this.store.discard(job);
+      throw error;
+    }
   }
 
   /** Creates the job and queues its call, or refuses it (see JobBackend.submit). */

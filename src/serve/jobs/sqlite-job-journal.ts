@@ -103,6 +103,10 @@ export class SqliteJobJournal implements JobJournal {
   private readonly statements;
   /** Jobs with changes for the next commit. */
   private pending = new Map<string, PendingJob>();
+  /** The changes a commit is writing, kept until it succeeds: a failed one writes them again. */
+  private uncommitted: Map<string, PendingJob> | null = null;
+  /** Whether this commit has had its changes written (writePending is scheduled once per change). */
+  private written = false;
   /** Jobs recorded to be written only when their submit is answered (`recordWhenAnswered`). */
   private readonly unanswered = new Map<string, PendingJob>();
   private readonly writePending = () => this.writeChanges();
@@ -117,8 +121,24 @@ export class SqliteJobJournal implements JobJournal {
   private constructor(
     private readonly db: BetterSqlite3.Database,
     private readonly path: string,
+    warn: (message: string) => void,
   ) {
-    this.writes = new SqliteWriteGroups(db, GROUP_MS, GATHER_MS);
+    const where = `--job-store sqlite:${path}`;
+    let failing = false;
+    this.writes = new SqliteWriteGroups(db, {
+      where,
+      consequence: 'the job was not accepted',
+      laterMs: GROUP_MS,
+      gatherMs: GATHER_MS,
+      afterCommit: (error) => {
+        this.written = false;
+        if (error === null) this.uncommitted = null;
+        if (error !== null && !failing) {
+          warn(`${where} cannot be written (${error.message}): new jobs get 503 until it can; the changes of the jobs already accepted are kept and written then`);
+        } else if (error === null && failing) warn(`${where} is written again`);
+        failing = error !== null;
+      },
+    });
     this.statements = {
       insert: db.prepare(
         'INSERT INTO jobs (id, endpoint, streams, owner, status, progress, message, result, error, chunks, args, created_at, started_at, finished_at, runs, read) ' +
@@ -138,7 +158,7 @@ export class SqliteJobJournal implements JobJournal {
   }
 
   /** Opens (or creates) the file and takes it; a server still holding it is an error naming it. */
-  static open(path: string): SqliteJobJournal {
+  static open(path: string, warn: (message: string) => void = () => {}): SqliteJobJournal {
     const where = `--job-store sqlite:${path}`;
     const Database = loadBetterSqlite3(where);
     let db: BetterSqlite3.Database;
@@ -159,7 +179,7 @@ export class SqliteJobJournal implements JobJournal {
       db.close();
       throw error;
     }
-    return new SqliteJobJournal(db, path);
+    return new SqliteJobJournal(db, path, warn);
   }
 
   record(job: Job, args: JobArguments): void {
@@ -183,8 +203,7 @@ export class SqliteJobJournal implements JobJournal {
       this.lastAnswerAt = now;
       if (this.unanswered.size === 0) {
         // No other job waits to be answered: committed now, without a turn of the event loop.
-        this.writes.now(this.writePending);
-        return Promise.resolve();
+        return this.writes.now(this.writePending);
       }
       // Others wait, and answers come quickly: the next ones are likely to end within
       // GATHER_MS and share this commit (the last of them to be answered commits it at once).
@@ -214,14 +233,9 @@ export class SqliteJobJournal implements JobJournal {
   }
 
   forget(id: string): void {
-    const unanswered = this.unanswered.get(id);
-    if (unanswered !== undefined) {
-      this.unanswered.delete(id);
-      return;
-    }
+    if (this.unanswered.delete(id)) return;
     const entry = this.pending.get(id);
-    if (entry?.insertWith) this.pending.delete(id);
-    else if (entry !== undefined) entry.forgotten = true;
+    if (entry !== undefined) entry.forgotten = true;
     else this.schedule({ ...newPending(null, null), forgotten: true }, id);
   }
 
@@ -280,23 +294,49 @@ export class SqliteJobJournal implements JobJournal {
   /** Runs inside a commit of the write groups: one statement per job changed since the last. */
   private writeChanges(): void {
     // Scheduled once per change: the first call of a commit writes them all.
-    if (this.pending.size === 0) return;
+    if (this.written) return;
+    this.written = true;
     if (this.gathering && this.answersSinceCommit < 2) this.gatherOffUntil = performance.now() + GATHER_PAUSE_MS;
     this.gathering = false;
     this.answersSinceCommit = 0;
-    const changes = this.pending;
+    const changes = this.uncommitted === null ? this.pending : merged(this.uncommitted, this.pending);
+    this.uncommitted = changes;
     this.pending = new Map();
     const { statements } = this;
     for (const [id, change] of changes) {
       const { job } = change;
       const counts = { runs: change.starts, read: change.read ? 1 : 0 };
-      if (change.forgotten) statements.forget.run(id);
-      else if (job === null) statements.read.run(id);
+      // One never written (accepted and dropped between two commits) has nothing to delete.
+      if (change.forgotten) {
+        if (change.insertWith === null) statements.forget.run(id);
+      } else if (job === null) statements.read.run(id);
       else if (change.insertWith !== null) statements.insert.run(insertRow(job, change.insertWith, change.ended, counts));
       else if (change.ended) statements.end.run({ ...endedFields(job), ...counts });
       else statements.start.run({ id, status: job.status, started_at: job.startedAt, ...counts });
     }
   }
+}
+
+/** A job's changes over two commits, the first of which failed, as one. */
+function merged(older: Map<string, PendingJob>, newer: Map<string, PendingJob>): Map<string, PendingJob> {
+  const all = new Map(older);
+  for (const [id, change] of newer) {
+    const before = all.get(id);
+    all.set(
+      id,
+      before === undefined
+        ? change
+        : {
+            job: change.job ?? before.job,
+            insertWith: before.insertWith ?? change.insertWith,
+            starts: before.starts + change.starts,
+            ended: before.ended || change.ended,
+            read: before.read || change.read,
+            forgotten: before.forgotten || change.forgotten,
+          },
+    );
+  }
+  return all;
 }
 
 function newPending(job: Job | null, args: JobArguments | null): PendingJob {

@@ -62,10 +62,11 @@ export class SqliteDeliveryLog implements DeliveryLog {
 
   constructor(
     private readonly db: BetterSqlite3.Database,
+    path: string,
     private readonly now: () => number = Date.now,
   ) {
     // Every write is `soon` (committed at the end of its turn), so there is no later group.
-    this.writes = new SqliteWriteGroups(db, 0);
+    this.writes = new SqliteWriteGroups(db, { where: `--job-store sqlite:${path}`, consequence: "the job's webhook was not recorded", laterMs: 0 });
     db.pragma('journal_mode = WAL');
     db.pragma('synchronous = NORMAL');
     db.pragma('busy_timeout = 5000');
@@ -87,7 +88,7 @@ export class SqliteDeliveryLog implements DeliveryLog {
   /** Opens the job file's path; the job journal has already made and checked it. */
   static open(path: string): SqliteDeliveryLog {
     const Database = createRequire(import.meta.url)('better-sqlite3') as typeof BetterSqlite3;
-    return new SqliteDeliveryLog(new Database(path));
+    return new SqliteDeliveryLog(new Database(path), path);
   }
 
   subscribe(subscription: Subscription): void {
