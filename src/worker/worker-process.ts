@@ -378,7 +378,11 @@ export class WorkerProcess {
 
   /** A command in pieces, on the command pipe. */
   private write(pieces: readonly Buffer[]): void {
-    if (this.commands.writable) for (const piece of pieces) this.commands.write(piece);
+    if (!this.commands.writable) return;
+    // One writev for the pieces: written one by one, each would wake the worker for a part of a line.
+    this.commands.cork();
+    for (const piece of pieces) this.commands.write(piece);
+    this.commands.uncork();
   }
 
   private async handleEventLine(parts: Buffer[]): Promise<void> {

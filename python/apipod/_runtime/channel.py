@@ -54,10 +54,13 @@ class EventWriter:
         # Held for all the pieces: a progress event from another thread must not come between
         # a result and its texts.
         with self._shield(), self._lock:
-            for piece in pieces:
-                piece = memoryview(piece)
-                while piece:
-                    piece = piece[os.write(self._descriptor, piece):]
+            remaining = [memoryview(piece) for piece in pieces if len(piece) > 0]
+            while remaining:
+                written = os.writev(self._descriptor, remaining)
+                while remaining and written >= len(remaining[0]):
+                    written -= len(remaining.pop(0))
+                if remaining:
+                    remaining[0] = remaining[0][written:]
 
     def _encode(self, message: dict) -> memoryview:
         line = json.dumps(message, ensure_ascii=False, allow_nan=False, separators=(",", ":")) + "\n"
