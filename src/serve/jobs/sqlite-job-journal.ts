@@ -121,7 +121,7 @@ export class SqliteJobJournal implements JobJournal {
   private constructor(
     private readonly db: BetterSqlite3.Database,
     private readonly path: string,
-    warn: (message: string) => void,
+    private readonly warn: (message: string) => void,
   ) {
     const where = `--job-store sqlite:${path}`;
     let failing = false;
@@ -153,7 +153,14 @@ export class SqliteJobJournal implements JobJournal {
       forget: db.prepare('DELETE FROM jobs WHERE id = ?'),
       renew: db.prepare('UPDATE holder SET lease_until = ? WHERE host = ? AND pid = ?'),
     };
-    this.renewal = setInterval(() => this.statements.renew.run(Date.now() + LEASE_MS, hostname(), process.pid), RENEW_MS);
+    this.renewal = setInterval(() => {
+      try {
+        this.statements.renew.run(Date.now() + LEASE_MS, hostname(), process.pid);
+      } catch {
+        // A full disk: the jobs' writes say so; on this host the lease is not needed while
+        // this process runs, and the next renewal tries again.
+      }
+    }, RENEW_MS);
     this.renewal.unref();
   }
 
@@ -266,8 +273,13 @@ export class SqliteJobJournal implements JobJournal {
 
   close(): void {
     clearInterval(this.renewal);
-    this.writes.flush();
-    this.db.prepare('DELETE FROM holder WHERE host = ? AND pid = ?').run(hostname(), process.pid);
+    const refusal = this.writes.flush();
+    if (refusal !== null) this.warn(`the last changes of ${this.uncommitted?.size ?? 0} job(s) are not in ${this.location}: the next start runs again those it had not seen end`);
+    try {
+      this.db.prepare('DELETE FROM holder WHERE host = ? AND pid = ?').run(hostname(), process.pid);
+    } catch {
+      // Left held by a process that is gone: the next server on this host takes it all the same.
+    }
     this.db.close();
   }
 
