@@ -33,6 +33,49 @@ async function waitUntil(server: RunningSvc, id: string, statuses: string[]): Pr
   }
 }
 
+/**
+ * `clients` clients send `submit(n)` for n = 0, 1, ... (at most `submits`), until `killAfter`
+ * of them were answered 2xx: the server is killed (kill -9) then. The 2xx answers' bodies.
+ */
+async function floodUntilKilled(
+  server: RunningSvc,
+  { submits, clients, killAfter }: { submits: number; clients: number; killAfter: number },
+  submit: (n: number) => Promise<{ status: number; body: any }>,
+): Promise<Envelope[]> {
+  const answered: Envelope[] = [];
+  let sent = 0;
+  let killed = false;
+  const client = async () => {
+    while (sent < submits && !killed) {
+      try {
+        const answer = await submit(sent++);
+        if (answer.status >= 200 && answer.status < 300) answered.push(answer.body as Envelope);
+      } catch {
+        // Cut mid-request by the kill: no client learnt its id.
+      }
+      if (answered.length >= killAfter && !killed) {
+        killed = true;
+        await kill9(server);
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: clients }, client));
+  expect(killed).toBe(true);
+  return answered;
+}
+
+/** The jobs once they have ended on `server`. */
+function endedJobs(server: RunningSvc, ids: string[]): Promise<Envelope[]> {
+  return Promise.all(ids.map((id) => waitUntil(server, id, ['FINISHED', 'FAILED'])));
+}
+
+/** How the jobs ended, but for FINISHED or a crash named (FAILED ServerCrashed): what no job may do. */
+function unexpectedEndings(ended: Envelope[]): string[] {
+  return ended
+    .map((envelope) => (envelope.status === 'FINISHED' ? 'FINISHED' : `${envelope.status} ${envelope.error_detail?.type}`))
+    .filter((outcome) => outcome !== 'FINISHED' && outcome !== 'FAILED ServerCrashed');
+}
+
 function jobFile(): string {
   return join(mkdtempSync(join(tmpdir(), 'svc-jobs-')), 'jobs.sqlite');
 }
@@ -41,35 +84,15 @@ describe('jobs in a SQLite file (--job-store sqlite:PATH)', () => {
   it('loses no accepted job when the gateway is killed (kill -9) in the middle of a flood: each ends FINISHED after a restart', async () => {
     const file = jobFile();
     let server = await startWith(file);
-    const accepted: string[] = [];
-    let sent = 0;
-    let killed = false;
     // 300 submits from 24 clients at once; the gateway dies once 150 have been accepted.
-    const client = async () => {
-      while (sent < 300 && !killed) {
-        const tag = `job-${sent++}`;
-        try {
-          const answer = await postJson(`${server.url}/order`, { tag });
-          if (answer.status >= 200 && answer.status < 300) accepted.push(answer.body.id);
-        } catch {
-          // Cut mid-request by the kill: never accepted.
-        }
-        if (accepted.length >= 150 && !killed) {
-          killed = true;
-          await kill9(server);
-        }
-      }
-    };
-    await Promise.all(Array.from({ length: 24 }, client));
-    expect(killed).toBe(true);
+    const accepted = await floodUntilKilled(server, { submits: 300, clients: 24, killAfter: 150 }, (n) => postJson(`${server.url}/order`, { tag: `job-${n}` }));
 
     server = await startWith(file);
     try {
       const toRun = Number(/(\d+) to run/.exec(server.logs())?.[1]);
       expect(toRun).toBeGreaterThan(0); // some were still queued or running: the test proves something
-      const ended = await Promise.all(accepted.map((id) => waitUntil(server, id, ['FINISHED', 'FAILED'])));
-      const outcomes = ended.map((envelope) => (envelope.status === 'FINISHED' ? 'FINISHED' : `${envelope.status} ${envelope.error_detail?.type}`));
-      expect(outcomes.filter((outcome) => outcome !== 'FINISHED' && outcome !== 'FAILED ServerCrashed')).toEqual([]);
+      const ended = await endedJobs(server, accepted.map((job) => job.id));
+      expect(unexpectedEndings(ended)).toEqual([]);
       expect(ended.filter((envelope) => envelope.status === 'FINISHED').every((envelope) => typeof envelope.result === 'string')).toBe(true);
     } finally {
       await server.stop();
@@ -79,45 +102,24 @@ describe('jobs in a SQLite file (--job-store sqlite:PATH)', () => {
   it('loses no job answered to a Prefer: wait submit when the gateway is killed mid-flood: ended ones keep their result, unended ones run after a restart', async () => {
     const file = jobFile();
     let server = await startWith(file);
-    const answered: Array<{ id: string; status: string; result: unknown; tag: string | null }> = [];
-    let sent = 0;
-    let killed = false;
     // 16 clients waiting on their jobs; one submit in eight outlasts its wait and is answered unended.
-    const client = async () => {
-      while (sent < 300 && !killed) {
-        const n = sent++;
-        const slow = n % 8 === 0;
-        const tag = slow ? null : `job-${n}`;
-        try {
-          const answer = slow
-            ? await postJson(`${server.url}/sleep`, { seconds: 1.2 }, { prefer: 'wait=1' })
-            : await postJson(`${server.url}/order`, { tag }, { prefer: 'wait=10' });
-          if (answer.status >= 200 && answer.status < 300) answered.push({ id: answer.body.id, status: answer.body.status, result: answer.body.result, tag });
-        } catch {
-          // Cut mid-request by the kill: no client learnt its id.
-        }
-        if (answered.length >= 100 && !killed) {
-          killed = true;
-          await kill9(server);
-        }
-      }
-    };
-    await Promise.all(Array.from({ length: 16 }, client));
-    expect(killed).toBe(true);
+    const answered = await floodUntilKilled(server, { submits: 300, clients: 16, killAfter: 100 }, (n) =>
+      n % 8 === 0
+        ? postJson(`${server.url}/sleep`, { seconds: 1.2 }, { prefer: 'wait=1' })
+        : postJson(`${server.url}/order`, { tag: `job-${n}` }, { prefer: 'wait=10' }),
+    );
     const finished = answered.filter((job) => job.status === 'FINISHED');
     const unended = answered.filter((job) => job.status !== 'FINISHED');
     expect(finished.length).toBeGreaterThan(40);
     expect(unended.length).toBeGreaterThan(0);
-    expect(finished.every((job) => job.tag === null || job.result === job.tag)).toBe(true);
+    expect(finished.every((job) => job.result === 1.2 || /^job-\d+$/.test(job.result as string))).toBe(true);
 
     server = await startWith(file);
     try {
       // Answered with its result: read back as it was answered.
       for (const job of finished) expect((await readJob(server, job.id)).body).toMatchObject({ status: 'FINISHED', result: job.result });
       // Answered still running or queued: runs again (or fails naming the crash).
-      const ended = await Promise.all(unended.map((job) => waitUntil(server, job.id, ['FINISHED', 'FAILED'])));
-      const outcomes = ended.map((envelope) => (envelope.status === 'FINISHED' ? 'FINISHED' : `${envelope.status} ${envelope.error_detail?.type}`));
-      expect(outcomes.filter((outcome) => outcome !== 'FINISHED' && outcome !== 'FAILED ServerCrashed')).toEqual([]);
+      expect(unexpectedEndings(await endedJobs(server, unended.map((job) => job.id)))).toEqual([]);
     } finally {
       await server.stop();
     }
@@ -157,8 +159,7 @@ describe('jobs in a SQLite file (--job-store sqlite:PATH)', () => {
     await kill9(server);
     server = await startWith(file);
     try {
-      const ended = await Promise.all(accepted.map((id) => waitUntil(server, id, ['FINISHED', 'FAILED'])));
-      expect(ended.map((envelope) => (envelope.status === 'FAILED' ? `FAILED ${envelope.error_detail?.type}` : envelope.status)).filter((status) => status !== 'FINISHED' && status !== 'FAILED ServerCrashed')).toEqual([]);
+      expect(unexpectedEndings(await endedJobs(server, accepted))).toEqual([]);
     } finally {
       await server.stop();
     }

@@ -41,6 +41,17 @@ function rowsOnDisk(path: string): Row[] {
   }
 }
 
+/** The rows on disk once they are `expected`, or as they are after two seconds (a status change may wait a few milliseconds). */
+async function rowsOnDiskBecome(path: string, expected: Row[]): Promise<Row[]> {
+  const deadline = Date.now() + 2000;
+  let rows = rowsOnDisk(path);
+  while (JSON.stringify(rows) !== JSON.stringify(expected) && Date.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    rows = rowsOnDisk(path);
+  }
+  return rows;
+}
+
 describe('jobs written to a SQLite file', () => {
   it('has a submitted job on disk once persisted resolves, and its start, end and read within a few milliseconds', async () => {
     const { store, path } = openStore();
@@ -51,8 +62,8 @@ describe('jobs written to a SQLite file', () => {
     store.move(job, 'PROCESSING');
     store.move(job, 'FINISHED', { result: 'done' });
     store.get(job.id, null);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-    expect(rowsOnDisk(path)).toEqual([{ id: job.id, status: 'FINISHED', result: '"done"', args: null, runs: 1, read: 1 }]);
+    const ended = [{ id: job.id, status: 'FINISHED', result: '"done"', args: null, runs: 1, read: 1 }];
+    expect(await rowsOnDiskBecome(path, ended)).toEqual(ended);
   });
 
   it('writes nothing of a job refused before its commit (a full queue)', async () => {
