@@ -14,6 +14,7 @@ import { PartContentTypes } from './multipart-part-types.js';
 import { FormFields, jsonProblem, jsonTextOf, longStringsOf } from './request-bodies.js';
 import { gatherFormModels } from './form-models.js';
 import { decodePlainBase64 } from './plain-base64.js';
+import { releaseLongStrings } from './released-buffers.js';
 
 export interface ReadArguments {
   arguments: Arguments;
@@ -50,6 +51,7 @@ export async function readArguments(
   if (read.longStrings !== undefined && !keepLongStrings) {
     // A job keeps its arguments whole, as any replica that runs it reads them: the strings go back in.
     for (const { parameter, bytes } of read.longStrings) read.arguments[parameter] = bytes.toString('utf8');
+    releaseLongStrings(read.longStrings);
     delete read.longStrings;
   } else if (read.longStrings !== undefined) {
     Object.assign(read, await placeLongStrings(read.arguments, read.longStrings, inputs, staging?.dir ?? null));
@@ -125,6 +127,7 @@ async function placeLongStrings(args: Arguments, longStrings: LongString[], inpu
       const path = join(uploadDir!, randomUUID());
       stagedFiles.push(path);
       await writeFile(path, file);
+      releaseLongStrings([string]); // the worker reads the file
       args[string.parameter] = { $file: { path, file_name: null, content_type: null } };
     }
   } catch (error) {

@@ -89,14 +89,26 @@ const mediaBytes = new WeakMap<object, Buffer>();
 function mediaValueOf(fileName: string | null, contentType: string | null, bytes: Buffer): MediaValue {
   let content: string | undefined;
   const inline = { file_name: fileName, content_type: contentType } as MediaValue;
-  Object.defineProperty(inline, 'content', { enumerable: true, get: () => (content ??= bytes.toString('base64')) });
+  // Read from the map, not held here: releaseMediaBytes must be able to let go of them.
+  Object.defineProperty(inline, 'content', { enumerable: true, get: () => (content ??= heldBytes(inline).toString('base64')) });
   mediaBytes.set(inline, bytes);
   return inline;
+}
+
+function heldBytes(value: MediaValue): Buffer {
+  const bytes = mediaBytes.get(value);
+  if (bytes === undefined) throw new Error('a media value read after its bytes were released');
+  return bytes;
 }
 
 /** The file's bytes behind a media value inlined from a `$file` reference, or undefined for any other value. */
 export function mediaBytesOf(value: Value): Buffer | undefined {
   return typeof value === 'object' && value !== null ? mediaBytes.get(value) : undefined;
+}
+
+/** Lets go of a media value's bytes once its answer is sent (serve/released-buffers.ts): reading them after is a bug. */
+export function releaseMediaBytes(value: Value): void {
+  if (typeof value === 'object' && value !== null) mediaBytes.delete(value);
 }
 
 function spend(inline: MediaValue, budget: InlineBudget): MediaValue {

@@ -9,11 +9,26 @@ import type { Value } from './protocol.js';
  */
 export class JsonText {
   private parsed: { value: Value } | null = null;
+  private bytes: readonly Buffer[];
+  private released = false;
   readonly length: number;
 
   /** `pieces` never split a key: a long string may come as several, but keys lie in the value's own bytes, whole between them. */
-  constructor(readonly pieces: readonly Buffer[]) {
+  constructor(pieces: readonly Buffer[]) {
+    this.bytes = pieces;
     this.length = pieces.reduce((sum, piece) => sum + piece.length, 0);
+  }
+
+  get pieces(): readonly Buffer[] {
+    if (this.released) throw new Error('a JSON text read after it was released');
+    return this.bytes;
+  }
+
+  /** Lets go of the bytes once the answer is sent (serve/released-buffers.ts): reading them after is a bug. */
+  release(): void {
+    this.released = true;
+    this.bytes = [];
+    this.parsed = null;
   }
 
   get value(): Value {

@@ -1,0 +1,39 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { releaseLongStrings, releaseOutcome } from '../../src/serve/released-buffers.js';
+import { inlineFileReferences, mediaBytesOf } from '../../src/worker/file-references.js';
+import { JsonText } from '../../src/worker/json-text.js';
+import type { LongString } from '../../src/worker/protocol.js';
+
+describe('a request lets go of its large buffers', () => {
+  it('empties the long strings a call sent', () => {
+    const strings: LongString[] = [{ parameter: 'text', bytes: Buffer.from('x'.repeat(40_000)) }];
+    releaseLongStrings(strings);
+    expect(strings[0]!.bytes.length).toBe(0);
+    expect(() => releaseLongStrings(undefined)).not.toThrow();
+  });
+
+  it("lets go of a result's JSON text once answered, and says so if anything reads it after", () => {
+    const text = new JsonText([Buffer.from('{"text":"'), Buffer.from('y'.repeat(40_000)), Buffer.from('"}')]);
+    expect(text.length).toBe(40_011);
+    releaseOutcome({ kind: 'result', value: null, json: text });
+    expect(() => text.pieces).toThrow('a JSON text read after it was released');
+  });
+
+  it("lets go of a media answer's file bytes once answered", async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'svc-release-'));
+    try {
+      const path = join(dir, 'out.png');
+      await writeFile(path, Buffer.from('not really a png'));
+      const value = await inlineFileReferences({ $file: { path, file_name: 'out.png', content_type: 'image/png' } }, dir, { maxChars: 1 << 20, usedChars: 0 });
+      expect(mediaBytesOf(value)?.toString()).toBe('not really a png');
+      releaseOutcome({ kind: 'result', value });
+      expect(mediaBytesOf(value)).toBeUndefined();
+      expect(() => (value as { content: string }).content).toThrow('a media value read after its bytes were released');
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});
