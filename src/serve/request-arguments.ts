@@ -154,20 +154,36 @@ function refuseJsonSentAsForm(fields: { [name: string]: unknown }): void {
  * for uploads it staged itself. From a client it would be a way to reach the server's disk.
  */
 function rejectFileReferences(value: Value, field: string): void {
+  const keys = fileReferenceKeys(value);
+  if (keys === null) return;
+  const path = keys.reduce<string>((at, key) => (typeof key === 'number' ? `${at}[${key}]` : at ? `${at}.${key}` : key), field);
+  throw new HttpError(422, 'validation_error', 'invalid_input', `${path}: file references cannot be sent; upload the file as multipart or base64`, {
+    detail: [{ field: path, message: 'file references cannot be sent; upload the file as multipart or base64' }],
+  });
+}
+
+/**
+ * The keys down to the first `$file` key in `value` (that key last), or null. Nothing is
+ * made on the way: a body of 200,000 numbers cost 200,000 path strings when each was named.
+ * Recursive: the body parser has refused nesting deeper than MAX_VALUE_DEPTH already.
+ */
+function fileReferenceKeys(value: Value): Array<string | number> | null {
+  if (typeof value !== 'object' || value === null) return null;
   if (Array.isArray(value)) {
-    value.forEach((item, index) => rejectFileReferences(item, `${field}[${index}]`));
-    return;
-  }
-  if (typeof value !== 'object' || value === null) return;
-  for (const [key, item] of Object.entries(value)) {
-    const path = field ? `${field}.${key}` : key;
-    if (key === '$file') {
-      throw new HttpError(422, 'validation_error', 'invalid_input', `${path}: file references cannot be sent; upload the file as multipart or base64`, {
-        detail: [{ field: path, message: 'file references cannot be sent; upload the file as multipart or base64' }],
-      });
+    for (let index = 0; index < value.length; index += 1) {
+      const item = value[index]!;
+      if (typeof item !== 'object' || item === null) continue; // most items of a long list: no call for them
+      const below = fileReferenceKeys(item);
+      if (below !== null) return [index, ...below];
     }
-    rejectFileReferences(item, path);
+    return null;
   }
+  for (const key of Object.keys(value)) {
+    if (key === '$file') return [key];
+    const below = fileReferenceKeys(value[key]!);
+    if (below !== null) return [key, ...below];
+  }
+  return null;
 }
 
 async function readMultipart(request: FastifyRequest, inputs: EndpointInputs, uploadDir: string): Promise<ReadArguments> {

@@ -129,35 +129,47 @@ function parseJson(text: string): unknown {
  * can overflow the call stack here, and to the end, so the answer says how deep it went.
  */
 export function jsonProblem(root: unknown, name: string | null = null): HttpError | null {
-  type Entry = { value: unknown; depth: number; parent: Entry | null; key: string | number };
-  const pending: Entry[] = [{ value: root, depth: 0, parent: null, key: name ?? '' }];
+  // One frame per array or object, none per element: a body of 200,000 numbers made 400,000
+  // small objects here, which with their collection were most of ~130 ms of gateway CPU.
+  type Frame = { container: unknown[] | { [key: string]: unknown }; keys: string[] | null; index: number };
+  const frameOf = (container: object): Frame =>
+    Array.isArray(container) ? { container, keys: null, index: 0 } : { container: container as { [key: string]: unknown }, keys: Object.keys(container), index: 0 };
+  const stack: Frame[] = [];
   let deepest = 0;
-  let beyondDouble: Entry | null = null;
-  for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
-    const { value, depth } = next;
-    if (typeof value === 'number' && !Number.isFinite(value)) beyondDouble ??= next;
-    if (value === null || typeof value !== 'object') continue;
-    deepest = Math.max(deepest, depth + 1);
-    const entries: Array<[string | number, unknown]> = Array.isArray(value) ? value.map((item, index) => [index, item]) : Object.entries(value);
-    for (const [key, child] of entries) pending.push({ value: child, depth: depth + 1, parent: next, key });
+  let beyondDouble: Array<string | number> | null = typeof root === 'number' && !Number.isFinite(root) ? [] : null;
+  if (root !== null && typeof root === 'object') {
+    stack.push(frameOf(root));
+    deepest = 1;
+  }
+  walk: while (stack.length > 0) {
+    const frame = stack[stack.length - 1]!;
+    const { container, keys } = frame;
+    const length = keys === null ? (container as unknown[]).length : keys.length;
+    while (frame.index < length) {
+      const child = keys === null ? (container as unknown[])[frame.index] : (container as { [key: string]: unknown })[keys[frame.index]!];
+      frame.index += 1;
+      if (typeof child === 'number') {
+        if (beyondDouble === null && !Number.isFinite(child)) beyondDouble = stack.map((open) => (open.keys === null ? open.index - 1 : open.keys[open.index - 1]!));
+      } else if (child !== null && typeof child === 'object') {
+        stack.push(frameOf(child));
+        deepest = Math.max(deepest, stack.length);
+        continue walk;
+      }
+    }
+    stack.pop();
   }
   if (deepest > MAX_VALUE_DEPTH) {
     const what = name === null ? 'the body' : `the form field ${JSON.stringify(name)}`;
     return new HttpError(400, 'invalid_request', 'too_deep', `${what} nests arrays or objects ${deepest} levels deep, more than the ${MAX_VALUE_DEPTH} this server takes`);
   }
   if (beyondDouble !== null) {
-    const field = fieldPath(beyondDouble);
+    const keys = name === null ? beyondDouble : [name, ...beyondDouble];
+    const field = keys.map((key, index) => (typeof key === 'number' ? `[${key}]` : index === 0 ? key : `.${key}`)).join('') || '(the body)';
     return new HttpError(422, 'validation_error', 'invalid_input', `invalid input: ${field}: is a number beyond the range of a double, which would read as infinity`, {
       detail: [{ field, message: 'is a number beyond the range of a double, which would read as infinity' }],
     });
   }
   return null;
-
-  function fieldPath(entry: Entry): string {
-    const keys: Array<string | number> = [];
-    for (let at: Entry | null = entry; at !== null && (at.parent !== null || name !== null); at = at.parent) keys.unshift(at.key);
-    return keys.map((key, index) => (typeof key === 'number' ? `[${key}]` : index === 0 ? key : `.${key}`)).join('') || '(the body)';
-  }
 }
 
 /**

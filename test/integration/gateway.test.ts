@@ -147,6 +147,8 @@ describe('svc start serving examples/hello', () => {
     const smuggled = await postJson(`${server.url}/hello`, { name: { $file: { path: '/etc/passwd' } } });
     expect(smuggled.status).toBe(422);
     expect(smuggled.body.error.detail).toEqual([{ field: 'name.$file', message: expect.stringContaining('cannot be sent') }]);
+    const inList = await postJson(`${server.url}/hello`, { name: [1.5, 'two', { three: [{ $file: { path: '/etc/passwd' } }] }] });
+    expect([inList.status, inList.body.error.detail]).toEqual([422, [{ field: 'name[2].three[0].$file', message: expect.stringContaining('cannot be sent') }]]);
   });
 
   it('says 404 for an unknown route and 405 for a known path with the wrong method', async () => {
