@@ -47,6 +47,31 @@ class ConvertTest(unittest.TestCase):
     def test_integers_become_floats_where_floats_are_expected(self):
         self.assertIsInstance(convert(3, float), float)
         self.assertEqual(convert([1, 2], list[float]), [1.0, 2.0])
+        mixed = convert([0.5, 2, 1.5], list[float])
+        self.assertEqual([(item, type(item)) for item in mixed], [(0.5, float), (2.0, float), (1.5, float)])
+
+    def test_files_referenced_anywhere_in_the_arguments_are_deleted_after_the_call(self):
+        from apipod._runtime.file_reference import delete_referenced_files
+        with tempfile.TemporaryDirectory() as directory, mock.patch.dict(os.environ, {"APIPOD_FILE_DIR": directory}):
+            paths = [os.path.join(directory, name) for name in ("a", "b", "c")]
+            for path in paths:
+                open(path, "wb").close()
+            reference = lambda path: {"$file": {"path": path, "file_name": None, "content_type": None}}
+            delete_referenced_files({
+                "values": [0.5] * 100_000 + [reference(paths[0])],
+                "nested": [[1, 2, {"deeper": [reference(paths[1])]}], "text"],
+                "plain": [3.0] * 100_000,
+            })
+            self.assertEqual([os.path.exists(path) for path in paths], [False, False, True])
+
+    def test_a_long_list_already_of_its_item_type_is_taken_as_it_is_and_others_still_checked(self):
+        values = [index / 7 for index in range(200_000)]
+        self.assertEqual(convert(values, list[float]), values)
+        self.assertEqual(convert([True, False], list[bool]), [True, False])
+        self.assertEqual(convert(["a", "b"], list[str]), ["a", "b"])
+        self.assertEqual(convert(["red", "red"], list[Colour]), [Colour.red, Colour.red])
+        with self.assertRaisesRegex(ValueError, "1 is not a valid Colour"):
+            convert(["red", 1], list[Colour])
 
     def test_enums_dataclasses_and_typed_dicts(self):
         self.assertIs(convert("red", Colour), Colour.red)

@@ -59,12 +59,19 @@ def delete_referenced_files(value: Any) -> None:
         path = value[FILE_KEY].get("path")
         if _is_in_file_directory(path):
             _delete(path)
-    elif isinstance(value, dict):
-        for item in value.values():
-            delete_referenced_files(item)
+        return
+    if isinstance(value, dict):
+        items = value.values()
     elif isinstance(value, list):
-        for item in value:
-            delete_referenced_files(item)
+        items = value
+    else:
+        return
+    # Only a dict or a list can hold a reference. The kinds of a long list of numbers are
+    # found in C (map, set), where a call per item cost ~25 ms for 200,000 of them.
+    if not any(issubclass(kind, (dict, list)) for kind in set(map(type, items))):
+        return
+    for item in items:
+        delete_referenced_files(item)
 
 
 def _checked_path(path: Any) -> str:
