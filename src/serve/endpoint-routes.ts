@@ -19,7 +19,7 @@ import { readArguments, removeStagedFiles } from './request-arguments.js';
 import { planRouteAliases, withoutTrailingSlash } from './route-aliases.js';
 import { sendOutcome, submitFailure } from './call-outcome-http.js';
 import { generatorResult } from './generator-result.js';
-import { releaseLongStrings, releaseOutcome } from './released-buffers.js';
+import { releaseLongStrings, releaseOutcomeWhenSent } from './released-buffers.js';
 import { refusalBeforeCall } from './result-answer.js';
 import { CallDeadline, callTimedOut, timeoutMsFor } from './call-timeout.js';
 
@@ -94,7 +94,7 @@ export async function registerEndpointRoutes(app: FastifyInstance, options: Endp
         const outcome = await submitCall(options, endpoint, args, { signal: cancel, onStart: deadline.start, argumentsJson, longStrings });
         if (deadline.timedOut && outcome.kind === 'cancelled') throw callTimedOut(endpoint.path, options.jobs);
         const answer: CallOutcome = endpoint.is_generator && outcome.kind === 'result' ? { kind: 'result', value: generatorResult(outcome.value) } : outcome;
-        reply.raw.once('close', () => releaseOutcome(answer));
+        releaseOutcomeWhenSent(reply.raw, answer);
         return sendOutcome(reply, answer, options, { accept: request.headers.accept, subject });
       } finally {
         releaseLongStrings(longStrings);

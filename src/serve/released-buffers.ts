@@ -1,6 +1,7 @@
+import type { ServerResponse } from 'node:http';
 import type { LongString } from '../worker/protocol.js';
 import type { CallOutcome } from '../worker/worker-process.js';
-import { releaseMediaBytes } from '../worker/file-references.js';
+import { mediaBytesOf, releaseMediaBytes } from '../worker/file-references.js';
 
 /*
  * A request's large buffers, let go of as soon as the request is done with them.
@@ -22,9 +23,17 @@ export function releaseLongStrings(strings: readonly LongString[] | undefined): 
   for (const string of strings ?? []) string.bytes = NO_BYTES;
 }
 
-/** Once the answer is sent: the result's bytes, as the worker wrote them or as the file it named. */
-export function releaseOutcome(outcome: CallOutcome): void {
+/**
+ * Once `response` is sent (or its client has left): the result's bytes, as the worker wrote
+ * them or as the file it named. A result without such bytes (most) adds no listener.
+ */
+export function releaseOutcomeWhenSent(response: ServerResponse, outcome: CallOutcome): void {
   if (outcome.kind !== 'result') return;
-  outcome.json?.release();
-  if (outcome.json === undefined) releaseMediaBytes(outcome.value);
+  const { json } = outcome;
+  if (json !== undefined) {
+    response.once('close', () => json.release());
+  } else if (mediaBytesOf(outcome.value) !== undefined) {
+    const { value } = outcome;
+    response.once('close', () => releaseMediaBytes(value));
+  }
 }

@@ -2,7 +2,9 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { releaseLongStrings, releaseOutcome } from '../../src/serve/released-buffers.js';
+import { EventEmitter } from 'node:events';
+import type { ServerResponse } from 'node:http';
+import { releaseLongStrings, releaseOutcomeWhenSent } from '../../src/serve/released-buffers.js';
 import { inlineFileReferences, mediaBytesOf } from '../../src/worker/file-references.js';
 import { JsonText } from '../../src/worker/json-text.js';
 import type { LongString } from '../../src/worker/protocol.js';
@@ -17,9 +19,12 @@ describe('a request lets go of its large buffers', () => {
 
   it("lets go of a result's JSON text once answered, and says so if anything reads it after", () => {
     const text = new JsonText([Buffer.from('{"text":"'), Buffer.from('y'.repeat(40_000)), Buffer.from('"}')]);
-    expect(text.length).toBe(40_011);
-    releaseOutcome({ kind: 'result', value: null, json: text });
+    const response = new EventEmitter();
+    releaseOutcomeWhenSent(response as ServerResponse, { kind: 'result', value: null, json: text });
+    expect(text.pieces.length).toBe(3); // still being sent
+    response.emit('close');
     expect(() => text.pieces).toThrow('a JSON text read after it was released');
+    expect(text.length).toBe(40_011);
   });
 
   it("lets go of a media answer's file bytes once answered", async () => {
@@ -29,11 +34,21 @@ describe('a request lets go of its large buffers', () => {
       await writeFile(path, Buffer.from('not really a png'));
       const value = await inlineFileReferences({ $file: { path, file_name: 'out.png', content_type: 'image/png' } }, dir, { maxChars: 1 << 20, usedChars: 0 });
       expect(mediaBytesOf(value)?.toString()).toBe('not really a png');
-      releaseOutcome({ kind: 'result', value });
+      const response = new EventEmitter();
+      releaseOutcomeWhenSent(response as ServerResponse, { kind: 'result', value });
+      expect(mediaBytesOf(value)?.length).toBe(16);
+      response.emit('close');
       expect(mediaBytesOf(value)).toBeUndefined();
       expect(() => (value as { content: string }).content).toThrow('a media value read after its bytes were released');
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
+  });
+
+  it('adds no listener for a result that holds no such bytes', () => {
+    const response = new EventEmitter();
+    releaseOutcomeWhenSent(response as ServerResponse, { kind: 'result', value: { text: 'hello' } });
+    releaseOutcomeWhenSent(response as ServerResponse, { kind: 'cancelled' });
+    expect(response.listenerCount('close')).toBe(0);
   });
 });
