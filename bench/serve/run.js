@@ -4,7 +4,8 @@
 // the PyPI `apipod` package, LitServe, BentoML and Cog's server (coglet, async predict), and a
 // bare node:http echo as the ceiling. Suites:
 //   trivial  POST /echo {"text":"hello"} at several concurrencies (req/s, p50, p99)
-//   large    a 2 MB JSON string echoed, and a 1.5 MB PNG sent as base64 and answered as the image
+//   large    a 2 MB JSON string echoed, a 1.5 MB PNG sent as base64 and answered as the image,
+//            and a JSON list of 200,000 numbers averaged (svc and FastAPI only)
 //   busy     the trivial echo at one concurrency with a CPU-bound process running beside it
 //   cold     spawn to the first 200 answer
 //   memory   resident memory of every process of a started, idle server (after one request)
@@ -23,13 +24,12 @@
 // Writes nothing outside bench/serve (servers' logs go to bench/serve/logs/).
 import { spawn, spawnSync } from 'node:child_process';
 import { closeSync, existsSync, mkdirSync, openSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
-import { crc32, deflateSync } from 'node:zlib';
-import { randomBytes } from 'node:crypto';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { median, ms, printTable, push, rotate } from '../lib/numbers.js';
 import { freePort, run } from '../lib/processes.js';
+import { randomPng } from '../lib/png.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const root = join(here, '..', '..');
@@ -78,6 +78,7 @@ try {
   if (suites.has('large')) {
     await loadSuite(peers.filter((peer) => peer.large), 'large', list(values['large-concurrency']), '2 MB JSON string echoed ({"text": 2,000,000 characters})');
     await loadSuite(peers.filter((peer) => peer.image), 'image', list(values['large-concurrency']), '1.5 MB PNG sent as base64 in JSON, answered as the image');
+    await loadSuite(peers.filter((peer) => peer.numbers), 'numbers', list(values['large-concurrency']), 'a JSON list of 200,000 numbers (1.6 MB) averaged');
   }
   if (suites.has('busy')) {
     const fastapis = peers.filter((peer) => ['svc', 'FastAPI def', BASE, 'node:http'].includes(peer.name));
@@ -103,6 +104,7 @@ function writeBodies() {
     form: writeWrkScript('echo-form.lua', 'text=hello', 'application/x-www-form-urlencoded'),
     cogEcho: writeWrkScript('echo-cog.lua', json({ input: { text: 'hello' } }), 'application/json'),
     large: writeWrkScript('large.lua', json({ text }), 'application/json'),
+    numbers: writeWrkScript('numbers.lua', json({ values: Array.from({ length: 200_000 }, (_, index) => ((index * 7919) % 100_000) / 100_000) }), 'application/json'),
     cogLarge: writeWrkScript('large-cog.lua', json({ input: { text } }), 'application/json'),
     image: writeWrkScript('image.lua', json({ image }), 'application/json', { Accept: 'image/png' }),
     cogImage: writeWrkScript('image-cog.lua', json({ input: { image: `data:image/png;base64,${image}` } }), 'application/json'),
@@ -128,9 +130,10 @@ function definePeers(venvs, bodies) {
       echo: ['/echo', bodies.echo],
       large: ['/echo', bodies.large],
       image: ['/image', bodies.image],
+      numbers: ['/mean', bodies.numbers],
     },
     { name: 'FastAPI def', start: uvicorn, echo: ['/echo', bodies.echo], large: ['/echo', bodies.large] },
-    { name: BASE, start: uvicorn, echo: ['/echo-async', bodies.echo], large: ['/echo-async', bodies.large], image: ['/image-async', bodies.image] },
+    { name: BASE, start: uvicorn, echo: ['/echo-async', bodies.echo], large: ['/echo-async', bodies.large], image: ['/image-async', bodies.image], numbers: ['/mean-async', bodies.numbers] },
     {
       name: 'apipod (PyPI)',
       start: (port) => [...py('apipod', 'python', 'service.py'), join(here, 'apipod_pypi'), { APIPOD_HOST: '127.0.0.1', APIPOD_PORT: String(port) }],
@@ -438,26 +441,6 @@ function latency(out, percentile) {
   const match = new RegExp(`${percentile}\\s+([\\d.]+)(us|ms|s)`).exec(out);
   const value = Number(match[1]);
   return match[2] === 'us' ? value / 1000 : match[2] === 's' ? value * 1000 : value;
-}
-
-/** An RGB PNG of random pixels: the size a photo has, which compression cannot shrink. */
-function randomPng(width, height) {
-  const chunk = (type, data) => {
-    const typed = Buffer.concat([Buffer.from(type), data]);
-    const length = Buffer.alloc(4);
-    length.writeUInt32BE(data.length);
-    const sum = Buffer.alloc(4);
-    sum.writeUInt32BE(crc32(typed));
-    return Buffer.concat([length, typed, sum]);
-  };
-  const header = Buffer.alloc(13);
-  header.writeUInt32BE(width, 0);
-  header.writeUInt32BE(height, 4);
-  header.set([8, 2, 0, 0, 0], 8);
-  const rows = [];
-  for (let y = 0; y < height; y += 1) rows.push(Buffer.from([0]), randomBytes(width * 3));
-  const signature = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
-  return Buffer.concat([signature, chunk('IHDR', header), chunk('IDAT', deflateSync(Buffer.concat(rows), { level: 1 })), chunk('IEND', Buffer.alloc(0))]);
 }
 
 // --- set-up ---------------------------------------------------------------------------------

@@ -20,6 +20,10 @@ class ImageIn(BaseModel):
     image: str
 
 
+class MeanIn(BaseModel):
+    values: list[float]
+
+
 @app.post("/echo")
 def echo(body: EchoIn) -> dict:
     return {"text": body.text}
@@ -34,6 +38,11 @@ async def echo_async(body: EchoIn) -> dict:
 async def image_async(body: ImageIn) -> Response:
     # As svc's ImageFile takes it: base64 in, the image's bytes out.
     return Response(base64.b64decode(body.image), media_type="image/png")
+
+
+@app.post("/mean-async")
+async def mean_async(body: MeanIn) -> dict:
+    return {"count": len(body.values), "mean": sum(body.values) / len(body.values)}
 
 
 @app.post("/spin")

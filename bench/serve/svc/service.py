@@ -20,3 +20,8 @@ def spin(n: int) -> dict:
     for i in range(n):
         total += i * i % 7
     return {"n": n, "total": total}
+
+
+@app.endpoint("/mean")
+def mean(values: list[float]) -> dict:
+    return {"count": len(values), "mean": sum(values) / len(values)}
