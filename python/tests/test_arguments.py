@@ -67,6 +67,9 @@ class ConvertTest(unittest.TestCase):
     def test_a_long_list_already_of_its_item_type_is_taken_as_it_is_and_others_still_checked(self):
         values = [index / 7 for index in range(200_000)]
         self.assertEqual(convert(values, list[float]), values)
+        with_integers = convert([0, 0.5, 2, True and 3], list[float])
+        self.assertEqual([(item, type(item)) for item in with_integers], [(0.0, float), (0.5, float), (2.0, float), (3.0, float)])
+        self.assertEqual(convert([1, 2], list[int]), [1, 2])
         self.assertEqual(convert([True, False], list[bool]), [True, False])
         self.assertEqual(convert(["a", "b"], list[str]), ["a", "b"])
         self.assertEqual(convert(["red", "red"], list[Colour]), [Colour.red, Colour.red])
