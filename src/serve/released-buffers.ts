@@ -12,8 +12,9 @@ import { mediaBytesOf, releaseMediaBytes } from '../worker/file-references.js';
  * generation, and when they die they still point to what they held: those buffers then
  * wait for a full collection. V8 counts them against the old generation's limit, so on
  * 2 MB payloads it ran a full collection every ~10 requests, each ~10 ms of one request's
- * latency and ~19 ms of CPU with its helper threads (bench/RESULTS.md, "Large payloads:
- * the full collections"). Emptying the holders once they are done lets the buffers go young.
+ * latency and ~19 ms of CPU with its helper threads (bench/RESULTS.md, "Large payloads: the
+ * buffers that waited for a full collection"). Emptying the holders once they are done lets
+ * the buffers go young.
  */
 
 const NO_BYTES = Buffer.alloc(0);
