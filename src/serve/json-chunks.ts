@@ -90,6 +90,13 @@ export function isSmallJson(value: Value): boolean {
   return budget >= 0;
 }
 
+/**
+ * A character JSON.stringify would write otherwise than as itself: a quote, a backslash, a
+ * control character, or half of a surrogate pair (a lone one is escaped; a slice with a pair
+ * is left to JSON.stringify too, which keeps it).
+ */
+const ESCAPED_OR_SURROGATE = /["\\\u0000-\u001f\ud800-\udfff]/;
+
 /** A long string as quoted JSON in slices; a slice never ends between a surrogate pair's halves. */
 function* stringChunks(text: string): Generator<string, void, undefined> {
   yield '"';
@@ -97,7 +104,9 @@ function* stringChunks(text: string): Generator<string, void, undefined> {
     let end = Math.min(start + STRING_SLICE_CHARS, text.length);
     const last = text.charCodeAt(end - 1);
     if (end < text.length && last >= 0xd800 && last <= 0xdbff) end -= 1;
-    yield JSON.stringify(text.slice(start, end)).slice(1, -1);
+    const slice = text.slice(start, end);
+    // Most slices need no escape: testing for one costs a third of writing them escaped.
+    yield ESCAPED_OR_SURROGATE.test(slice) ? JSON.stringify(slice).slice(1, -1) : slice;
     start = end;
   }
   yield '"';

@@ -10,6 +10,7 @@ describe('a JSON value written in pieces', () => {
     'a long text sliced': 'ab"\\\n\u0001'.repeat(SLICE),
     'a surrogate pair at every slice edge': `x${'😀'.repeat(SLICE * 2)}`,
     'a lone surrogate at a slice edge': `${'y'.repeat(SLICE - 1)}\ud800z`,
+    'plain slices beside one to escape, and non-ASCII text that needs none': `${'plain é 漢 '.repeat(SLICE)}"${'q'.repeat(SLICE)}\u001f${'z'.repeat(SLICE)}`,
     'long texts inside containers': { image: 'A'.repeat(3 * SLICE + 7), list: ['b'.repeat(SLICE + 1), 'short', { c: 'c'.repeat(SLICE * 2) }] },
     'many small items': Array.from({ length: 50_000 }, (_, index) => ({ index, name: `item ${index}` })),
   };
