@@ -30,6 +30,11 @@ export interface FieldProblem {
   message: string;
 }
 
+/** Where a problem is, as FieldProblem names it: `['items', 0, 'name']` after `base` is `base.items[0].name`. */
+export function fieldPath(keys: ReadonlyArray<string | number>, base = ''): string {
+  return keys.reduce<string>((path, key) => (typeof key === 'number' ? `${path}[${key}]` : path ? `${path}.${key}` : key), base);
+}
+
 export interface ExceptionInfo {
   type: string;
   message: string;

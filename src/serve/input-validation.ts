@@ -1,6 +1,6 @@
 import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
 import { isJsonObject, type Value } from '../worker/protocol.js';
-import { HttpError, type FieldProblem } from './http-error.js';
+import { fieldPath, HttpError, type FieldProblem } from './http-error.js';
 
 export type Arguments = { [parameter: string]: Value };
 
@@ -138,9 +138,9 @@ function describeProblem(error: ErrorObject): FieldProblem {
   const params = error.params as Record<string, unknown>;
   switch (error.keyword) {
     case 'required':
-      return { field: join(base, String(params.missingProperty)), message: 'is required' };
+      return { field: fieldPath([String(params.missingProperty)], base), message: 'is required' };
     case 'additionalProperties':
-      return { field: join(base, String(params.additionalProperty)), message: 'is not a parameter of this endpoint' };
+      return { field: fieldPath([String(params.additionalProperty)], base), message: 'is not a parameter of this endpoint' };
     case 'type':
       return { field: base, message: `must be ${article(String(params.type))}` };
     case 'enum':
@@ -162,15 +162,11 @@ function describeProblem(error: ErrorObject): FieldProblem {
 
 /** `/items/0/name` -> `items[0].name`. */
 function pathOf(instancePath: string): string {
-  return instancePath
+  const keys = instancePath
     .split('/')
     .slice(1)
-    .map((segment) => segment.replace(/~1/g, '/').replace(/~0/g, '~'))
-    .reduce((path, segment) => (/^\d+$/.test(segment) ? `${path}[${segment}]` : join(path, segment)), '');
-}
-
-function join(base: string, field: string): string {
-  return base ? `${base}.${field}` : field;
+    .map((segment) => segment.replace(/~1/g, '/').replace(/~0/g, '~'));
+  return fieldPath(keys.map((key) => (/^\d+$/.test(key) ? Number(key) : key)));
 }
 
 function article(types: string): string {

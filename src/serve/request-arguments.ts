@@ -7,7 +7,7 @@ import type { FastifyRequest } from 'fastify';
 import type { CancelSignal } from '../worker/cancel-signal.js';
 import { isJsonObject, jsonTypeOf, type LongString, type Value } from '../worker/protocol.js';
 import type { EndpointInputs, ParameterInput } from './endpoint-inputs.js';
-import { HttpError } from './http-error.js';
+import { fieldPath, HttpError } from './http-error.js';
 import type { Arguments } from './input-validation.js';
 import { fetchMediaUrls, type MediaUrlSettings } from './media-urls.js';
 import { PartContentTypes } from './multipart-part-types.js';
@@ -156,7 +156,7 @@ function refuseJsonSentAsForm(fields: { [name: string]: unknown }): void {
 function rejectFileReferences(value: Value, field: string): void {
   const keys = fileReferenceKeys(value);
   if (keys === null) return;
-  const path = keys.reduce<string>((at, key) => (typeof key === 'number' ? `${at}[${key}]` : at ? `${at}.${key}` : key), field);
+  const path = fieldPath(keys, field);
   throw new HttpError(422, 'validation_error', 'invalid_input', `${path}: file references cannot be sent; upload the file as multipart or base64`, {
     detail: [{ field: path, message: 'file references cannot be sent; upload the file as multipart or base64' }],
   });

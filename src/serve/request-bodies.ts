@@ -1,7 +1,7 @@
 import { isUtf8 } from 'node:buffer';
 import type { FastifyInstance } from 'fastify';
 import { MAX_VALUE_DEPTH, type LongString } from '../worker/protocol.js';
-import { HttpError } from './http-error.js';
+import { fieldPath, HttpError } from './http-error.js';
 import { splitLongStrings } from './long-strings.js';
 
 declare module 'fastify' {
@@ -163,8 +163,7 @@ export function jsonProblem(root: unknown, name: string | null = null): HttpErro
     return new HttpError(400, 'invalid_request', 'too_deep', `${what} nests arrays or objects ${deepest} levels deep, more than the ${MAX_VALUE_DEPTH} this server takes`);
   }
   if (beyondDouble !== null) {
-    const keys = name === null ? beyondDouble : [name, ...beyondDouble];
-    const field = keys.map((key, index) => (typeof key === 'number' ? `[${key}]` : index === 0 ? key : `.${key}`)).join('') || '(the body)';
+    const field = fieldPath(beyondDouble, name ?? '') || '(the body)';
     return new HttpError(422, 'validation_error', 'invalid_input', `invalid input: ${field}: is a number beyond the range of a double, which would read as infinity`, {
       detail: [{ field, message: 'is a number beyond the range of a double, which would read as infinity' }],
     });
