@@ -112,7 +112,7 @@ export function releaseMediaBytes(value: Value): void {
 }
 
 function spend(inline: MediaValue, budget: InlineBudget): MediaValue {
-  const chars = base64Length(mediaBytes.get(inline)!.length); // every value here comes from mediaValueOf
+  const chars = base64Length(heldBytes(inline).length);
   if (budget.usedChars + chars > budget.maxChars) throw tooLarge(budget);
   budget.usedChars += chars;
   return inline;

@@ -9,8 +9,8 @@ import type { Value } from './protocol.js';
  */
 export class JsonText {
   private parsed: { value: Value } | null = null;
-  private bytes: readonly Buffer[];
-  private released = false;
+  /** Null once released. */
+  private bytes: readonly Buffer[] | null;
   readonly length: number;
 
   /** `pieces` never split a key: a long string may come as several, but keys lie in the value's own bytes, whole between them. */
@@ -20,14 +20,13 @@ export class JsonText {
   }
 
   get pieces(): readonly Buffer[] {
-    if (this.released) throw new Error('a JSON text read after it was released');
+    if (this.bytes === null) throw new Error('a JSON text read after it was released');
     return this.bytes;
   }
 
   /** Lets go of the bytes once the answer is sent (serve/released-buffers.ts): reading them after is a bug. */
   release(): void {
-    this.released = true;
-    this.bytes = [];
+    this.bytes = null;
     this.parsed = null;
   }
 
