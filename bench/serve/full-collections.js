@@ -20,7 +20,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { ms, percentile, printTable } from '../lib/numbers.js';
-import { randomPng } from '../lib/png.js';
+import { imageBody, largeTextBody, numbersBody } from '../lib/payloads.js';
 import { freePort } from '../lib/processes.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -33,9 +33,9 @@ const checkouts = (positionals.length > 0 ? positionals : [root]).map((checkout)
 const requests = Number(values.requests);
 
 const payloads = [
-  { name: '2 MB string echoed', path: '/echo', body: JSON.stringify({ text: 'x'.repeat(2_000_000) }), accept: 'application/json' },
-  { name: '1.5 MB image (base64 in, PNG out)', path: '/image', body: JSON.stringify({ image: randomPng(700, 700).toString('base64') }), accept: 'image/png' },
-  { name: '200,000 numbers averaged', path: '/mean', body: JSON.stringify({ values: Array.from({ length: 200_000 }, (_, index) => ((index * 7919) % 100_000) / 100_000) }), accept: 'application/json' },
+  { name: '2 MB string echoed', path: '/echo', body: largeTextBody(), accept: 'application/json' },
+  { name: '1.5 MB image (base64 in, PNG out)', path: '/image', body: imageBody(), accept: 'image/png' },
+  { name: '200,000 numbers averaged', path: '/mean', body: numbersBody(), accept: 'application/json' },
 ];
 
 const rows = [];

@@ -29,7 +29,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { median, ms, printTable, push, rotate } from '../lib/numbers.js';
 import { freePort, run } from '../lib/processes.js';
-import { randomPng } from '../lib/png.js';
+import { imageBody, largeTextBody, numbersBody, randomPng } from '../lib/payloads.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const root = join(here, '..', '..');
@@ -103,10 +103,10 @@ function writeBodies() {
     echo: writeWrkScript('echo-json.lua', json({ text: 'hello' }), 'application/json'),
     form: writeWrkScript('echo-form.lua', 'text=hello', 'application/x-www-form-urlencoded'),
     cogEcho: writeWrkScript('echo-cog.lua', json({ input: { text: 'hello' } }), 'application/json'),
-    large: writeWrkScript('large.lua', json({ text }), 'application/json'),
-    numbers: writeWrkScript('numbers.lua', json({ values: Array.from({ length: 200_000 }, (_, index) => ((index * 7919) % 100_000) / 100_000) }), 'application/json'),
+    large: writeWrkScript('large.lua', largeTextBody(), 'application/json'),
+    numbers: writeWrkScript('numbers.lua', numbersBody(), 'application/json'),
     cogLarge: writeWrkScript('large-cog.lua', json({ input: { text } }), 'application/json'),
-    image: writeWrkScript('image.lua', json({ image }), 'application/json', { Accept: 'image/png' }),
+    image: writeWrkScript('image.lua', imageBody(png), 'application/json', { Accept: 'image/png' }),
     cogImage: writeWrkScript('image-cog.lua', json({ input: { image: `data:image/png;base64,${image}` } }), 'application/json'),
   };
 }

@@ -1,7 +1,23 @@
-// An RGB PNG of random pixels: the size a photo has, which compression cannot shrink.
+// The large payloads bench/serve sends: the same bodies for run.js's suites and full-collections.js.
 import { randomBytes } from 'node:crypto';
 import { crc32, deflateSync } from 'node:zlib';
 
+/** A 2 MB JSON string parameter: {"text": 2,000,000 characters}. */
+export function largeTextBody() {
+  return JSON.stringify({ text: 'x'.repeat(2_000_000) });
+}
+
+/** 200,000 numbers in a JSON list (1.6 MB), as an embedding or feature vector comes; a few are whole (0, 1). */
+export function numbersBody() {
+  return JSON.stringify({ values: Array.from({ length: 200_000 }, (_, index) => ((index * 7919) % 100_000) / 100_000) });
+}
+
+/** A 700x700 PNG of random pixels (1.47 MB) as base64 in JSON: {"image": ...}. */
+export function imageBody(png = randomPng(700, 700)) {
+  return JSON.stringify({ image: png.toString('base64') });
+}
+
+/** An RGB PNG of random pixels: the size a photo has, which compression cannot shrink. */
 export function randomPng(width, height) {
   const chunk = (type, data) => {
     const typed = Buffer.concat([Buffer.from(type), data]);
