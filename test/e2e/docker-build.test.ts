@@ -57,6 +57,21 @@ function docker(...args: string[]): string {
   return execFileSync('docker', args, { encoding: 'utf8' }).trim();
 }
 
+/**
+ * The address containers reach this machine at on Docker's default bridge. Docker 20.10
+ * (Debian 12's docker.io) leaves the network's IPAM gateway empty when it chose it itself:
+ * then it is the bridge interface's own address.
+ */
+function bridgeGateway(): string {
+  const configured = docker('network', 'inspect', 'bridge', '--format', '{{(index .IPAM.Config 0).Gateway}}');
+  if (configured !== '') return configured;
+  const name = docker('network', 'inspect', 'bridge', '--format', '{{index .Options "com.docker.network.bridge.name"}}').replace('<no value>', '') || 'docker0';
+  // Not os.networkInterfaces(): it leaves out an interface that is down, as the bridge is with no container on it.
+  const address = /\binet (\d+\.\d+\.\d+\.\d+)\//.exec(execFileSync('ip', ['-4', '-o', 'address', 'show', 'dev', name], { encoding: 'utf8' }))?.[1];
+  if (address === undefined) throw new Error(`Docker's bridge network names no gateway, and ${name} has no IPv4 address`);
+  return address;
+}
+
 describe.skipIf(!engineAnswers && !mustRun)('svc build --image and svc start --orchestrator docker on a real engine', () => {
   let project: string;
   let first: SvcRun;
@@ -167,7 +182,7 @@ describe.skipIf(!engineAnswers && !mustRun)('svc build --image and svc start --o
   }, 120_000);
 
   it('shares one Redis job queue between the container and a local replica: --job-store redis:// reaches the container by its environment', async () => {
-    const bridge = docker('network', 'inspect', 'bridge', '--format', '{{(index .IPAM.Config 0).Gateway}}');
+    const bridge = bridgeGateway();
     const redis = await startRedis({ bind: ['127.0.0.1', bridge], password: 'e2e-redis-secret' });
     const stops: Array<() => Promise<unknown>> = [() => redis.stop()];
     try {
