@@ -60,6 +60,8 @@ export interface EndpointInputs {
    * while the rest is validated. None for a schema endpoint, whose body is one model.
    */
   longStringParameters: ReadonlySet<string>;
+  /** Of those, the media parameters that take one file: their plain base64 is decoded by the gateway (plain-base64.ts). */
+  base64Parameters: ReadonlySet<string>;
 }
 
 export function compileEndpointInputs(endpoint: Pick<EndpointReport, 'input_schema' | 'body_parameter'>): EndpointInputs {
@@ -70,6 +72,7 @@ export function compileEndpointInputs(endpoint: Pick<EndpointReport, 'input_sche
   for (const [name, parameter] of parameters) {
     if (parameter.upload !== null && !takesTextOfItsOwn(properties[name])) mediaUrlParameters.set(name, parameter.upload.repeated);
   }
+  const longStringParameters = new Set(endpoint.body_parameter === null ? Object.keys(properties).filter((name) => takesEveryString(properties[name])) : []);
   const compiled = compileValidators(schema);
   const readBooleans = textBooleanReader(parameters);
   return {
@@ -79,7 +82,8 @@ export function compileEndpointInputs(endpoint: Pick<EndpointReport, 'input_sche
     mediaUrlParameters,
     validators: { json: compiled.json, text: (input) => compiled.text(isJsonObject(input) ? readBooleans(input) : input) },
     takesJsonText: !JSON.stringify(schema).includes('"integer"'),
-    longStringParameters: new Set(endpoint.body_parameter === null ? Object.keys(properties).filter((name) => takesEveryString(properties[name])) : []),
+    longStringParameters,
+    base64Parameters: new Set([...longStringParameters].filter((name) => mediaUrlParameters.get(name) === false)),
   };
 }
 

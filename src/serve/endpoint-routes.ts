@@ -103,7 +103,7 @@ export async function registerEndpointRoutes(app: FastifyInstance, options: Endp
       }
     };
     const methods = checkedMethods(endpoint);
-    const config = { endpoint: endpoint.path, longStringParameters: inputs.longStringParameters };
+    const config = { endpoint: endpoint.path, longStringParameters: inputs.longStringParameters, base64Parameters: inputs.base64Parameters };
     const route = (url: string) => app.route({ method: methods, url, handler, config });
     for (const [url, isCopy] of [[endpoint.path, false], [`/v1${endpoint.path}`, true]] as const) {
       refuseTakenRoute(app, endpointsByRoute, endpoint, { url, isCopy });

@@ -1,10 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
-import { rm, stat, writeFile } from 'node:fs/promises';
+import { rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import type { FastifyRequest } from 'fastify';
 import type { CancelSignal } from '../worker/cancel-signal.js';
+import { writeTransitFile } from '../worker/transit-files.js';
 import { isJsonObject, jsonTypeOf, type LongString, type Value } from '../worker/protocol.js';
 import type { EndpointInputs, ParameterInput } from './endpoint-inputs.js';
 import { fieldPath, HttpError } from './http-error.js';
@@ -13,6 +14,7 @@ import { fetchMediaUrls, type MediaUrlSettings } from './media-urls.js';
 import { PartContentTypes } from './multipart-part-types.js';
 import { FormFields, jsonProblem, jsonTextOf, longStringsOf } from './request-bodies.js';
 import { gatherFormModels } from './form-models.js';
+import { refuseControlBytes } from './long-strings.js';
 import { decodePlainBase64 } from './plain-base64.js';
 import { releaseLongStrings } from './released-buffers.js';
 
@@ -50,6 +52,7 @@ export async function readArguments(
   const read = await readRequest(request, inputs, staging?.dir ?? null);
   if (read.longStrings !== undefined && !keepLongStrings) {
     // A job keeps its arguments whole, as any replica that runs it reads them: the strings go back in.
+    refuseControlBytes(read.longStrings);
     for (const { parameter, bytes } of read.longStrings) read.arguments[parameter] = bytes.toString('utf8');
     releaseLongStrings(read.longStrings);
     delete read.longStrings;
@@ -118,15 +121,15 @@ async function placeLongStrings(args: Arguments, longStrings: LongString[], inpu
   const texts: LongString[] = [];
   try {
     for (const string of longStrings) {
-      const takesOneFile = inputs.mediaUrlParameters.get(string.parameter) === false;
-      const file = takesOneFile && uploadDir !== null ? decodePlainBase64(string.bytes) : null;
+      const file = inputs.base64Parameters.has(string.parameter) && uploadDir !== null ? decodePlainBase64(string.bytes) : null;
       if (file === null) {
+        refuseControlBytes([string]);
         texts.push(string);
         continue;
       }
       const path = join(uploadDir!, randomUUID());
       stagedFiles.push(path);
-      await writeFile(path, file);
+      await writeTransitFile(path, file);
       releaseLongStrings([string]); // the worker reads the file
       args[string.parameter] = { $file: { path, file_name: null, content_type: null } };
     }

@@ -8,6 +8,8 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     /** The parameters whose long strings a JSON body may hand on undecoded (long-strings.ts). */
     longStringParameters?: ReadonlySet<string>;
+    /** Of those, the ones whose strings are base64 the gateway decodes (long-strings.ts). */
+    base64Parameters?: ReadonlySet<string>;
   }
 }
 
@@ -56,7 +58,7 @@ export function registerBodyParsers(app: FastifyInstance): void {
     const parameters = request.routeOptions.config.longStringParameters;
     if (parameters !== undefined && parameters.size > 0 && (body as Buffer).length >= KEPT_BODY_BYTES) {
       if (!isUtf8(body as Buffer)) return done(notUtf8(), undefined);
-      const split = splitLongStrings(body as Buffer, parameters);
+      const split = splitLongStrings(body as Buffer, parameters, request.routeOptions.config.base64Parameters);
       if (split !== null) {
         const value = parseJson(split.rest);
         if (value instanceof HttpError) return done(value, undefined);

@@ -1,5 +1,7 @@
-import { readFile, realpath, rm, stat } from 'node:fs/promises';
+import { realpathSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
 import { sep } from 'node:path';
+import { readTransitFile } from './transit-files.js';
 import { isJsonObject, type FileReference, type MediaValue, type Value } from './protocol.js';
 
 /** A `$file` reference the gateway will not follow: outside the file directory, or unreadable. */
@@ -54,14 +56,13 @@ async function inlineAll(value: Value, fileDir: string, inlining: Inlining): Pro
   if (reference) {
     const known = inlining.alreadyRead.get(reference.path);
     if (known) return spend(known, inlining.budget);
-    const path = await insideDirectory(reference.path, fileDir);
-    const unreadable = (error: NodeJS.ErrnoException) => {
-      throw new FileReferenceError(`cannot read the worker's file ${reference.path}: ${error.code ?? error.message}`);
-    };
-    const { size } = await stat(path).catch(unreadable);
-    if (inlining.budget.usedChars + base64Length(size) > inlining.budget.maxChars) throw tooLarge(inlining.budget);
-    const content = await readFile(path).catch(unreadable);
-    await rm(path, { force: true });
+    const path = insideDirectory(reference.path, fileDir);
+    const content = await readTransitFile(path, (size) => {
+      if (inlining.budget.usedChars + base64Length(size) > inlining.budget.maxChars) throw tooLarge(inlining.budget);
+    }).catch((error: unknown) => {
+      if (error instanceof ResultTooLarge) throw error;
+      throw new FileReferenceError(`cannot read the worker's file ${reference.path}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
+    });
     const inline = mediaValueOf(reference.file_name, reference.content_type, content);
     inlining.alreadyRead.set(reference.path, inline);
     return spend(inline, inlining.budget);
@@ -134,7 +135,12 @@ function base64Length(bytes: number): number {
 export async function deleteReferencedFiles(value: Value, fileDir: string): Promise<void> {
   const reference = isJsonObject(value) && isJsonObject(value.$file) && typeof value.$file.path === 'string' ? value.$file.path : null;
   if (reference !== null) {
-    const path = await insideDirectory(reference, fileDir).catch(() => null);
+    let path: string | null;
+    try {
+      path = insideDirectory(reference, fileDir);
+    } catch {
+      path = null;
+    }
     if (path !== null) await rm(path, { force: true });
     return;
   }
@@ -164,10 +170,19 @@ function asFileReference(value: Value): FileReference['$file'] | null {
   };
 }
 
-async function insideDirectory(path: string, directory: string): Promise<string> {
-  const [realFile, realDirectory] = await Promise.all([realpath(path).catch(() => path), realpath(directory)]);
+function insideDirectory(path: string, directory: string): string {
+  const realFile = realPathOr(path);
+  const realDirectory = realpathSync.native(directory);
   if (!realFile.startsWith(realDirectory + sep)) {
     throw new FileReferenceError(`the worker referred to ${path}, which is outside the file directory ${directory}`);
   }
   return realFile;
+}
+
+function realPathOr(path: string): string {
+  try {
+    return realpathSync.native(path);
+  } catch {
+    return path;
+  }
 }

@@ -82,6 +82,14 @@ describe('large payloads', () => {
     for (const padding of ['', 'y'.repeat(100_000)]) {
       const tab = await post(`${server.url}/texts`, `{"first": "${padding}\u0009${padding}"}`);
       expect([tab.status, JSON.parse(tab.text).error.code]).toEqual([400, 'invalid_json']);
+      // A media parameter's base64, which the gateway decodes rather than search, as a call and as a job.
+      const base64 = noisePng(40, 40).toString('base64');
+      for (const image of [`${padding}${base64}\u0009`, `${base64}\u0001${padding}${base64}`]) {
+        for (const prefer of ['', 'respond-async, wait=30']) {
+          const response = await fetch(`${server.url}/image-digest`, { method: 'POST', headers: { 'content-type': 'application/json', prefer }, body: `{"image": "${image}"}` });
+          expect([response.status, ((await response.json()) as { error: { code: string } }).error.code]).toEqual([400, 'invalid_json']);
+        }
+      }
       const body = Buffer.concat([Buffer.from(`{"first": "${padding}`), Buffer.from([0xe9]), Buffer.from('"}')]);
       const latin1 = await fetch(`${server.url}/texts`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
       expect([latin1.status, ((await latin1.json()) as { error: { code: string } }).error.code]).toEqual([400, 'invalid_encoding']);

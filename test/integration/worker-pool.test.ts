@@ -216,6 +216,16 @@ describe('running calls', () => {
     expect(await workerPid(pool)).toBe(pid);
   });
 
+  it('inlines a media result whole whether the gateway reads its file at once or through the thread pool (past 8 MiB), and deletes the file', async () => {
+    const fileDir = mkdtempSync(join(tmpdir(), 'svc-test-files-'));
+    const pool = await startedPool(behaviours, { fileDir });
+    for (const mebibytes of [1, 12]) {
+      const value = resultValue(await pool.submit('/huge-media', { mebibytes })) as { file_name: string; content: string };
+      expect([value.file_name, Buffer.from(value.content, 'base64').equals(Buffer.alloc(mebibytes * 2 ** 20))]).toEqual(['huge.bin', true]);
+    }
+    expect(readdirSync(fileDir)).toEqual([]);
+  });
+
   it('survives a line of output longer than a JavaScript string holds, logging its start cut', async () => {
     const pool = await startedPool(behaviours);
     expect(await pool.submit('/endless-line', {})).toEqual({ kind: 'result', value: 'written' });

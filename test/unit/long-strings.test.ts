@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { LONG_STRING_BYTES, splitLongStrings } from '../../src/serve/long-strings.js';
+import { HttpError } from '../../src/serve/http-error.js';
+import { LONG_STRING_BYTES, refuseControlBytes, splitLongStrings } from '../../src/serve/long-strings.js';
 import { hasControlByte } from '../../src/worker/json-text.js';
 
 const LONG = 'x'.repeat(LONG_STRING_BYTES);
@@ -46,6 +47,17 @@ describe('long strings of a JSON body, found without decoding them', () => {
     ];
     for (const body of untouched) expect(splitLongStrings(Buffer.from(JSON.stringify(body)), names)).toBeNull();
     expect(splitLongStrings(Buffer.from(`{"text":"${LONG}","text":"${LONG}"}`), names)).toBeNull();
+  });
+
+  it("takes a media parameter's string without searching it for control characters, and refuses one that holds them when asked", () => {
+    const image = `${'QUJD'.repeat(LONG_STRING_BYTES / 4)}\u0001`;
+    const split = splitLongStrings(Buffer.from(`{"text": "${image}", "other": "${LONG}"}`), names, new Set(['text']));
+    expect(split?.strings.map(({ parameter, controlBytesChecked }) => [parameter, controlBytesChecked])).toEqual([['text', false], ['other', true]]);
+    expect(() => refuseControlBytes(split!.strings)).toThrow(HttpError);
+    expect(() => refuseControlBytes(split!.strings)).toThrow('the string of "text" holds a control character');
+    expect(() => refuseControlBytes(split!.strings.slice(1))).not.toThrow();
+    // Not in base64Parameters: searched, and the body left to JSON.parse.
+    expect(splitLongStrings(Buffer.from(`{"text": "${image}"}`), names)).toBeNull();
   });
 
   it('gives up on a body that is not well formed, for JSON.parse to say why', () => {

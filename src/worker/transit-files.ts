@@ -1,0 +1,39 @@
+import { closeSync, fstatSync, openSync, readSync, rmSync, writeFileSync } from 'node:fs';
+import { readFile, writeFile } from 'node:fs/promises';
+
+/*
+ * The files gateway and workers hand each other's payloads in (APIPOD_FILE_DIR: uploads,
+ * decoded base64, media results) live for one call, in the page cache. One up to
+ * AT_ONCE_BYTES is read or written at once on the event loop (~0.1 ms a MiB): through the
+ * thread pool, each of open, fstat, read, write, close and unlink costs the call a hand-off
+ * to a pool thread and a wake-up back, more than the copy itself (a 1.5 MB image in and out:
+ * p50 4.8 -> 4.5 ms, bench/RESULTS.md). A larger file goes through the pool, so the event
+ * loop keeps serving other requests meanwhile.
+ */
+const AT_ONCE_BYTES = 8 * 1024 * 1024;
+
+export async function writeTransitFile(path: string, bytes: Buffer): Promise<void> {
+  if (bytes.length <= AT_ONCE_BYTES) writeFileSync(path, bytes);
+  else await writeFile(path, bytes);
+}
+
+/**
+ * A transit file's bytes, deleted once read (or once it could not be). `checkSize` sees the
+ * size before anything is read, and may throw to refuse it.
+ */
+export async function readTransitFile(path: string, checkSize: (bytes: number) => void): Promise<Buffer> {
+  const descriptor = openSync(path, 'r');
+  try {
+    const { size } = fstatSync(descriptor);
+    checkSize(size);
+    if (size > AT_ONCE_BYTES) return await readFile(path);
+    const content = Buffer.allocUnsafe(size);
+    let read = 0;
+    for (let got = -1; read < size && got !== 0; read += got) got = readSync(descriptor, content, read, size - read, read);
+    return read === size ? content : content.subarray(0, read);
+  } finally {
+    closeSync(descriptor);
+    rmSync(path, { force: true });
+  }
+}
+
