@@ -1,6 +1,9 @@
 """The command pipe's reader, with and without polling before it sleeps."""
+import base64
 import json
+import math
 import os
+import struct
 import threading
 import time
 import unittest
@@ -59,6 +62,28 @@ class ReadCommandsTest(unittest.TestCase):
         bad = b'{"type":"call","call":"c-1","endpoint":"/a","arguments":{},"texts":["a"]}\n'
         cut = b'{"type":"call","call":"c-2","endpoint":"/a","arguments":{"a":""},"texts":["a"]}\nno newline'
         self.assertEqual(self.read_all([bad + b'{"type":"shutdown"}\n'], 0.0), [{"type": "shutdown"}])
+        self.assertEqual(self.read_all([cut], 0.0), [])
+
+    def test_a_calls_numbers_follow_its_texts_as_doubles_and_take_their_places_as_floats(self):
+        numbers = [0.1, -2.5e-300, 1.7976931348623157e308, 5e-324, float(2**60)] * 3000
+        doubles = base64.b64encode(struct.pack(f"<{len(numbers)}d", *numbers))
+        call = b'{"type":"call","call":"c-1","endpoint":"/a","arguments":{"a":"","v":[],"w":[]},"texts":["a"],"numbers":["w","v"]}\n'
+        stream = call + b"text\n" + base64.b64encode(struct.pack("<2d", 1.0, -0.0)) + b"\n" + doubles + b"\n" + b'{"type":"shutdown"}\n'
+        commands = self.read_all([stream[i:i + 65536] for i in range(0, len(stream), 65536)], poll_seconds=0.0)
+        self.assertEqual([command["type"] for command in commands], ["call", "shutdown"])
+        arguments = commands[0]["arguments"]
+        self.assertEqual((arguments["a"], arguments["w"], arguments["v"]), ("text", [1.0, -0.0], numbers))
+        self.assertEqual(math.copysign(1, arguments["w"][1]), -1)
+
+    def test_a_call_whose_numbers_name_no_empty_list_are_cut_or_are_no_doubles_is_not_run(self):
+        doubles = base64.b64encode(struct.pack("<2d", 1.0, 2.0))
+        for stream in (
+            b'{"type":"call","call":"c-1","endpoint":"/a","arguments":{"v":[1]},"numbers":["v"]}\n' + doubles + b"\n",
+            b'{"type":"call","call":"c-3","endpoint":"/a","arguments":{"v":[]},"numbers":["v"]}\n' + base64.b64encode(b"abc") + b"\n",
+        ):
+            with self.subTest(stream=stream[:60]):
+                self.assertEqual(self.read_all([stream + b'{"type":"shutdown"}\n'], 0.0), [{"type": "shutdown"}])
+        cut = b'{"type":"call","call":"c-2","endpoint":"/a","arguments":{"v":[]},"numbers":["v"]}\n' + doubles
         self.assertEqual(self.read_all([cut], 0.0), [])
 
     def test_a_writer_slower_than_the_poll_is_waited_for(self):

@@ -1,5 +1,6 @@
 import { isJsonObject, type EndpointReport, type Value } from '../worker/protocol.js';
 import { compileValidators, type InputValidator } from './input-validation.js';
+import { takesNumberList } from './number-lists.js';
 
 type JsonObject = { [key: string]: Value };
 
@@ -62,6 +63,8 @@ export interface EndpointInputs {
   longStringParameters: ReadonlySet<string>;
   /** Of those, the media parameters that take one file: their plain base64 is decoded by the gateway (plain-base64.ts). */
   base64Parameters: ReadonlySet<string>;
+  /** The parameters that take a list of numbers (`list[float]`), whose long lists go to the worker as doubles (number-lists.ts). */
+  numberListParameters: ReadonlySet<string>;
 }
 
 export function compileEndpointInputs(endpoint: Pick<EndpointReport, 'input_schema' | 'body_parameter'>): EndpointInputs {
@@ -84,6 +87,7 @@ export function compileEndpointInputs(endpoint: Pick<EndpointReport, 'input_sche
     takesJsonText: !JSON.stringify(schema).includes('"integer"'),
     longStringParameters,
     base64Parameters: new Set([...longStringParameters].filter((name) => mediaUrlParameters.get(name) === false)),
+    numberListParameters: new Set(endpoint.body_parameter === null ? Object.keys(properties).filter((name) => takesNumberList(properties[name])) : []),
   };
 }
 

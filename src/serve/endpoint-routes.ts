@@ -19,6 +19,7 @@ import { readArguments, removeStagedFiles } from './request-arguments.js';
 import { planRouteAliases, withoutTrailingSlash } from './route-aliases.js';
 import { sendOutcome, submitFailure } from './call-outcome-http.js';
 import { generatorResult } from './generator-result.js';
+import { takeNumberLists } from './number-lists.js';
 import { releaseLongStrings, releaseOutcomeWhenSent } from './released-buffers.js';
 import { refusalBeforeCall } from './result-answer.js';
 import { CallDeadline, callTimedOut, timeoutMsFor } from './call-timeout.js';
@@ -91,7 +92,9 @@ export async function registerEndpointRoutes(app: FastifyInstance, options: Endp
       }
       const deadline = new CallDeadline(cancel, timeoutMsFor(endpoint.path, options.jobs));
       try {
-        const outcome = await submitCall(options, endpoint, args, { signal: cancel, onStart: deadline.start, argumentsJson, longStrings });
+        const { arguments: callArguments, numberLists } = takeNumberLists(args, inputs.numberListParameters);
+        const sentAs = numberLists.length > 0 ? { numberLists } : { argumentsJson };
+        const outcome = await submitCall(options, endpoint, callArguments, { signal: cancel, onStart: deadline.start, longStrings, ...sentAs });
         if (deadline.timedOut && outcome.kind === 'cancelled') throw callTimedOut(endpoint.path, options.jobs);
         const answer: CallOutcome = endpoint.is_generator && outcome.kind === 'result' ? { kind: 'result', value: generatorResult(outcome.value) } : outcome;
         releaseOutcomeWhenSent(reply.raw, answer);
@@ -230,7 +233,7 @@ async function submitCall(
   options: GatewayOptions,
   endpoint: EndpointReport,
   args: Arguments,
-  callOptions: Pick<CallOptions, 'signal' | 'onStart' | 'argumentsJson' | 'longStrings'>,
+  callOptions: Pick<CallOptions, 'signal' | 'onStart' | 'argumentsJson' | 'longStrings' | 'numberLists'>,
 ): Promise<CallOutcome> {
   try {
     return await options.runner.submit(endpoint.path, args, callOptions);

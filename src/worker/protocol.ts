@@ -4,10 +4,11 @@
  * test/fixtures/protocol/*.json so the two cannot drift.
  */
 
+import { endianness } from 'node:os';
 import { COMPUTE_VALUES, PROVIDER_VALUES } from '../deployment-target.js';
 import type { Compute, Provider } from '../deployment-target.js';
 
-export const PROTOCOL_VERSION = 5;
+export const PROTOCOL_VERSION = 6;
 
 /**
  * The longest event line a worker sends (it is told so in APIPOD_MAX_EVENT_BYTES and fails a
@@ -95,6 +96,14 @@ export interface CallCommand {
   arguments: { [parameter: string]: Value };
   /** Parameters whose strings follow the line, each as its UTF-8 bytes and a newline (encodeCallWithStrings). */
   texts?: string[];
+  /** Parameters whose lists of numbers follow the texts, each as base64 of its doubles and a newline (encodeCallWithStrings). */
+  numbers?: string[];
+}
+
+/** A parameter's long list of numbers (a list[float]): it travels beside its call as doubles, not as JSON. */
+export interface NumberList {
+  parameter: string;
+  numbers: readonly number[];
 }
 
 /** A parameter's string as UTF-8 bytes, with no newline in them: it travels beside its call, undecoded. */
@@ -200,13 +209,35 @@ export function encodeCallWithText(call: string, endpoint: string, argumentsJson
 /**
  * A `call` whose long strings follow its line, each as its own line of UTF-8 (it holds no
  * newline): the worker reads them as they are, where a JSON string would be parsed, and
- * puts them in `arguments` in place of the `""` there.
+ * puts them in `arguments` in place of the `""` there. Then its lists of numbers, each as
+ * one line of base64 of little-endian IEEE 754 doubles, which the worker turns into a list
+ * of floats in C in ~3 ms where Python's json takes ~40 ms for 200,000 numbers; in
+ * `arguments` an empty list stands in for each.
  */
-export function encodeCallWithStrings(command: CallCommand, strings: readonly LongString[]): Buffer[] {
-  const line = encodeCommand({ ...command, texts: strings.map((string) => string.parameter) });
-  return [Buffer.from(line), ...strings.flatMap((string) => [string.bytes, NEWLINE])];
+export function encodeCallWithStrings(command: CallCommand, strings: readonly LongString[], numberLists: readonly NumberList[] = []): Buffer[] {
+  const line = encodeCommand({
+    ...command,
+    ...(strings.length > 0 ? { texts: strings.map((string) => string.parameter) } : {}),
+    ...(numberLists.length > 0 ? { numbers: numberLists.map((list) => list.parameter) } : {}),
+  });
+  return [
+    Buffer.from(line),
+    ...strings.flatMap((string) => [string.bytes, NEWLINE]),
+    ...numberLists.flatMap((list) => [Buffer.from(doublesOf(list.numbers).toString('base64')), NEWLINE]),
+  ];
 }
 const NEWLINE = Buffer.from('\n');
+
+/** Numbers as little-endian doubles, the order the worker reads (Python's array('d') on a little-endian machine, byte-swapped on another). */
+function doublesOf(numbers: readonly number[]): Buffer {
+  const bytes = Buffer.allocUnsafeSlow(numbers.length * 8); // its own memory: a Float64Array needs 8-byte alignment
+  if (endianness() === 'LE') {
+    new Float64Array(bytes.buffer, bytes.byteOffset, numbers.length).set(numbers);
+  } else {
+    numbers.forEach((number, index) => bytes.writeDoubleLE(number, index * 8));
+  }
+  return bytes;
+}
 
 /** A `result` line at least this long is read by readLargeResult, its value left as bytes. */
 export const LARGE_RESULT_BYTES = 64 * 1024;

@@ -8,7 +8,7 @@ import { FileReferenceError, ResultTooLarge, deleteReferencedFiles, inlineFileRe
 import { lineBytes, readLines, readLogLines } from './line-reader.js';
 import { JsonText, withTexts } from './json-text.js';
 import { MAX_EVENT_BYTES, MAX_INLINE_MEDIA_CHARS, MAX_VALUE_DEPTH, ProtocolError, encodeCallWithStrings, encodeCallWithText, encodeCommand, parseEvent, readLargeResult, readResultWithTexts } from './protocol.js';
-import type { CallEvent, Command, ErrorInfo, LongString, ReadyEvent, Value } from './protocol.js';
+import type { CallEvent, Command, ErrorInfo, LongString, NumberList, ReadyEvent, Value } from './protocol.js';
 import { MINIMUM_PYTHON, type PythonReport } from './python-interpreter.js';
 import { toolkitPythonDir } from './svc-package.js';
 import { WorkerStartError } from './worker-start-error.js';
@@ -36,6 +36,8 @@ export interface CallOptions {
   argumentsJson?: Buffer;
   /** Strings the arguments hold as `""`, sent beside them as their bytes (long-strings.ts). */
   longStrings?: readonly LongString[];
+  /** Lists of numbers the arguments hold as `[]`, sent beside them as doubles (serve/number-lists.ts). */
+  numberLists?: readonly NumberList[];
 }
 
 export interface LogLine {
@@ -298,8 +300,9 @@ export class WorkerProcess {
       },
     };
     options.signal?.addEventListener('abort', onAbort, { once: true });
-    if (options.longStrings !== undefined) this.write(encodeCallWithStrings({ type: 'call', call: id, endpoint, arguments: args }, options.longStrings));
-    else if (options.argumentsJson !== undefined) this.write(encodeCallWithText(id, endpoint, options.argumentsJson));
+    if (options.longStrings !== undefined || options.numberLists !== undefined) {
+      this.write(encodeCallWithStrings({ type: 'call', call: id, endpoint, arguments: args }, options.longStrings ?? [], options.numberLists ?? []));
+    } else if (options.argumentsJson !== undefined) this.write(encodeCallWithText(id, endpoint, options.argumentsJson));
     else this.send({ type: 'call', call: id, endpoint, arguments: args });
     return call;
   }

@@ -96,6 +96,22 @@ describe('large payloads', () => {
     }
   });
 
+  it('hands a long list of numbers to a list[float] parameter as the floats the client wrote, as a call or a job, long or short', async () => {
+    const digest = (numbers: number[]) => createHash('sha256').update(Buffer.from(new Float64Array(numbers).buffer)).digest('hex');
+    // Integers (which the function gets as floats), the extremes of a double, and digits past what a double holds.
+    const edges = [1, 0, 2 ** 60, 5e-324, 1.7976931348623157e308, -2.2250738585072014e-308, 0.1, 123456789.123456789, -7];
+    const long = Array.from({ length: 5000 }, (_, index) => (index % 10 === 0 ? edges[(index / 10) % edges.length]! : Math.sin(index) * 10 ** ((index % 40) - 20)));
+    for (const values of [long, long.slice(0, 100)]) {
+      const text = JSON.stringify({ values, label: 'é', scale: 2 }).replace('[1,', '[1.0000000000000000000001,');
+      const expected = { count: values.length, types: ['float'], negative_zeros: 0, sha256: digest(values), label: 'é', scale: 2 };
+      for (const prefer of ['', 'respond-async, wait=30']) {
+        const response = await fetch(`${server.url}/numbers-digest`, { method: 'POST', headers: { 'content-type': 'application/json', prefer }, body: text });
+        const answer = (await response.json()) as { result?: unknown };
+        expect([response.status, prefer === '' ? answer : answer.result]).toEqual([prefer === '' ? 200 : 202, expected]);
+      }
+    }
+  });
+
   it('still gives an integer parameter an int when a large body spells it 2.0, as a small body does', async () => {
     const { status, text } = await post(`${server.url}/count-type`, JSON.stringify({ count: 2, padding: PADDING }).replace('"count":2', '"count":2.0'));
     expect([status, JSON.parse(text)]).toEqual([200, 'int']);

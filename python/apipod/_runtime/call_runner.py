@@ -60,14 +60,14 @@ class CallRunner:
                     positional, keywords = bind_arguments(served.signature.parameters, command["arguments"],
                                                           job_progress)
                 finally:
-                    delete_referenced_files(command["arguments"])
+                    delete_referenced_files(_file_holders(command))
                 value = self._invoke(call_id, served.endpoint.function, positional, keywords)
                 if isinstance(value, StreamedChunks):
                     outcome = protocol.streamed(call_id, value.count)
                 else:
                     outcome = protocol.result(call_id, to_json_value(value, self._max_value_depth))
         except CallCancelled:
-            delete_referenced_files(command["arguments"])  # cancelled before it started: unread uploads
+            delete_referenced_files(_file_holders(command))  # cancelled before it started: unread uploads
             outcome = protocol.cancelled(call_id)
         except BaseException as exception:  # SystemExit from user code fails the call, not the worker
             argument = exception.argument if isinstance(exception, ArgumentError) else None
@@ -161,3 +161,11 @@ def _is_plain_iterator(value: Any) -> bool:
 
 def _is_async_iterator(value: Any) -> bool:
     return isinstance(value, collections.abc.AsyncIterator)
+
+
+def _file_holders(command: dict) -> dict:
+    """The arguments that may hold file references: not the lists of numbers that came as
+    doubles (a walk through 200,000 floats looking for one costs ~3 ms)."""
+    numbers = command.get("numbers")
+    arguments = command["arguments"]
+    return {name: value for name, value in arguments.items() if name not in numbers} if numbers else arguments

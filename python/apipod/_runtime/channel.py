@@ -2,6 +2,8 @@
 JSON object on one UTF-8 line."""
 from __future__ import annotations
 
+import array
+import binascii
 import contextlib
 import json
 import os
@@ -155,6 +157,7 @@ def read_commands(descriptor: int, accepted_types: tuple[str, ...], poll_seconds
             if command["type"] not in accepted_types:
                 raise ValueError(f"a {command['type']} command does not belong on fd {descriptor}")
             _read_texts(command, lines)
+            _read_numbers(command, lines)
             yield command
         except ValueError as error:  # bad JSON, bad UTF-8, a malformed or misplaced command
             print(f"apipod worker: ignoring a command line ({error}): {line[:200]!r}", file=sys.stderr)
@@ -174,6 +177,29 @@ def _read_texts(command: dict, lines: Iterator[bytes]) -> None:
         if not line.endswith(b"\n"):
             raise ValueError(f"the pipe closed before the text of {name!r}")
         command["arguments"][name] = str(memoryview(line)[:-1], "utf-8")
+
+
+def _read_numbers(command: dict, lines: Iterator[bytes]) -> None:
+    """Puts in a call's arguments the lists of numbers that follow its texts, one line each of
+    base64 of little-endian doubles, for the parameters its `numbers` names: Python's json
+    takes ~40 ms to parse 200,000 numbers, array and binascii ~7 ms to read their doubles.
+    `numbers` stays in the command: such a list holds no file reference to look for."""
+    names = command.get("numbers")
+    if names is None:
+        return
+    if not isinstance(names, list) or not all(isinstance(name, str) and command["arguments"].get(name) == [] for name in names):
+        raise ValueError("'numbers' must list parameters the call's arguments hold as []")
+    for name in names:
+        line = next(lines, b"")
+        if not line.endswith(b"\n"):
+            raise ValueError(f"the pipe closed before the numbers of {name!r}")
+        try:
+            doubles = array.array("d", binascii.a2b_base64(line))
+        except (binascii.Error, ValueError) as error:
+            raise ValueError(f"the numbers of {name!r} are not base64 of doubles: {error}") from error
+        if sys.byteorder == "big":
+            doubles.byteswap()
+        command["arguments"][name] = doubles.tolist()
 
 
 def _read_lines(descriptor: int, poll_seconds: float) -> Iterator[bytes]:
