@@ -3,7 +3,7 @@
  * vector, a signal), sent to the worker beside the call as doubles rather than as JSON
  * (docs/worker-protocol.md, `numbers`): the gateway has parsed them already to validate
  * them, and Python's json takes ~40 ms to parse 200,000 numbers again where the worker
- * reads their doubles in ~3 ms. The worker gives such a parameter floats, as it does a list
+ * reads their doubles in ~7 ms. The worker gives such a parameter floats, as it does a list
  * JSON sent; each double is the one both sides read the client's number as.
  */
 
