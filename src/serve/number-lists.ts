@@ -37,7 +37,7 @@ export function takeNumberLists(args: Arguments, parameters: ReadonlySet<string>
   let taken = args;
   for (const parameter of parameters) {
     const numbers = args[parameter];
-    if (!Array.isArray(numbers) || numbers.length < LONG_LIST_NUMBERS || !numbers.every(isPlainNumber)) continue;
+    if (!Array.isArray(numbers) || numbers.length < LONG_LIST_NUMBERS || !arePlainNumbers(numbers)) continue;
     if (taken === args) taken = { ...args };
     taken[parameter] = [];
     numberLists.push({ parameter, numbers: numbers as number[] });
@@ -45,6 +45,10 @@ export function takeNumberLists(args: Arguments, parameters: ReadonlySet<string>
   return { arguments: taken, numberLists };
 }
 
-function isPlainNumber(item: unknown): boolean {
-  return typeof item === 'number' && !Object.is(item, -0);
+/** Numbers, none of them -0. A plain loop: `every` with Object.is took ~1.5 ms for 200,000. */
+function arePlainNumbers(items: readonly unknown[]): boolean {
+  for (const item of items) {
+    if (typeof item !== 'number' || (item === 0 && 1 / item < 0)) return false;
+  }
+  return true;
 }

