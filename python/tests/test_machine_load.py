@@ -37,12 +37,24 @@ class OtherLoadTest(unittest.TestCase):
         load = OtherLoad(gateway, proc=root)
         self.assertFalse(load.is_busy())  # one sample says nothing yet
         time.sleep(0.2)
-        # ~0.2 s later: 52 ticks more on the machine, 50 of them this worker's and its gateway's.
-        write_proc(root, machine_busy=1052, own=130, gateway=220, gateway_pid=gateway)
+        # ~0.2 s later: 52 ticks more on the machine, 50 of them this worker's and its gateway's
+        # (10: half a core at most).
+        write_proc(root, machine_busy=1052, own=140, gateway=210, gateway_pid=gateway)
         self.assertFalse(load.is_busy())
         time.sleep(0.2)
         # Then others take 40 ticks in ~0.2 s: about two cores.
-        write_proc(root, machine_busy=1092, own=130, gateway=220, gateway_pid=gateway)
+        write_proc(root, machine_busy=1092, own=140, gateway=210, gateway_pid=gateway)
+        self.assertTrue(load.is_busy())
+
+    def test_a_gateway_busy_most_of_a_core_stops_the_polling_though_nothing_else_runs(self):
+        root = tempfile.mkdtemp()
+        gateway = os.getpid() + 1
+        write_proc(root, machine_busy=1000, own=100, gateway=200, gateway_pid=gateway)
+        load = OtherLoad(gateway, proc=root)
+        load.is_busy()
+        time.sleep(0.2)
+        # 30 ticks of the gateway in ~0.2 s (well over 0.75 of a core), none of anything else.
+        write_proc(root, machine_busy=1030, own=100, gateway=230, gateway_pid=gateway)
         self.assertTrue(load.is_busy())
 
     def test_a_cpu_bound_process_beside_makes_the_machine_busy(self):
