@@ -1,6 +1,5 @@
 import { isJsonObject, type EndpointReport, type Value } from '../worker/protocol.js';
 import { compileValidators, type InputValidator } from './input-validation.js';
-import { takesNumberList } from './number-lists.js';
 
 type JsonObject = { [key: string]: Value };
 
@@ -95,6 +94,14 @@ export function compileEndpointInputs(endpoint: Pick<EndpointReport, 'input_sche
 const DESCRIPTIVE_KEYWORDS = ['title', 'description', 'default', 'examples'];
 const STRING_KEYWORDS = new Set(['type', ...DESCRIPTIVE_KEYWORDS]);
 const UNION_KEYWORDS = new Set(['anyOf', 'x-media-type', ...DESCRIPTIVE_KEYWORDS]);
+const LIST_KEYWORDS = new Set(['items', ...STRING_KEYWORDS]);
+
+/** A list of numbers and nothing else (`list[float]`), whose long lists go to the worker as doubles (number-lists.ts). */
+export function takesNumberList(schema: Value | undefined): boolean {
+  if (!isJsonObject(schema) || schema.type !== 'array' || !isJsonObject(schema.items)) return false;
+  const { items } = schema;
+  return Object.keys(schema).every((keyword) => LIST_KEYWORDS.has(keyword)) && items.type === 'number' && Object.keys(items).every((keyword) => STRING_KEYWORDS.has(keyword));
+}
 
 /**
  * A schema every string satisfies: `str` without constraints, or a union with such a member

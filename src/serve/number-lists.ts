@@ -7,25 +7,11 @@
  * JSON sent; each double is the one both sides read the client's number as.
  */
 
-import { isJsonObject, type NumberList, type Value } from '../worker/protocol.js';
+import type { NumberList } from '../worker/protocol.js';
 import type { Arguments } from './input-validation.js';
 
 /** A list this long goes as doubles: a shorter one costs the worker little to parse as JSON (~0.2 ms for 1,024 numbers). */
 export const LONG_LIST_NUMBERS = 1024;
-
-/** Keywords that describe a schema without constraining what the worker converts it to. */
-const DESCRIPTIVE_KEYWORDS = new Set(['title', 'description', 'default', 'examples']);
-
-/** Whether a parameter's schema is a list of numbers and nothing else (`list[float]`). */
-export function takesNumberList(schema: Value | undefined): boolean {
-  if (!isJsonObject(schema) || schema.type !== 'array' || !isJsonObject(schema.items)) return false;
-  const { items } = schema;
-  return (
-    Object.keys(schema).every((keyword) => keyword === 'type' || keyword === 'items' || DESCRIPTIVE_KEYWORDS.has(keyword)) &&
-    items.type === 'number' &&
-    Object.keys(items).every((keyword) => keyword === 'type' || DESCRIPTIVE_KEYWORDS.has(keyword))
-  );
-}
 
 /**
  * The arguments with an empty list in place of each long list of numbers of `parameters`,

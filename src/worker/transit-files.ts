@@ -36,4 +36,3 @@ export async function readTransitFile(path: string, checkSize: (bytes: number) =
     rmSync(path, { force: true });
   }
 }
-

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Value } from '../../src/worker/protocol.js';
-import { LONG_LIST_NUMBERS, takeNumberLists, takesNumberList } from '../../src/serve/number-lists.js';
+import { takesNumberList } from '../../src/serve/endpoint-inputs.js';
+import { LONG_LIST_NUMBERS, takeNumberLists } from '../../src/serve/number-lists.js';
 
 const long = Array.from({ length: LONG_LIST_NUMBERS }, (_, index) => index / 3);
 
