@@ -8,7 +8,7 @@
 //            and a JSON list of 200,000 numbers averaged (svc and FastAPI only)
 //   busy     the trivial echo at one concurrency with a CPU-bound process running beside it
 //   cold     spawn to the first 200 answer
-//   memory   resident memory of every process of a started, idle server (after one request)
+//   memory   resident memory of every process of a started, idle server (2 s and 15 s after one request)
 //   cpu      a CPU-bound function under `svc start --workers 1` and `--workers 2`
 // Machines are shared and noisy, so every server runs in the same run, measured in turn (the
 // order rotates each round); results are medians over rounds, and ratios to FastAPI's
@@ -34,7 +34,11 @@ import { imageBody, largeTextBody, numbersBody, randomPng } from '../lib/payload
 const here = dirname(fileURLToPath(import.meta.url));
 const root = join(here, '..', '..');
 const svcBin = join(root, 'bin', 'svc.js');
+// svc's worker runs in a virtualenv of its own with nothing installed (svc's toolkit comes from
+// the CLI), like every peer's Python: the base interpreter's site-packages may hold .pth files
+// (this machine's imports certifi at start-up: +5 MiB and +20 ms a process) that no peer loads.
 const PINS = {
+  svc: [],
   fastapi: ['fastapi==0.165.0', 'uvicorn[standard]==0.54.0'],
   apipod: ['apipod==1.0.33'],
   litserve: ['litserve==0.2.19'],
@@ -86,7 +90,7 @@ try {
   }
   if (suites.has('cold')) await coldStart(peers.filter((peer) => peer.name !== 'node:http'));
   if (suites.has('memory')) await idleMemory(peers.filter((peer) => peer.name !== 'node:http'));
-  if (suites.has('cpu')) await cpuBenchmark(writeWrkScript('spin-json.lua', JSON.stringify({ n: Number(values['spin-n']) }), 'application/json'));
+  if (suites.has('cpu')) await cpuBenchmark(venvs, writeWrkScript('spin-json.lua', JSON.stringify({ n: Number(values['spin-n']) }), 'application/json'));
 } finally {
   await stopAll();
 }
@@ -120,13 +124,18 @@ function choosePeers(all, names) {
 }
 
 /** Each server: how it starts on a port, and what it is sent for each suite (absent: not measured there). */
+function svcStartArgs(venvs, port, workers) {
+  const python = join(venvs.svc, 'bin', 'python');
+  return [svcBin, 'start', join(here, 'svc'), '--host', '127.0.0.1', '--port', String(port), '--workers', String(workers), '--python', python];
+}
+
 function definePeers(venvs, bodies) {
   const py = (venv, ...args) => [join(venvs[venv], 'bin', args[0]), args.slice(1)];
   const uvicorn = (port) => [...py('fastapi', 'uvicorn', 'app:app', '--host', '127.0.0.1', '--port', String(port)), join(here, 'fastapi')];
   return [
     {
       name: 'svc',
-      start: (port) => [process.execPath, [svcBin, 'start', join(here, 'svc'), '--host', '127.0.0.1', '--port', String(port), '--workers', '1'], here],
+      start: (port) => [process.execPath, svcStartArgs(venvs, port, 1), here],
       echo: ['/echo', bodies.echo],
       large: ['/echo', bodies.large],
       image: ['/image', bodies.image],
@@ -261,24 +270,27 @@ async function coldStart(peers) {
 }
 
 async function idleMemory(peers) {
+  // Read twice: 2 s after the first answer, and 15 s after it, when a runtime that collects
+  // once it sees itself idle (V8's memory reducer, a few seconds in) has done so.
   const rows = [];
+  const resident = (server) => processTree(server.child.pid).reduce((sum, pid) => sum + residentKiB(pid), 0) / 1024;
   for (const peer of peers) {
     const server = await startPeer(peer);
     await waitReady(server, ...peer.echo);
     await new Promise((resolve) => setTimeout(resolve, 2000));
-    const processes = processTree(server.child.pid);
-    const rss = processes.reduce((sum, pid) => sum + residentKiB(pid), 0);
-    rows.push([peer.name, String(processes.length), (rss / 1024).toFixed(0)]);
+    const early = resident(server);
+    await new Promise((resolve) => setTimeout(resolve, 13000));
+    rows.push([peer.name, String(processTree(server.child.pid).length), early.toFixed(0), resident(server).toFixed(0)]);
     await stopAll();
   }
-  console.log('\nIdle memory: resident memory (VmRSS) of every process of a started server, 2 s after its first answer.\n');
-  printTable(['server', 'processes', 'MiB'], rows, values);
+  console.log('\nIdle memory: resident memory (VmRSS) of every process of a started server, 2 s and 15 s after its first answer.\n');
+  printTable(['server', 'processes', 'MiB at 2 s', 'MiB at 15 s'], rows, values);
 }
 
-async function cpuBenchmark(spinJson) {
+async function cpuBenchmark(venvs, spinJson) {
   const svcPeer = (workers) => ({
     name: `svc --workers ${workers}`,
-    start: (port) => [process.execPath, [svcBin, 'start', join(here, 'svc'), '--host', '127.0.0.1', '--port', String(port), '--workers', String(workers)], here],
+    start: (port) => [process.execPath, svcStartArgs(venvs, port, workers), here],
   });
   const one = await startPeer(svcPeer(1));
   const two = await startPeer(svcPeer(2));
@@ -456,7 +468,7 @@ function ensureVenv(name, packages) {
   if (existsSync(stamp) && readFileSync(stamp, 'utf8') === wanted) return venv;
   process.stderr.write(`creating ${venv} with ${wanted}\n`);
   run('python3', ['-m', 'venv', venv]);
-  run(join(venv, 'bin', 'pip'), ['install', '--quiet', ...packages]);
+  if (packages.length > 0) run(join(venv, 'bin', 'pip'), ['install', '--quiet', ...packages]);
   writeFileSync(stamp, wanted);
   return venv;
 }
@@ -466,7 +478,7 @@ function describeMachine(venvs) {
     spawnSync(join(venv, 'bin', 'python'), ['-c', `import importlib.metadata as m; print(m.version("${pkg}"))`], { encoding: 'utf8' }).stdout.trim();
   const python = spawnSync('python3', ['--version'], { encoding: 'utf8' }).stdout.trim();
   return [
-    `machine: ${spawnSync('nproc', { encoding: 'utf8' }).stdout.trim()} cores, Node ${process.version}, ${python} (svc workers), ${spawnSync('wrk', ['-v'], { encoding: 'utf8' }).stdout.split('\n')[0].trim()}`,
+    `machine: ${spawnSync('nproc', { encoding: 'utf8' }).stdout.trim()} cores, Node ${process.version}, ${python} (every Python in a virtualenv of its own), ${spawnSync('wrk', ['-v'], { encoding: 'utf8' }).stdout.split('\n')[0].trim()}`,
     'svc start --workers 1 (JSON body)',
     `FastAPI ${version(venvs.fastapi, 'fastapi')} + uvicorn ${version(venvs.fastapi, 'uvicorn')} (uvloop, httptools), one process, pydantic body: a def and an async def endpoint`,
     `apipod ${version(venvs.apipod, 'apipod')} from PyPI, default mode (plain FastAPI, uvicorn, h11), form-encoded body`,
