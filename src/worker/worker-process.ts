@@ -150,6 +150,8 @@ export class WorkerProcess {
   private currentState: WorkerState = 'starting';
   private readonly child: ChildProcess;
   private readonly commands: Writable;
+  /** The command pipe is corked until the end of this turn of the event loop (holdCommandsForThisTurn). */
+  private commandsHeld = false;
   /** Cancels have a pipe of their own: the worker reads calls in its main thread, which a running call keeps busy. */
   private readonly cancels: Writable;
   private readonly fileDir: string;
@@ -376,16 +378,35 @@ export class WorkerProcess {
 
   private send(command: Command): void {
     const pipe = command.type === 'cancel' ? this.cancels : this.commands;
-    if (pipe.writable) pipe.write(encodeCommand(command));
+    if (!pipe.writable) return;
+    if (pipe === this.commands) this.holdCommandsForThisTurn();
+    pipe.write(encodeCommand(command));
   }
 
   /** A command in pieces, on the command pipe. */
   private write(pieces: readonly Buffer[]): void {
     if (!this.commands.writable) return;
+    this.holdCommandsForThisTurn();
     // One writev for the pieces: written one by one, each would wake the worker for a part of a line.
     this.commands.cork();
     for (const piece of pieces) this.commands.write(piece);
     this.commands.uncork();
+  }
+
+  /**
+   * Commands written in one turn of the event loop leave in one writev, at its end: answers
+   * read together free as many places in the worker's pipe, and the calls sent into them wake
+   * the worker once, not once each. Writing to the pipe of a sleeping worker was ~a quarter of
+   * the gateway's busy time at 16 connections (the write pays for the wake-up).
+   */
+  private holdCommandsForThisTurn(): void {
+    if (this.commandsHeld) return;
+    this.commandsHeld = true;
+    this.commands.cork();
+    process.nextTick(() => {
+      this.commandsHeld = false;
+      this.commands.uncork();
+    });
   }
 
   private async handleEventLine(parts: Buffer[]): Promise<void> {
