@@ -130,6 +130,12 @@ describe.skipIf(!engineAnswers && !mustRun)('svc build --image and svc start --o
     expect(Number(docker('image', 'inspect', IMAGE, '--format', '{{.Size}}'))).toBeLessThan(450e6);
   });
 
+  it("holds the toolkit's bytecode for the image's Python, which a container could not write back and would compile at every start", () => {
+    const uncompiled = docker('run', '--rm', '--entrypoint', 'python', IMAGE, '-c',
+      "import importlib.util, pathlib; root = pathlib.Path('/opt/svc/python'); print([str(p) for p in root.rglob('*.py') if not pathlib.Path(importlib.util.cache_from_source(str(p))).is_file()])");
+    expect(uncompiled).toBe('[]');
+  });
+
   it('runs the image with svc start --orchestrator docker: /health and /hello answer over HTTP, the key comes from the environment', async () => {
     const server = await startSvc(['--orchestrator', 'docker', '--image', IMAGE, project], { SERVICE_API_KEY: 'e2e-key-123' });
     const health = await fetch(`${server.url}/health`);

@@ -68,9 +68,12 @@ COPY --from=build /opt/venv /opt/venv
 ENV VIRTUAL_ENV=/opt/venv \
     PATH=/opt/venv/bin:$PATH
 
-# svc's runtime: the Node binary, the gateway bundled into one file, the apipod toolkit.
+# svc's runtime: the Node binary, the gateway bundled into one file, the apipod toolkit,
+# compiled to bytecode here by the image's Python: a container cannot write it back, and would
+# otherwise compile the toolkit again at every start (~0.2 s of each cold start).
 COPY --from=node /usr/local/bin/node /usr/local/bin/node
 COPY apipod-deploy/svc/ /opt/svc/
+RUN python -m compileall -q /opt/svc/python
 
 # The project's code, last, compiled (never run) by the image's own Python: a file it refuses
 # fails the build here with Python's message, rather than the container at start.
