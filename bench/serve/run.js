@@ -123,12 +123,13 @@ function choosePeers(all, names) {
   return all.filter((peer) => wanted.has(peer.name));
 }
 
-/** Each server: how it starts on a port, and what it is sent for each suite (absent: not measured there). */
+/** `svc start` of bench/serve/svc on a port, its worker in svc's virtualenv. */
 function svcStartArgs(venvs, port, workers) {
   const python = join(venvs.svc, 'bin', 'python');
   return [svcBin, 'start', join(here, 'svc'), '--host', '127.0.0.1', '--port', String(port), '--workers', String(workers), '--python', python];
 }
 
+/** Each server: how it starts on a port, and what it is sent for each suite (absent: not measured there). */
 function definePeers(venvs, bodies) {
   const py = (venv, ...args) => [join(venvs[venv], 'bin', args[0]), args.slice(1)];
   const uvicorn = (port) => [...py('fastapi', 'uvicorn', 'app:app', '--host', '127.0.0.1', '--port', String(port)), join(here, 'fastapi')];

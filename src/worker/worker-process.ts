@@ -397,7 +397,9 @@ export class WorkerProcess {
    * Commands written in one turn of the event loop leave in one writev, at its end: answers
    * read together free as many places in the worker's pipe, and the calls sent into them wake
    * the worker once, not once each. Writing to the pipe of a sleeping worker was ~a quarter of
-   * the gateway's busy time at 16 connections (the write pays for the wake-up).
+   * the gateway's busy time at 16 connections (the write pays for the wake-up). The turn's
+   * first command waits too: a worker woken mid-turn takes a core the gateway still needs
+   * (flushing later, at setImmediate, or sooner, in a microtask, both lost: RESULTS.md run 9).
    */
   private holdCommandsForThisTurn(): void {
     if (this.commandsHeld) return;

@@ -71,7 +71,7 @@ ENV VIRTUAL_ENV=/opt/venv \
 
 # svc's runtime: the Node binary, the gateway bundled into one file, the apipod toolkit,
 # compiled to bytecode here by the image's Python: a container cannot write it back, and would
-# otherwise compile the toolkit again at every start (~0.2 s of each cold start).
+# otherwise compile the toolkit again at every start (~20 ms, and ~1 MiB its worker keeps).
 COPY --from=node /usr/local/bin/node /usr/local/bin/node
 COPY apipod-deploy/svc/ /opt/svc/
 RUN python -m compileall -q /opt/svc/python
