@@ -74,6 +74,10 @@ process.on('SIGINT', () => stopAll().then(() => process.exit(130)));
 try {
   checkTools();
   const venvs = Object.fromEntries(Object.entries(PINS).map(([name, packages]) => [name, ensureVenv(`.venv-${name}`, packages)]));
+  // svc's toolkit byte-compiled, as pip compiles every peer's packages as it installs them: a
+  // worker that finds its bytecode stale or missing compiles in memory (~0.7 MiB more it keeps),
+  // and with PYTHONDONTWRITEBYTECODE set, as on this machine, does so at every start.
+  run(join(venvs.svc, 'bin', 'python'), ['-m', 'compileall', '-q', join(root, 'python')]);
   mkdirSync(join(here, 'wrk'), { recursive: true });
   const peers = choosePeers(definePeers(venvs, writeBodies()), values.peers);
   console.log(describeMachine(venvs));
