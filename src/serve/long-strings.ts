@@ -58,7 +58,7 @@ export function splitLongStrings(
       // The same key twice: JSON.parse keeps the last; leave such a body to it.
       if (strings.some((string) => string.parameter === key)) return null;
       pieces.push(body.toString('utf8', restStart, valueStart), '""');
-      strings.push({ parameter: key, bytes: body.subarray(valueStart + 1, valueEnd - 1), controlBytesChecked: checksControlBytes });
+      strings.push({ parameter: key, bytes: body.subarray(valueStart + 1, valueEnd - 1) });
       restStart = valueEnd;
     }
     at = skipSpace(body, valueEnd);
@@ -75,12 +75,12 @@ export function splitLongStrings(
 }
 
 /**
- * A 400, as JSON.parse's for the whole body would be, when a string left unsearched by
- * splitLongStrings holds a control character: JSON strings must escape them.
+ * A 400, as JSON.parse's for the whole body would be, when a string splitLongStrings left
+ * unsearched (one of `base64Parameters`) holds a control character: JSON strings must escape them.
  */
-export function refuseControlBytes(strings: readonly LongString[]): void {
+export function refuseControlBytes(strings: readonly LongString[], base64Parameters: ReadonlySet<string>): void {
   for (const string of strings) {
-    if (string.controlBytesChecked || !hasControlByte(string.bytes, 0, string.bytes.length)) continue;
+    if (!base64Parameters.has(string.parameter) || !hasControlByte(string.bytes, 0, string.bytes.length)) continue;
     const message = `the body is not valid JSON: the string of ${JSON.stringify(string.parameter)} holds a control character, which JSON must escape (\\n, \\t, \\u0001)`;
     throw new HttpError(400, 'invalid_request', 'invalid_json', message);
   }

@@ -52,7 +52,7 @@ export async function readArguments(
   const read = await readRequest(request, inputs, staging?.dir ?? null);
   if (read.longStrings !== undefined && !keepLongStrings) {
     // A job keeps its arguments whole, as any replica that runs it reads them: the strings go back in.
-    refuseControlBytes(read.longStrings);
+    refuseControlBytes(read.longStrings, inputs.base64Parameters);
     for (const { parameter, bytes } of read.longStrings) read.arguments[parameter] = bytes.toString('utf8');
     releaseLongStrings(read.longStrings);
     delete read.longStrings;
@@ -123,7 +123,7 @@ async function placeLongStrings(args: Arguments, longStrings: LongString[], inpu
     for (const string of longStrings) {
       const file = inputs.base64Parameters.has(string.parameter) && uploadDir !== null ? decodePlainBase64(string.bytes) : null;
       if (file === null) {
-        refuseControlBytes([string]);
+        refuseControlBytes([string], inputs.base64Parameters);
         texts.push(string);
         continue;
       }

@@ -110,11 +110,6 @@ export interface NumberList {
 export interface LongString {
   parameter: string;
   bytes: Buffer;
-  /**
-   * False for a media parameter's string, whose bytes were not searched for control
-   * characters: a base64 decode that succeeds shows there are none (serve/long-strings.ts).
-   */
-  controlBytesChecked: boolean;
 }
 export interface CancelCommand {
   type: 'cancel';
