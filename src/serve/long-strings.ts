@@ -6,7 +6,7 @@
  * to the worker as they came (docs/worker-protocol.md, `texts`).
  */
 
-import { hasControlByte } from '../worker/json-text.js';
+import { hasControlByte } from '../worker/control-bytes.js';
 import type { LongString } from '../worker/protocol.js';
 import { HttpError } from './http-error.js';
 
