@@ -8,8 +8,6 @@ arrive while the main thread is busy in the user's code.
 """
 from __future__ import annotations
 
-import contextlib
-import fcntl
 import os
 import platform
 import signal
@@ -55,7 +53,6 @@ class Service:
 # How long the worker polls for its next call before it sleeps on the pipe (channel._read_lines).
 DEFAULT_COMMAND_POLL_US = 500
 ORPHAN_CHECK_SECONDS = 1.0  # how soon a worker notices that its gateway died
-PIPE_BYTES = 1 << 20  # Linux's default /proc/sys/fs/pipe-max-size, the most a user may ask for
 
 
 def main(arguments: list[str]) -> int:
@@ -75,8 +72,6 @@ def main(arguments: list[str]) -> int:
                   "commands on fd 3, events on fd 4 and cancels on fd 5", file=sys.stderr)
             return 2
 
-    for descriptor in (command_descriptor, event_descriptor):
-        widen_pipe(descriptor)
     poll_microseconds = os.environ.get("APIPOD_COMMAND_POLL_US", str(DEFAULT_COMMAND_POLL_US))
     max_event_bytes = os.environ.get("APIPOD_MAX_EVENT_BYTES", "")
     max_value_depth = os.environ.get("APIPOD_MAX_VALUE_DEPTH", "")
@@ -148,14 +143,6 @@ def set_up(service_file: str) -> Service:
     except BaseException as error:
         raise SetupFailed("lifespan", error) from None
     return Service(app, endpoints, descriptions, lifespan, loop)
-
-
-def widen_pipe(descriptor: int) -> None:
-    """Lets a pipe hold a megabyte rather than Linux's 64 KiB, so a large call or result crosses
-    it in a few writes instead of one wake-up of the other side per 64 KiB. Best effort: other
-    systems (and a descriptor that is no pipe) keep what they have."""
-    with contextlib.suppress(AttributeError, OSError):
-        fcntl.fcntl(descriptor, fcntl.F_SETPIPE_SZ, PIPE_BYTES)
 
 
 def exit_when_orphaned(gateway: int) -> None:
