@@ -50,24 +50,36 @@ class ReadCommandsTest(unittest.TestCase):
 
     def test_a_calls_texts_follow_its_line_and_take_their_places_in_its_arguments(self):
         text = "é😀 \"quoted\" " + "x" * 200_000
-        call = b'{"type":"call","call":"c-1","endpoint":"/a","arguments":{"a":"","n":1,"b":""},"texts":["b","a"]}\n'
+        call = b'{"type":"call","call":"c-1","endpoint":"/a","arguments":{"a":"","n":1,"b":""},"texts":["b","a"],"line_bytes":[6,%d]}\n' % len(text.encode())
         stream = call + b"second\n" + text.encode() + b"\n" + b'{"type":"shutdown"}\n'
-        commands = self.read_all([stream[i:i + 65536] for i in range(0, len(stream), 65536)], poll_seconds=0.0)
-        self.assertEqual(commands, [
-            {"type": "call", "call": "c-1", "endpoint": "/a", "arguments": {"a": text, "n": 1, "b": "second"}},
-            {"type": "shutdown"},
-        ])
+        for poll_seconds, size in ((0.0, 65536), (0.0005, 65536), (0.0005, 7), (0.0, len(stream))):
+            with self.subTest(poll_seconds=poll_seconds, write_size=size):
+                commands = self.read_all([stream[i:i + size] for i in range(0, len(stream), size)], poll_seconds)
+                self.assertEqual(commands, [
+                    {"type": "call", "call": "c-1", "endpoint": "/a", "arguments": {"a": text, "n": 1, "b": "second"}},
+                    {"type": "shutdown"},
+                ])
 
-    def test_a_call_whose_texts_name_no_argument_or_never_come_is_not_run(self):
-        bad = b'{"type":"call","call":"c-1","endpoint":"/a","arguments":{},"texts":["a"]}\n'
-        cut = b'{"type":"call","call":"c-2","endpoint":"/a","arguments":{"a":""},"texts":["a"]}\nno newline'
-        self.assertEqual(self.read_all([bad + b'{"type":"shutdown"}\n'], 0.0), [{"type": "shutdown"}])
+    def test_a_call_whose_texts_name_no_argument_never_come_or_have_no_true_size_is_not_run(self):
+        shutdown = b'{"type":"shutdown"}\n'
+        for stream in (
+            b'{"type":"call","call":"c-1","endpoint":"/a","arguments":{},"texts":["a"],"line_bytes":[1]}\n',
+            b'{"type":"call","call":"c-3","endpoint":"/a","arguments":{"a":""},"texts":["a"]}\nabc\n',
+            b'{"type":"call","call":"c-4","endpoint":"/a","arguments":{"a":""},"texts":["a"],"line_bytes":[3,4]}\nabc\n',
+            b'{"type":"call","call":"c-5","endpoint":"/a","arguments":{"a":""},"texts":["a"],"line_bytes":[-1]}\nabc\n',
+            # The size says where the line ends: a newline elsewhere means the two disagree.
+            b'{"type":"call","call":"c-6","endpoint":"/a","arguments":{"a":""},"texts":["a"],"line_bytes":[2]}\nabc\n',
+            b'{"type":"call","call":"c-7","endpoint":"/a","arguments":{"a":""},"texts":["a"],"line_bytes":[6]}\nabc\ndefg\n',
+        ):
+            with self.subTest(stream=stream[:40]):
+                self.assertEqual(self.read_all([stream + shutdown], 0.0), [{"type": "shutdown"}])
+        cut = b'{"type":"call","call":"c-2","endpoint":"/a","arguments":{"a":""},"texts":["a"],"line_bytes":[10]}\nno newline'
         self.assertEqual(self.read_all([cut], 0.0), [])
 
     def test_a_calls_numbers_follow_its_texts_as_doubles_and_take_their_places_as_floats(self):
         numbers = [0.1, -2.5e-300, 1.7976931348623157e308, 5e-324, float(2**60)] * 3000
         doubles = base64.b64encode(struct.pack(f"<{len(numbers)}d", *numbers))
-        call = b'{"type":"call","call":"c-1","endpoint":"/a","arguments":{"a":"","v":[],"w":[]},"texts":["a"],"numbers":["w","v"]}\n'
+        call = b'{"type":"call","call":"c-1","endpoint":"/a","arguments":{"a":"","v":[],"w":[]},"texts":["a"],"numbers":["w","v"],"line_bytes":[4,24,%d]}\n' % len(doubles)
         stream = call + b"text\n" + base64.b64encode(struct.pack("<2d", 1.0, -0.0)) + b"\n" + doubles + b"\n" + b'{"type":"shutdown"}\n'
         commands = self.read_all([stream[i:i + 65536] for i in range(0, len(stream), 65536)], poll_seconds=0.0)
         self.assertEqual([command["type"] for command in commands], ["call", "shutdown"])
@@ -78,12 +90,12 @@ class ReadCommandsTest(unittest.TestCase):
     def test_a_call_whose_numbers_name_no_empty_list_are_cut_or_are_no_doubles_is_not_run(self):
         doubles = base64.b64encode(struct.pack("<2d", 1.0, 2.0))
         for stream in (
-            b'{"type":"call","call":"c-1","endpoint":"/a","arguments":{"v":[1]},"numbers":["v"]}\n' + doubles + b"\n",
-            b'{"type":"call","call":"c-3","endpoint":"/a","arguments":{"v":[]},"numbers":["v"]}\n' + base64.b64encode(b"abc") + b"\n",
+            b'{"type":"call","call":"c-1","endpoint":"/a","arguments":{"v":[1]},"numbers":["v"],"line_bytes":[24]}\n' + doubles + b"\n",
+            b'{"type":"call","call":"c-3","endpoint":"/a","arguments":{"v":[]},"numbers":["v"],"line_bytes":[4]}\n' + base64.b64encode(b"abc") + b"\n",
         ):
             with self.subTest(stream=stream[:60]):
                 self.assertEqual(self.read_all([stream + b'{"type":"shutdown"}\n'], 0.0), [{"type": "shutdown"}])
-        cut = b'{"type":"call","call":"c-2","endpoint":"/a","arguments":{"v":[]},"numbers":["v"]}\n' + doubles
+        cut = b'{"type":"call","call":"c-2","endpoint":"/a","arguments":{"v":[]},"numbers":["v"],"line_bytes":[24]}\n' + doubles
         self.assertEqual(self.read_all([cut], 0.0), [])
 
     def test_a_writer_slower_than_the_poll_is_waited_for(self):

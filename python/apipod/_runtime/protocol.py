@@ -14,7 +14,7 @@ from typing import Any, Callable, Optional
 from ..app import COMPUTE_CHOICES, PROVIDER_CHOICES
 from ..common.exceptions import JobException
 
-PROTOCOL_VERSION = 6  # 2: cancels have a pipe of their own; 3: a generator ends with `streamed`; 4: `direct`; 5: a call's `texts`; 6: its `numbers`
+PROTOCOL_VERSION = 7  # 2: cancels have a pipe of their own; 3: a generator ends with `streamed`; 4: `direct`; 5: a call's `texts`; 6: its `numbers`; 7: their `line_bytes`
 SETUP_STAGES = ("import", "lifespan", "schema")
 
 
