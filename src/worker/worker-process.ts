@@ -38,6 +38,12 @@ export interface CallOptions {
   longStrings?: readonly LongString[];
   /** Lists of numbers the arguments hold as `[]`, sent beside them as doubles (serve/number-lists.ts). */
   numberLists?: readonly NumberList[];
+  /**
+   * Send the call at once, not with the rest of this turn's commands at its end: the caller
+   * has work of its own to do after it (a job's store writes), which the worker's run then
+   * overlaps rather than waits for.
+   */
+  sendAtOnce?: boolean;
 }
 
 export interface LogLine {
@@ -306,6 +312,7 @@ export class WorkerProcess {
       this.write(encodeCallWithStrings({ type: 'call', call: id, endpoint, arguments: args }, options.longStrings ?? [], options.numberLists ?? []));
     } else if (options.argumentsJson !== undefined) this.write(encodeCallWithText(id, endpoint, options.argumentsJson));
     else this.send({ type: 'call', call: id, endpoint, arguments: args });
+    if (options.sendAtOnce === true) this.sendHeldCommands();
     return call;
   }
 
@@ -401,6 +408,13 @@ export class WorkerProcess {
    * first command waits too: a worker woken mid-turn takes a core the gateway still needs
    * (flushing later, at setImmediate, or sooner, in a microtask, both lost: RESULTS.md run 9).
    */
+  /** What this turn has held so far leaves now; the hold goes on for the rest of the turn. */
+  private sendHeldCommands(): void {
+    if (!this.commandsHeld) return;
+    this.commands.uncork();
+    this.commands.cork();
+  }
+
   private holdCommandsForThisTurn(): void {
     if (this.commandsHeld) return;
     this.commandsHeld = true;

@@ -50,6 +50,8 @@ export class JobRunner {
       outcome = this.runner.submit(job.endpoint, args, {
       id: job.id,
       signal: abort.controller.signal,
+      // The store's writes for the job (PROCESSING now, QUEUED below) need not delay its run.
+      sendAtOnce: true,
       onStart: () => {
         if (isTerminal(job.status)) return;
         this.store.move(job, 'PROCESSING');
