@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import wabtInit from 'wabt';
 import { CONTROL_BYTES_WASM, controlByteSearch, hasControlByte, hasControlByteWordwise } from '../../src/worker/control-bytes.js';
 
@@ -15,6 +15,24 @@ describe('control-bytes.wat', () => {
 
   it('is the search long bytes get on this Node', () => {
     expect(controlByteSearch()).toBe('webassembly');
+  });
+});
+
+describe('without WebAssembly (node --jitless)', () => {
+  afterEach(() => {
+    vi.unstubAllGlobals();
+    vi.resetModules();
+  });
+
+  it('searches long bytes in JavaScript instead, and finds the same', async () => {
+    vi.stubGlobal('WebAssembly', undefined);
+    vi.resetModules();
+    const fresh = await import('../../src/worker/control-bytes.js');
+    const bytes = Buffer.alloc(200_000, 0x61);
+    expect(fresh.hasControlByte(bytes, 0, bytes.length)).toBe(false);
+    bytes[150_000] = 0x09;
+    expect(fresh.hasControlByte(bytes, 0, bytes.length)).toBe(true);
+    expect(fresh.controlByteSearch()).toBe('javascript');
   });
 });
 
