@@ -64,6 +64,7 @@ class ReadCommandsTest(unittest.TestCase):
         shutdown = b'{"type":"shutdown"}\n'
         for stream in (
             b'{"type":"call","call":"c-1","endpoint":"/a","arguments":{},"texts":["a"],"line_bytes":[1]}\n',
+            b'{"type":"call","call":"c-8","endpoint":"/a","arguments":{"a":""},"texts":5,"line_bytes":[1]}\n',
             b'{"type":"call","call":"c-3","endpoint":"/a","arguments":{"a":""},"texts":["a"]}\nabc\n',
             b'{"type":"call","call":"c-4","endpoint":"/a","arguments":{"a":""},"texts":["a"],"line_bytes":[3,4]}\nabc\n',
             b'{"type":"call","call":"c-5","endpoint":"/a","arguments":{"a":""},"texts":["a"],"line_bytes":[-1]}\nabc\n',

@@ -4,7 +4,8 @@
  * result's (json-text.ts), and for a 2 MB string the question was ~0.3 ms each, the largest
  * piece of JavaScript in the gateway's work on such a call. WebAssembly compares sixteen bytes
  * at once (control-bytes.wat): the bytes are copied into its memory a chunk at a time and
- * searched there, ~0.16 ms for 2 MB, copies included. Where WebAssembly or its SIMD
+ * searched there, ~0.16 ms for 2 MB in a loop, copies included, and ~0.2 ms in the server,
+ * where the bytes are no longer in cache (bench/RESULTS.md, run 10). Where WebAssembly or its SIMD
  * instructions are missing (`node --jitless`, a CPU without SSE4.1), a word-at-a-time search
  * in JavaScript answers instead.
  */

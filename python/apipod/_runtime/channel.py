@@ -171,7 +171,7 @@ def read_commands(descriptor: int, accepted_types: tuple[str, ...], poll_seconds
 def _following_sizes(command: dict) -> Iterator[int]:
     """The byte sizes of the lines that follow a call, its texts' then its numbers', newlines
     not counted: `line_bytes`, which a call with texts or numbers must carry."""
-    following = len(command.get("texts") or ()) + len(command.get("numbers") or ())
+    following = sum(len(names) for names in (command.get("texts"), command.get("numbers")) if isinstance(names, list))
     sizes = command.pop("line_bytes", None)
     if following == 0:
         return iter(())

@@ -50,7 +50,7 @@ class Service:
     loop: Optional[asyncio.AbstractEventLoop]
 
 
-# How long the worker polls for its next call before it sleeps on the pipe (channel._read_lines).
+# How long the worker polls for its next call before it sleeps on the pipe (channel._Lines).
 DEFAULT_COMMAND_POLL_US = 500
 ORPHAN_CHECK_SECONDS = 1.0  # how soon a worker notices that its gateway died
 
