@@ -8,7 +8,6 @@ import enum
 import inspect
 import re
 import typing
-import uuid
 from typing import Any, Callable, Optional
 
 from ..chat import ChatCompletionRequest
@@ -18,7 +17,7 @@ from ..file_model import FileModel
 from ..media import AudioFile, ImageFile, MediaFile, VideoFile, base_file_name
 from ..media_containers import MediaList
 from .media_kinds import CHECKED_KINDS, content_type_of_kind
-from .optional_types import is_pydantic_model_class, is_upload_file_class, media_toolkit_kind, upload_annotation_kind
+from .optional_types import is_pydantic_model_class, is_upload_file_class, loaded_uuid_class, media_toolkit_kind, upload_annotation_kind
 from ..progress import JobProgress
 from .signature import EndpointParameter, strip_annotated, union_members
 from ..upload_file import UploadedFile
@@ -126,6 +125,8 @@ def convert(value: Any, annotation: Any) -> Any:
         return base(value)
     if base in _FROM_TEXT and isinstance(value, str):
         return _FROM_TEXT[base](value)
+    if base is loaded_uuid_class() and isinstance(value, str):
+        return base(value)
     if issubclass(base, ChatCompletionRequest):
         return value if isinstance(value, base) else base.from_dict(value)
     if base is float and isinstance(value, int) and not isinstance(value, bool):
@@ -162,7 +163,6 @@ _FROM_TEXT = {
     datetime.datetime: _from_iso_text(datetime.datetime.fromisoformat),
     datetime.date: _from_iso_text(datetime.date.fromisoformat),
     datetime.time: _from_iso_text(datetime.time.fromisoformat),
-    uuid.UUID: uuid.UUID,
 }
 
 

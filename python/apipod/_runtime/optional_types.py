@@ -18,6 +18,17 @@ def require(module_name: str, purpose: str):
     return sys.modules[module_name]
 
 
+def loaded_uuid_class() -> Optional[type]:
+    """uuid.UUID once some module has imported uuid, else None. A service whose annotations or
+    values hold a UUID has imported it; the toolkit does not, as uuid brings `platform` and
+    costs every worker ~0.4 MiB."""
+    return _loaded_class("uuid", "UUID")
+
+
+def is_uuid(value: Any) -> bool:
+    return _is_subclass(type(value), loaded_uuid_class())
+
+
 def is_pydantic_model_class(cls: Any) -> bool:
     return _is_subclass(cls, _loaded_class("pydantic", "BaseModel"))
 

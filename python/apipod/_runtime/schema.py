@@ -8,7 +8,6 @@ import datetime
 import enum
 import json
 import typing
-import uuid
 from typing import Any
 
 from ..chat import (
@@ -21,8 +20,8 @@ from ..file_model import FileModel
 from ..media import ImageFile, MediaFile
 from ..media_containers import MediaDict, MediaList
 from .service_module import SERVICE_MODULE_NAME
-from .optional_types import (is_numpy_array_class, is_pil_image_class, is_pydantic_model_class, media_toolkit_kind,
-                             upload_annotation_kind)
+from .optional_types import (is_numpy_array_class, is_pil_image_class, is_pydantic_model_class,
+                            loaded_uuid_class, media_toolkit_kind, upload_annotation_kind)
 from .signature import strip_annotated, union_members
 
 MEDIA_OBJECT_SCHEMA = {
@@ -37,7 +36,7 @@ MEDIA_OBJECT_SCHEMA = {
 
 _PRIMITIVES = {str: "string", bool: "boolean", int: "integer", float: "number"}
 # Values that travel as strings in a standard format (ISO 8601, RFC 4122), as FastAPI takes them.
-_STRING_FORMATS = {datetime.datetime: "date-time", datetime.date: "date", datetime.time: "time", uuid.UUID: "uuid"}
+_STRING_FORMATS = {datetime.datetime: "date-time", datetime.date: "date", datetime.time: "time"}
 _ARRAY_ORIGINS = {
     list, set, frozenset, collections.abc.Sequence, collections.abc.MutableSequence,
     collections.abc.Set, collections.abc.MutableSet, collections.abc.Collection,
@@ -141,6 +140,8 @@ class SchemaBuilder:
             return {"type": _PRIMITIVES[cls]}
         if cls in _STRING_FORMATS:
             return {"type": "string", "format": _STRING_FORMATS[cls]}
+        if cls is loaded_uuid_class():
+            return {"type": "string", "format": "uuid"}
         if issubclass(cls, MediaFile):
             return media_schema(cls.media_kind, self.for_output)
         if media_toolkit_kind(cls) is not None:

@@ -7,14 +7,13 @@ import enum
 import json
 import math
 import sys
-import uuid
 from typing import Any, Optional
 
 from ..file_model import FileModel
 from .file_reference import INLINE_LIMIT, write_file_reference
 from ..media import ImageFile, MediaFile
 from .value_depth import ResultTooDeep
-from .optional_types import is_media_toolkit_file, is_numpy_value, is_pil_image, is_pydantic_model
+from .optional_types import is_media_toolkit_file, is_numpy_value, is_pil_image, is_pydantic_model, is_uuid
 
 
 _LARGEST_EXACT_INTEGER = 2**53 - 1
@@ -76,7 +75,7 @@ def _json_value(value: Any, levels_left: float, max_depth: Optional[int]) -> Any
         return {field.name: _json_value(getattr(value, field.name), below, max_depth) for field in dataclasses.fields(value)}
     if isinstance(value, (datetime.datetime, datetime.date, datetime.time)):
         return value.isoformat()
-    if isinstance(value, uuid.UUID):
+    if is_uuid(value):
         return str(value)
     if is_numpy_value(value):
         return _json_value(value.tolist(), levels_left, max_depth)  # arrays to nested lists, numpy scalars to Python numbers

@@ -9,7 +9,6 @@ arrive while the main thread is busy in the user's code.
 from __future__ import annotations
 
 import os
-import platform
 import signal
 import sys
 import threading
@@ -95,7 +94,7 @@ def main(arguments: list[str]) -> int:
         return 1
     app = service.app
     events.send(protocol.ready(
-        platform.python_version(),
+        sys.version.split()[0],  # what platform.python_version() says, without importing platform
         {"title": app.title, "compute": app.compute, "provider": app.provider},
         service.descriptions,
     ))
