@@ -400,6 +400,13 @@ export class WorkerProcess {
     this.commands.uncork();
   }
 
+  /** What this turn has held so far leaves now; the hold goes on for the rest of the turn. */
+  private sendHeldCommands(): void {
+    if (!this.commandsHeld) return;
+    this.commands.uncork();
+    this.commands.cork();
+  }
+
   /**
    * Commands written in one turn of the event loop leave in one writev, at its end: answers
    * read together free as many places in the worker's pipe, and the calls sent into them wake
@@ -408,13 +415,6 @@ export class WorkerProcess {
    * first command waits too: a worker woken mid-turn takes a core the gateway still needs
    * (flushing later, at setImmediate, or sooner, in a microtask, both lost: RESULTS.md run 9).
    */
-  /** What this turn has held so far leaves now; the hold goes on for the rest of the turn. */
-  private sendHeldCommands(): void {
-    if (!this.commandsHeld) return;
-    this.commands.uncork();
-    this.commands.cork();
-  }
-
   private holdCommandsForThisTurn(): void {
     if (this.commandsHeld) return;
     this.commandsHeld = true;

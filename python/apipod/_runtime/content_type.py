@@ -87,7 +87,8 @@ def guess_content_type(content: bytes, file_name: Optional[str] = None) -> str:
     if sniffed is not None:
         return sniffed
     if file_name:
-        guessed, _ = _mimetypes().guess_type(file_name, strict=False)
+        import mimetypes  # here: it brings urllib.parse and ipaddress, ~0.4 MiB a worker would hold for good
+        guessed, _ = mimetypes.guess_type(file_name, strict=False)
         if guessed:
             return guessed
     return GENERIC_CONTENT_TYPE
@@ -114,7 +115,8 @@ def extension_for(content_type: Optional[str]) -> Optional[str]:
     known = _EXTENSIONS.get(content_type.split(";", 1)[0].strip().lower())
     if known is not None:
         return known
-    guessed = _mimetypes().guess_extension(content_type, strict=False)
+    import mimetypes  # here, as in guess_content_type
+    guessed = mimetypes.guess_extension(content_type, strict=False)
     return guessed[1:] if guessed else None
 
 
@@ -122,10 +124,3 @@ def _matches(header: bytes, offset: Optional[int], pattern: bytes) -> bool:
     if offset is None:
         return pattern in header
     return header[offset:offset + len(pattern)] == pattern
-
-
-def _mimetypes():
-    """The standard library's mimetypes, imported when first asked: it brings urllib.parse and
-    ipaddress, ~0.4 MiB a worker holds for good, and most calls never guess a type by name."""
-    import mimetypes
-    return mimetypes

@@ -20,8 +20,8 @@ from ..file_model import FileModel
 from ..media import ImageFile, MediaFile
 from ..media_containers import MediaDict, MediaList
 from .service_module import SERVICE_MODULE_NAME
-from .optional_types import (is_numpy_array_class, is_pil_image_class, is_pydantic_model_class,
-                            loaded_uuid_class, media_toolkit_kind, upload_annotation_kind)
+from .optional_types import (is_numpy_array_class, is_pil_image_class, is_pydantic_model_class, loaded_uuid_class,
+                             media_toolkit_kind, upload_annotation_kind)
 from .signature import strip_annotated, union_members
 
 MEDIA_OBJECT_SCHEMA = {
