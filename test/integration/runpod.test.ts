@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startRunpodStandin, type RunpodStandin } from '../support/runpod-standin.js';
+import { quietPort } from '../support/ports.js';
 import { postJson, startSvc, type RunningSvc } from '../support/server.js';
 import { REPO_ROOT, runSvc, SVC_BIN } from '../support/svc.js';
 
@@ -148,7 +149,7 @@ describe('provider runpod, production path: the library takes jobs from the prov
 describe("provider runpod, trying it out here: the library's test server and a test input", () => {
   let server: RunningSvc;
   beforeAll(async () => {
-    server = await startSvc([HELLO, '--provider', 'runpod', '--test-server']);
+    server = await startSvc([HELLO, '--provider', 'runpod', '--test-server', '--port', String(await quietPort())]);
   });
   afterAll(async () => {
     await server?.stop();
@@ -175,7 +176,7 @@ describe("provider runpod, trying it out here: the library's test server and a t
   });
 
   it('serves the test API on IPv6 with --host ::, says where, and stops on the first SIGTERM', async () => {
-    const ipv6 = await startSvc([EDGES, '--test-server', '--host', '::']);
+    const ipv6 = await startSvc([EDGES, '--test-server', '--host', '::', '--port', String(await quietPort('::'))]);
     const port = new URL(ipv6.url).port;
     expect(ipv6.url).toBe(`http://[::1]:${port}`);
     const answer = await postJson(`http://[::1]:${port}/runsync`, { input: { path: '/tagged' } });
@@ -239,7 +240,7 @@ describe("provider runpod, trying it out here: the library's test server and a t
 describe('provider runpod, trying out a service that streams', () => {
   let server: RunningSvc;
   beforeAll(async () => {
-    server = await startSvc([JOBS, '--provider', 'runpod', '--test-server']);
+    server = await startSvc([JOBS, '--provider', 'runpod', '--test-server', '--port', String(await quietPort())]);
   });
   afterAll(async () => {
     await server?.stop();
