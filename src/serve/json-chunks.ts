@@ -1,4 +1,14 @@
+import { JsonText } from '../worker/json-text.js';
 import type { Value } from '../worker/protocol.js';
+
+/**
+ * A value to write as JSON, which may hold JSON text already written: a job's result as the
+ * worker wrote it goes into its envelope as those bytes, neither parsed nor serialised again.
+ */
+export type JsonTree = Value | JsonText | JsonTree[] | { [key: string]: JsonTree };
+
+/** The largest slice of a JSON text handed to the socket at once. */
+export const TEXT_SLICE_BYTES = 1 << 20;
 
 /** Most characters of a string serialised at once: a large text is sent slice by slice. */
 const STRING_SLICE_CHARS = 64 * 1024;
@@ -12,18 +22,19 @@ const NUMBER_CHARS = 24;
  */
 const CONTAINER_CHARS = 32;
 
-type Pending = { kind: 'value'; value: Value } | { kind: 'text'; text: string };
+type Pending = { kind: 'value'; value: JsonTree } | { kind: 'text'; text: string };
 
 /**
  * A JSON value's text in pieces, which joined are `JSON.stringify(value)`: a response is
  * written piece by piece as the client reads it, so a 40 MB result is never held a second
  * time as one string (nor a third in the socket's queue) for a client that does not read.
- * A piece is a string's slice of at most 64 Ki characters (escaped, up to six times that)
- * or the punctuation and short values between them. Walked with a stack of its own, as a
- * deeply nested result would overflow the call stack. Values come from JSON (the worker's
- * pipe), so there is no `undefined`, `toJSON` or non-finite number to consider.
+ * A piece is a string's slice of at most 64 Ki characters (escaped, up to six times that),
+ * the punctuation and short values between them, or a slice of a JsonText's bytes. Walked
+ * with a stack of its own, as a deeply nested result would overflow the call stack. Values
+ * come from JSON (the worker's pipe), so there is no `undefined`, other `toJSON` or
+ * non-finite number to consider.
  */
-export function* jsonChunks(value: Value): Generator<string, void, undefined> {
+export function* jsonChunks(value: JsonTree): Generator<string | Buffer, void, undefined> {
   const pending: Pending[] = [{ kind: 'value', value }];
   let buffered = '';
   while (pending.length > 0) {
@@ -34,10 +45,14 @@ export function* jsonChunks(value: Value): Generator<string, void, undefined> {
       if (buffered !== '') yield buffered;
       buffered = '';
       yield* stringChunks(next.value);
+    } else if (next.value instanceof JsonText) {
+      if (buffered !== '') yield buffered;
+      buffered = '';
+      yield* next.value.slices(TEXT_SLICE_BYTES);
     } else if (Array.isArray(next.value)) {
       pending.push({ kind: 'text', text: ']' });
       for (let index = next.value.length - 1; index >= 0; index--) {
-        pending.push({ kind: 'value', value: next.value[index] as Value });
+        pending.push({ kind: 'value', value: next.value[index] as JsonTree });
         if (index > 0) pending.push({ kind: 'text', text: ',' });
       }
       pending.push({ kind: 'text', text: '[' });
@@ -45,7 +60,7 @@ export function* jsonChunks(value: Value): Generator<string, void, undefined> {
       const entries = Object.entries(next.value);
       pending.push({ kind: 'text', text: '}' });
       for (let index = entries.length - 1; index >= 0; index--) {
-        const [key, item] = entries[index] as [string, Value];
+        const [key, item] = entries[index] as [string, JsonTree];
         pending.push({ kind: 'value', value: item });
         pending.push({ kind: 'text', text: `${index > 0 ? ',' : ''}${JSON.stringify(key)}:` });
       }
@@ -67,13 +82,15 @@ export function* jsonChunks(value: Value): Generator<string, void, undefined> {
  * takes, a container by CONTAINER_CHARS. Stops as soon as the budget is spent, so it costs a large
  * value next to nothing, and a small one (a job envelope) a fraction of serialising it.
  */
-export function isSmallJson(value: Value): boolean {
+export function isSmallJson(value: JsonTree): boolean {
   let budget = STRING_SLICE_CHARS;
-  const pending: Value[] = [value];
+  const pending: JsonTree[] = [value];
   while (pending.length > 0 && budget >= 0) {
-    const next = pending.pop() as Value;
+    const next = pending.pop() as JsonTree;
     if (typeof next === 'string') {
       budget -= next.length + 2;
+    } else if (next instanceof JsonText) {
+      budget -= next.length;
     } else if (Array.isArray(next)) {
       budget -= CONTAINER_CHARS;
       for (const item of next) pending.push(item);
@@ -81,7 +98,7 @@ export function isSmallJson(value: Value): boolean {
       budget -= CONTAINER_CHARS;
       for (const key in next) {
         budget -= key.length + 4;
-        pending.push(next[key] as Value);
+        pending.push(next[key] as JsonTree);
       }
     } else {
       budget -= NUMBER_CHARS;

@@ -1,12 +1,8 @@
 import { Readable } from 'node:stream';
 import type { FastifyReply } from 'fastify';
 import type { JsonText } from '../worker/json-text.js';
-import type { Value } from '../worker/protocol.js';
-import { isSmallJson, jsonChunks } from './json-chunks.js';
+import { isSmallJson, jsonChunks, TEXT_SLICE_BYTES, type JsonTree } from './json-chunks.js';
 import { disconnectStalled } from './stalled-client.js';
-
-/** The largest slice of a JSON text handed to the socket at once. */
-const TEXT_SLICE_BYTES = 1 << 20;
 
 /**
  * Sends a value as JSON (`application/json`, with its Content-Length). A small value goes
@@ -16,7 +12,7 @@ const TEXT_SLICE_BYTES = 1 << 20;
  * Such a client is disconnected once it has taken nothing for `sendTimeoutMs`
  * (`--send-timeout`, as nginx's `send_timeout`), and the result goes with it.
  */
-export function sendJson(reply: FastifyReply, value: Value, sendTimeoutMs: number): FastifyReply {
+export function sendJson(reply: FastifyReply, value: JsonTree, sendTimeoutMs: number): FastifyReply {
   reply.type('application/json; charset=utf-8');
   if (isSmallJson(value)) return reply.send(JSON.stringify(value));
   // Counted in a pass of its own, so the text is never whole in memory.
@@ -32,12 +28,7 @@ export function sendJson(reply: FastifyReply, value: Value, sendTimeoutMs: numbe
  */
 export function sendJsonText(reply: FastifyReply, text: JsonText, sendTimeoutMs: number): FastifyReply {
   reply.type('application/json; charset=utf-8');
-  function* slices(): Generator<Buffer, void, undefined> {
-    for (const piece of text.pieces) {
-      for (let start = 0; start < piece.length; start += TEXT_SLICE_BYTES) yield piece.subarray(start, start + TEXT_SLICE_BYTES);
-    }
-  }
-  return sendPieces(reply, text.length, slices(), sendTimeoutMs);
+  return sendPieces(reply, text.length, text.slices(TEXT_SLICE_BYTES), sendTimeoutMs);
 }
 
 function sendPieces(reply: FastifyReply, length: number, pieces: Iterable<string | Buffer>, sendTimeoutMs: number): FastifyReply {

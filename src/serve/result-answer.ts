@@ -13,7 +13,10 @@ import { sendJson, sendJsonText } from './json-reply.js';
  */
 
 /** The one media file a result is (a returned ImageFile, bytes), or null for any other result. */
-export function mediaTypeOf(value: Value | null): string | null {
+export function mediaTypeOf(result: Value | JsonText | null): string | null {
+  // A text without the key is no media file: no need to parse it to know.
+  if (result instanceof JsonText) return result.mayHoldKey('content_type') ? mediaTypeOf(result.value) : null;
+  const value = result;
   // A file's bytes when it came as one (its base64 is then made only if read): not read here.
   const hasContent = mediaBytesOf(value) !== undefined || (isJsonObject(value) && typeof value.content === 'string');
   if (!isJsonObject(value) || !hasContent || !('content_type' in value)) return null;

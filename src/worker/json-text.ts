@@ -32,8 +32,25 @@ export class JsonText {
   }
 
   get value(): Value {
-    this.parsed ??= { value: JSON.parse(Buffer.concat(this.pieces, this.length).toString('utf8')) as Value };
+    this.parsed ??= { value: JSON.parse(this.joined().toString('utf8')) as Value };
     return this.parsed.value;
+  }
+
+  /** What JSON.stringify writes for it, wherever it sits in a value: the value itself. */
+  toJSON(): Value {
+    return this.value;
+  }
+
+  /** The bytes in slices of at most `most` bytes, for a socket to take one at a time. */
+  *slices(most: number): Generator<Buffer, void, undefined> {
+    for (const piece of this.pieces) {
+      for (let start = 0; start < piece.length; start += most) yield piece.subarray(start, start + most);
+    }
+  }
+
+  /** The text as one buffer (a job's result, written to its store). */
+  joined(): Buffer {
+    return Buffer.concat(this.pieces, this.length);
   }
 
   /**

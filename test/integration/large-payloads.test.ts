@@ -59,6 +59,25 @@ describe('large payloads', () => {
     }
   });
 
+  it("answers a job's large result with the JSON the worker wrote, when it ends and when polled, whether its server keeps jobs in memory or in a SQLite file", async () => {
+    const digits = '{"id":18446744073709551617,"te';
+    const serverless = await startSvc([LARGE_ANSWERS, '--compute', 'serverless']);
+    try {
+      for (const url of [server.url, serverless.url]) {
+        const submitted = await fetch(`${url}/large-with-id`, { method: 'POST', headers: { 'content-type': 'application/json', prefer: 'respond-async, wait=30' }, body: JSON.stringify({ count: 2 ** 20 }) });
+        const text = await submitted.text();
+        const result = text.slice(text.indexOf('"result":') + '"result":'.length);
+        expect([submitted.status < 300, JSON.parse(text).status, result.slice(0, digits.length)]).toEqual([true, 'FINISHED', digits]);
+        const polled = await (await fetch(`${url}/v1/jobs/${JSON.parse(text).id}`)).text();
+        expect(polled.slice(polled.indexOf('"result":') + '"result":'.length, polled.indexOf('"result":') + '"result":'.length + 2 ** 20 + 37)).toBe(
+          `{"id":18446744073709551617,"text":"${'x'.repeat(2 ** 20)}"}`,
+        );
+      }
+    } finally {
+      await serverless.stop();
+    }
+  });
+
   it("hands a long base64 image to the function as the bytes it stands for, and refuses bad base64 as for a short one", async () => {
     const png = noisePng(200, 200);
     const expected = { size: png.length, sha256: createHash('sha256').update(png).digest('hex'), content_type: 'image/png' };

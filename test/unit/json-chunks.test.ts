@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { JsonText } from '../../src/worker/json-text.js';
 import type { Value } from '../../src/worker/protocol.js';
 import { isSmallJson, jsonChunks } from '../../src/serve/json-chunks.js';
 
@@ -41,5 +42,16 @@ describe('a JSON value written in pieces', () => {
     for (let depth = 0; depth < 200_000; depth++) nested = [nested];
     const text = [...jsonChunks(nested)].join('');
     expect(text).toBe(`${'['.repeat(200_000)}"bottom"${']'.repeat(200_000)}`);
+  });
+
+  it("writes a JSON text the worker wrote as its bytes, wherever it sits, and JSON.stringify writes its value", () => {
+    // A job's envelope holding its large result: an integer beyond a double keeps every digit.
+    const result = new JsonText([Buffer.from('{"id":18446744073709551617,"text":"'), Buffer.from('t'.repeat(3 * SLICE)), Buffer.from('"}')]);
+    const envelope = { status: 'FINISHED', result, error: null };
+    const written = Buffer.concat([...jsonChunks(envelope)].map((piece) => (typeof piece === 'string' ? Buffer.from(piece) : piece))).toString();
+    expect(written).toBe(`{"status":"FINISHED","result":{"id":18446744073709551617,"text":"${'t'.repeat(3 * SLICE)}"},"error":null}`);
+    expect(JSON.parse(JSON.stringify(envelope))).toEqual({ status: 'FINISHED', result: { id: 18446744073709551617, text: 't'.repeat(3 * SLICE) }, error: null });
+    expect(isSmallJson(envelope)).toBe(false);
+    expect(isSmallJson({ result: new JsonText([Buffer.from('{"ok":true}')]) })).toBe(true);
   });
 });

@@ -1,3 +1,4 @@
+import type { JsonText } from '../../worker/json-text.js';
 import type { Value } from '../../worker/protocol.js';
 import type { JobStatus } from './job-status.js';
 import type { Job, JobError } from './job.js';
@@ -39,7 +40,7 @@ export interface JobEnvelope {
   status: JobStatus;
   progress: number | null;
   message: string | null;
-  result: Value | null;
+  result: Value | JsonText | null;
   error: string | null;
   error_detail: JobError | null;
   endpoint: string;

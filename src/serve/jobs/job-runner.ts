@@ -136,7 +136,7 @@ export class JobRunner {
     if (isTerminal(job.status)) return;
     switch (outcome.kind) {
       case 'result':
-        this.store.move(job, 'FINISHED', { result: job.streams ? generatorResult(outcome.value) : outcome.value, progress: 1 });
+        this.store.move(job, 'FINISHED', { result: job.streams ? generatorResult(outcome.value) : (outcome.json ?? outcome.value), progress: 1 });
         return;
       case 'error': {
         const { type, message, traceback } = outcome.error;

@@ -1,6 +1,7 @@
 import type { OutgoingHttpHeaders } from 'node:http';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Value } from '../../worker/protocol.js';
+import type { JsonTree } from '../json-chunks.js';
 import { sendJson } from '../json-reply.js';
 import { disconnectWhenStalled } from '../stalled-client.js';
 import { toEnvelope, type JobEnvelope, type ServiceSpecification, type WebhookStatus } from './job-envelope.js';
@@ -128,7 +129,7 @@ export function baseUrlOf(request: FastifyRequest, options: Pick<JobStreamOption
 /** An envelope as a response body; one holding a large result is sent as the client reads it. */
 export function sendEnvelope(reply: FastifyReply, envelope: JobEnvelope, sendTimeoutMs: number): FastifyReply {
   // An envelope is JSON through and through; its interface only names the fields.
-  return sendJson(reply, envelope as unknown as Value, sendTimeoutMs);
+  return sendJson(reply, envelope as unknown as JsonTree, sendTimeoutMs);
 }
 
 function namedEvent(event: string, data: unknown): string {

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import type { JsonText } from '../../worker/json-text.js';
 import type { Value } from '../../worker/protocol.js';
 import type { JobStatus } from './job-status.js';
 
@@ -20,7 +21,8 @@ export interface Job {
   status: JobStatus;
   progress: number | null;
   message: string | null;
-  result: Value | null;
+  /** A large one stays the worker's JSON text, written to the client and the store as it is, parsed only if read. */
+  result: Value | JsonText | null;
   error: JobError | null;
   /** Chunks a generator endpoint has yielded so far. */
   chunks: Value[];

@@ -4,6 +4,7 @@ import { hostname } from 'node:os';
 import { dirname } from 'node:path';
 import type BetterSqlite3 from 'better-sqlite3';
 import { SvcError } from '../../svc-error.js';
+import { JsonText } from '../../worker/json-text.js';
 import { SqliteWriteGroups } from '../sqlite-write-groups.js';
 import type { JobArguments, JobJournal, JournaledJob } from './job-journal.js';
 import type { JobStatus } from './job-status.js';
@@ -362,7 +363,7 @@ function endedFields(job: Job) {
     status: job.status,
     progress: job.progress,
     message: job.message,
-    result: job.result === null ? null : JSON.stringify(job.result),
+    result: job.result === null ? null : job.result instanceof JsonText ? job.result.joined().toString('utf8') : JSON.stringify(job.result),
     error: job.error === null ? null : JSON.stringify(job.error),
     chunks: job.chunks.length === 0 ? null : JSON.stringify(job.chunks),
     started_at: job.startedAt,

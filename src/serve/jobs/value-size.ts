@@ -1,4 +1,5 @@
-import type { Value } from '../../worker/protocol.js';
+import { JsonText } from '../../worker/json-text.js';
+import type { JsonTree } from '../json-chunks.js';
 
 /** What a number, null, boolean or container costs beside its contents, roughly. */
 const SLOT_BYTES = 16;
@@ -8,12 +9,14 @@ const SLOT_BYTES = 16;
  * all of a result) plus a slot per item. Walked with a stack of its own, as a deeply
  * nested result would overflow the call stack.
  */
-export function approximateBytes(value: Value): number {
+export function approximateBytes(value: JsonTree): number {
   let total = 0;
-  const pending: Value[] = [value];
+  const pending: JsonTree[] = [value];
   while (pending.length > 0) {
-    const next = pending.pop() as Value;
+    const next = pending.pop() as JsonTree;
     if (typeof next === 'string') {
+      total += next.length;
+    } else if (next instanceof JsonText) {
       total += next.length;
     } else if (Array.isArray(next)) {
       total += SLOT_BYTES;
