@@ -1,10 +1,11 @@
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type BetterSqlite3 from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { JobStore } from '../../src/serve/jobs/job-store.js';
+import { SqliteCheckpointer } from '../../src/serve/jobs/sqlite-checkpointer.js';
 import { SqliteJobJournal } from '../../src/serve/jobs/sqlite-job-journal.js';
 
 const Database = createRequire(import.meta.url)('better-sqlite3') as typeof BetterSqlite3;
@@ -112,5 +113,34 @@ describe('jobs written to a SQLite file', () => {
       { id: ended.id, status: 'FINISHED', result: 'kept', args: null, runs: 1, read: false },
       { id: running.id, status: 'PROCESSING', result: null, args: { n: 2 }, runs: 1, read: false },
     ]);
+  });
+
+  it("copies a large result's log back into the file in a thread, so its next commit starts the log over", async () => {
+    const { store, path } = openStore();
+    const sizes = () => ({ file: statSync(path).size, log: statSync(`${path}-wal`).size });
+    const bytes = 2 * 2 ** 20;
+    for (const [index, text] of ['a', 'b'].entries()) {
+      const job = store.create('/work', null, false, {});
+      store.move(job, 'PROCESSING');
+      store.move(job, 'FINISHED', { result: text.repeat(bytes) });
+      await store.persisted();
+      // SQLite alone copies the log once it passes 4 MiB: a first 2 MB result would stay in the log.
+      const deadline = Date.now() + 5000;
+      while (sizes().file < (index + 1) * bytes && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 10));
+      expect(sizes().file).toBeGreaterThanOrEqual((index + 1) * bytes);
+    }
+    // The second result was written over the first's log, not after it.
+    expect(sizes().log).toBeLessThan(1.5 * bytes);
+    expect(rowsOnDisk(path).map((row) => row.result?.length)).toEqual([bytes + 2, bytes + 2]);
+  });
+
+  it('says so once when the thread cannot copy the log, and the commits go on', async () => {
+    const warnings: string[] = [];
+    const checkpointer = new SqliteCheckpointer('/nonexistent/jobs.sqlite', createRequire(import.meta.url).resolve('better-sqlite3'), (message) => warnings.push(message));
+    checkpointer.request();
+    checkpointer.request();
+    await expect.poll(() => warnings, { timeout: 5000 }).toHaveLength(1);
+    expect(warnings[0]).toMatch(/^sqlite:\/nonexistent\/jobs\.sqlite: its log cannot be copied back in a thread of its own \(.+\); the commits do it, as they would without$/);
+    checkpointer.close();
   });
 });

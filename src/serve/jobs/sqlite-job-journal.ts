@@ -6,6 +6,7 @@ import type BetterSqlite3 from 'better-sqlite3';
 import { SvcError } from '../../svc-error.js';
 import { JsonText } from '../../worker/json-text.js';
 import { SqliteWriteGroups } from '../sqlite-write-groups.js';
+import { SqliteCheckpointer } from './sqlite-checkpointer.js';
 import type { JobArguments, JobJournal, JournaledJob } from './job-journal.js';
 import type { JobStatus } from './job-status.js';
 import type { Job } from './job.js';
@@ -23,6 +24,8 @@ const GROUP_MS = 10;
 const GATHER_MS = 1;
 /** How long gathering stays off after a commit that waited gathered no other answer (jobs end too slowly for it to pay). */
 const GATHER_PAUSE_MS = 20;
+/** A commit whose results, arguments and chunks come to this many characters has its log copied back by the checkpointer's thread. */
+const CHECKPOINT_AFTER_CHARS = 256 * 1024;
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS jobs (
@@ -111,6 +114,9 @@ export class SqliteJobJournal implements JobJournal {
   /** Jobs recorded to be written only when their submit is answered (`recordWhenAnswered`). */
   private readonly unanswered = new Map<string, PendingJob>();
   private readonly writePending = () => this.writeChanges();
+  private readonly checkpointer: SqliteCheckpointer;
+  /** Characters of results, arguments and chunks the commit under way writes. */
+  private charsThisCommit = 0;
   /** When the last job recorded to be written when answered was (performance.now()). */
   private lastAnswerAt = -Infinity;
   /** Jobs answered since the last commit, and whether one of them waited to gather others. */
@@ -123,8 +129,10 @@ export class SqliteJobJournal implements JobJournal {
     private readonly db: BetterSqlite3.Database,
     private readonly path: string,
     private readonly warn: (message: string) => void,
+    sqliteModule: string,
   ) {
     const where = `--job-store sqlite:${path}`;
+    this.checkpointer = new SqliteCheckpointer(path, sqliteModule, warn);
     let failing = false;
     this.writes = new SqliteWriteGroups(db, {
       where,
@@ -134,6 +142,8 @@ export class SqliteJobJournal implements JobJournal {
       afterCommit: (error) => {
         this.written = false;
         if (error === null) this.uncommitted = null;
+        if (error === null && this.charsThisCommit >= CHECKPOINT_AFTER_CHARS) this.checkpointer.request();
+        this.charsThisCommit = 0;
         if (error !== null && !failing) {
           warn(`${where} cannot be written (${error.message}): new jobs get 503 until it can; the changes of the jobs already accepted are kept and written then`);
         } else if (error === null && failing) warn(`${where} is written again`);
@@ -168,7 +178,7 @@ export class SqliteJobJournal implements JobJournal {
   /** Opens (or creates) the file and takes it; a server still holding it is an error naming it. */
   static open(path: string, warn: (message: string) => void = () => {}): SqliteJobJournal {
     const where = `--job-store sqlite:${path}`;
-    const Database = loadBetterSqlite3(where);
+    const { Database, sqliteModule } = loadBetterSqlite3(where);
     let db: BetterSqlite3.Database;
     try {
       // The jobs' results are the callers' data: a directory of this user's alone.
@@ -187,7 +197,7 @@ export class SqliteJobJournal implements JobJournal {
       db.close();
       throw error;
     }
-    return new SqliteJobJournal(db, path, warn);
+    return new SqliteJobJournal(db, path, warn, sqliteModule);
   }
 
   record(job: Job, args: JobArguments): void {
@@ -281,6 +291,7 @@ export class SqliteJobJournal implements JobJournal {
     } catch {
       // Left held by a process that is gone: the next server on this host takes it all the same.
     }
+    this.checkpointer.close();
     this.db.close();
   }
 
@@ -323,10 +334,16 @@ export class SqliteJobJournal implements JobJournal {
       if (change.forgotten) {
         if (change.insertWith === null) statements.forget.run(id);
       } else if (job === null) statements.read.run(id);
-      else if (change.insertWith !== null) statements.insert.run(insertRow(job, change.insertWith, change.ended, counts));
-      else if (change.ended) statements.end.run({ ...endedFields(job), ...counts });
+      else if (change.insertWith !== null) this.writeRow(statements.insert, insertRow(job, change.insertWith, change.ended, counts));
+      else if (change.ended) this.writeRow(statements.end, { ...endedFields(job), ...counts });
       else statements.start.run({ id, status: job.status, started_at: job.startedAt, ...counts });
     }
+  }
+
+  /** A row with its result, arguments or chunks, counted for the checkpointer. */
+  private writeRow(statement: BetterSqlite3.Statement, row: { result: string | null; args?: string | null; chunks: string | null }): void {
+    statement.run(row);
+    this.charsThisCommit += (row.result?.length ?? 0) + (row.args?.length ?? 0) + (row.chunks?.length ?? 0);
   }
 }
 
@@ -439,9 +456,11 @@ export function sqliteLoads(): boolean {
 }
 
 /** Loaded on use: a native module, built when svc is installed; the memory store needs none. */
-function loadBetterSqlite3(where: string): typeof BetterSqlite3 {
+function loadBetterSqlite3(where: string): { Database: typeof BetterSqlite3; sqliteModule: string } {
   try {
-    return createRequire(import.meta.url)('better-sqlite3') as typeof BetterSqlite3;
+    const require = createRequire(import.meta.url);
+    const sqliteModule = require.resolve('better-sqlite3');
+    return { Database: require(sqliteModule) as typeof BetterSqlite3, sqliteModule };
   } catch (error) {
     throw new SvcError('io', `${where}: SQLite (the better-sqlite3 package) cannot be loaded here (${(error as Error).message.split('\n')[0]}); use --job-store memory`);
   }
