@@ -9,13 +9,14 @@ import { HttpError } from './http-error.js';
 import { compileEndpointInputs } from './endpoint-inputs.js';
 import type { Arguments } from './input-validation.js';
 import type { JobRoutesOptions } from './jobs/job-routes.js';
+import type { JobArguments } from './jobs/job-journal.js';
 import type { Job } from './jobs/job.js';
 import { baseUrlOf, envelopeOf, sendEnvelope, streamJob, SVC_FRAMING } from './jobs/job-stream.js';
 import { asksForWebhook, readWebhookRequest, type WebhookRequest } from './webhooks/webhook-request.js';
 import type { WebhookSecrets } from './webhooks/webhook-secrets.js';
 import { acceptsEventStream } from './accept-header.js';
 import { readPreferences } from './prefer-header.js';
-import { readArguments, removeStagedFiles } from './request-arguments.js';
+import { jobArguments, readArguments, removeStagedFiles } from './request-arguments.js';
 import { planRouteAliases, withoutTrailingSlash } from './route-aliases.js';
 import { sendOutcome, submitFailure } from './call-outcome-http.js';
 import { generatorResult } from './generator-result.js';
@@ -59,7 +60,7 @@ export async function registerEndpointRoutes(app: FastifyInstance, options: Endp
       // Before the arguments are read: a client that leaves while its media URLs download stops them.
       const cancel = cancelledWhenClientLeaves(reply);
       const staging = { dir: options.fileDir, mediaUrls: options.mediaUrls, cancel };
-      const { arguments: args, stagedFiles, argumentsJson, longStrings } = await readArguments(request, inputs, staging, { keepLongStrings: !answersWithJob });
+      const { arguments: args, stagedFiles, argumentsJson, longStrings } = await readArguments(request, inputs, staging, { forJob: answersWithJob });
       if (cancel.aborted) {
         // Nobody would read its answer or learn its job's id.
         await removeStagedFiles(stagedFiles);
@@ -67,13 +68,13 @@ export async function registerEndpointRoutes(app: FastifyInstance, options: Endp
       }
       if (eventStream) {
         // The call as server-sent events: a generator's chunks as it yields them, whatever the compute.
-        const job = await submitJob(request, options, endpoint, args, webhook, () => void removeStagedFiles(stagedFiles));
+        const job = await submitJob(request, options, endpoint, jobArguments(args, longStrings), webhook, () => void removeStagedFiles(stagedFiles));
         streamJob(request, reply, job, options.jobRoutes, { cancelWhenClientLeaves: true, framing: SVC_FRAMING });
         return;
       }
       if (submitsJobs || preferences.respondAsync) {
         const waitMs = preferences.waitSeconds === null ? null : preferences.waitSeconds * 1000;
-        const job = await submitJob(request, options, endpoint, args, webhook, () => void removeStagedFiles(stagedFiles), waitMs);
+        const job = await submitJob(request, options, endpoint, jobArguments(args, longStrings), webhook, () => void removeStagedFiles(stagedFiles), waitMs);
         if (preferences.waitSeconds !== null) {
           reply.header('preference-applied', `wait=${preferences.waitSeconds}`);
         } else if (preferences.respondAsync) {
@@ -172,7 +173,7 @@ async function submitJob(
   request: FastifyRequest,
   options: EndpointRoutesOptions,
   endpoint: EndpointReport,
-  args: Arguments,
+  args: JobArguments,
   webhook: WebhookRequest | null,
   onEnd: () => void,
   waitMs: number | null = null,

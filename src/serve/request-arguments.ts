@@ -5,11 +5,13 @@ import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import type { FastifyRequest } from 'fastify';
 import type { CancelSignal } from '../worker/cancel-signal.js';
+import { PlainStringText } from '../worker/json-text.js';
 import { writeTransitFile } from '../worker/transit-files.js';
 import { isJsonObject, jsonTypeOf, type LongString, type Value } from '../worker/protocol.js';
 import type { EndpointInputs, ParameterInput } from './endpoint-inputs.js';
 import { fieldPath, HttpError } from './http-error.js';
 import type { Arguments } from './input-validation.js';
+import type { JobArguments } from './jobs/job-journal.js';
 import { fetchMediaUrls, type MediaUrlSettings } from './media-urls.js';
 import { PartContentTypes } from './multipart-part-types.js';
 import { FormFields, jsonProblem, jsonTextOf, longStringsOf } from './request-bodies.js';
@@ -24,8 +26,16 @@ export interface ReadArguments {
   stagedFiles: string[];
   /** `arguments` as the JSON text the client sent, when the worker may take that text as it is (endpoint-inputs.ts). */
   argumentsJson?: Buffer;
-  /** Strings `arguments` holds as `""`, to send beside it (long-strings.ts): only when the caller keeps them. */
+  /** Strings `arguments` holds as `""`, to send beside it (long-strings.ts), or to put back in a job's (jobArguments). */
   longStrings?: LongString[];
+}
+
+/** A job's arguments: the long strings back in, as the bytes the client sent them as. */
+export function jobArguments(args: Arguments, longStrings: readonly LongString[] | undefined): JobArguments {
+  if (longStrings === undefined) return args;
+  const whole: JobArguments = { ...args };
+  for (const { parameter, bytes } of longStrings) whole[parameter] = new PlainStringText(bytes);
+  return whole;
 }
 
 /** Where a call's files are staged for the worker, and how media URLs are fetched (null: they are refused). */
@@ -47,15 +57,13 @@ export async function readArguments(
   request: FastifyRequest,
   inputs: EndpointInputs,
   staging: FileStaging | null,
-  { keepLongStrings = false }: { keepLongStrings?: boolean } = {},
+  { forJob = false }: { forJob?: boolean } = {},
 ): Promise<ReadArguments> {
   const read = await readRequest(request, inputs, staging?.dir ?? null);
-  if (read.longStrings !== undefined && !keepLongStrings) {
-    // A job keeps its arguments whole, as any replica that runs it reads them: the strings go back in.
+  if (read.longStrings !== undefined && forJob) {
+    // A job keeps its arguments whole, as any replica that runs it reads them: its strings
+    // stay strings (jobArguments), a media parameter's base64 too, not a file staged here.
     refuseControlBytes(read.longStrings, inputs.base64Parameters);
-    for (const { parameter, bytes } of read.longStrings) read.arguments[parameter] = bytes.toString('utf8');
-    releaseLongStrings(read.longStrings);
-    delete read.longStrings;
   } else if (read.longStrings !== undefined) {
     Object.assign(read, await placeLongStrings(read.arguments, read.longStrings, inputs, staging?.dir ?? null));
   }

@@ -64,6 +64,21 @@ export class JsonText {
 }
 
 /**
+ * A string as its UTF-8 bytes, which need no escape (no quote, backslash or control byte):
+ * JSON writes them as they are between quotes. A job's long string argument, kept as the
+ * client sent it: its call takes the bytes beside it (`texts`), never decoded or serialised.
+ */
+export class PlainStringText extends JsonText {
+  constructor(readonly utf8: Buffer) {
+    super([QUOTE_BYTES, utf8, QUOTE_BYTES]);
+  }
+
+  override get value(): string {
+    return this.utf8.toString('utf8');
+  }
+}
+
+/**
  * A result's value with its long strings put back (docs/worker-protocol.md, `texts`): `value`
  * has `""` at each of `offsets`, and each text is a string's UTF-8, in the pieces its line was
  * read in (line-reader.ts), which go on as they are rather than joined. Such a string is its

@@ -6,6 +6,7 @@ import type BetterSqlite3 from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { JobStore } from '../../src/serve/jobs/job-store.js';
 import { SqliteCheckpointer } from '../../src/serve/jobs/sqlite-checkpointer.js';
+import { PlainStringText } from '../../src/worker/json-text.js';
 import { SqliteJobJournal } from '../../src/serve/jobs/sqlite-job-journal.js';
 
 const Database = createRequire(import.meta.url)('better-sqlite3') as typeof BetterSqlite3;
@@ -113,6 +114,19 @@ describe('jobs written to a SQLite file', () => {
       { id: ended.id, status: 'FINISHED', result: 'kept', args: null, runs: 1, read: false },
       { id: running.id, status: 'PROCESSING', result: null, args: { n: 2 }, runs: 1, read: false },
     ]);
+  });
+
+  it('writes a long string argument kept as its bytes as the string, and gives it back as one to the next server', async () => {
+    const { store, journal, path } = openStore();
+    const text = `é😀 ${'y'.repeat(100_000)} \u2028`;
+    const job = store.create('/work', null, false, { text: new PlainStringText(Buffer.from(text)), n: 1 });
+    await store.persisted();
+    expect(rowsOnDisk(path).map((row) => row.args)).toEqual([JSON.stringify({ text, n: 1 })]);
+    journal.close();
+    opened.splice(opened.indexOf(journal), 1);
+    const next = SqliteJobJournal.open(path);
+    opened.push(next);
+    expect(next.load().map(({ job: loaded, args }) => [loaded.id, args])).toEqual([[job.id, { text, n: 1 }]]);
   });
 
   it("copies a large result's log back into the file in a thread, so its next commit starts the log over", async () => {

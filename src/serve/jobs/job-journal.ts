@@ -1,8 +1,13 @@
+import type { PlainStringText } from '../../worker/json-text.js';
 import type { Value } from '../../worker/protocol.js';
 import type { Job } from './job.js';
 
-/** A job's arguments as its call takes them: kept until it ends, so that it can be run again. */
-export type JobArguments = { [parameter: string]: Value };
+/**
+ * A job's arguments as its call takes them: kept until it ends, so that it can be run again.
+ * A long string the client sent stays its bytes (PlainStringText); JSON.stringify writes it as
+ * the string, so a store that serialises arguments needs nothing of its own for it.
+ */
+export type JobArguments = { [parameter: string]: Value | PlainStringText };
 
 /** A job as a journal kept it: what the store shows, and what a restart needs to go on. */
 export interface JournaledJob {
