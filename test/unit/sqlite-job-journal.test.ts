@@ -116,6 +116,27 @@ describe('jobs written to a SQLite file', () => {
     ]);
   });
 
+  it("counts a job read after its end was written as read at the next start, without writing its result again", async () => {
+    const { store, journal, path } = openStore();
+    const job = store.create('/work', null, false, {});
+    store.move(job, 'PROCESSING');
+    store.move(job, 'FINISHED', { result: 'r'.repeat(2 ** 20) });
+    await store.persisted();
+    await new Promise((resolve) => setTimeout(resolve, 50)); // its later writes (the end) committed
+    // Each write of a job's row (and of the megabyte in it) from now on, counted by SQLite itself.
+    const watcher = new Database(path);
+    watcher.exec('CREATE TABLE rewrites (id TEXT); CREATE TRIGGER counted AFTER UPDATE ON jobs BEGIN INSERT INTO rewrites VALUES (new.id); END;');
+    store.get(job.id, null);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(watcher.prepare('SELECT count(*) AS n FROM rewrites').get()).toEqual({ n: 0 });
+    watcher.close();
+    journal.close();
+    opened.splice(opened.indexOf(journal), 1);
+    const next = SqliteJobJournal.open(path);
+    opened.push(next);
+    expect(next.load().map(({ job: loaded, read }) => [loaded.id, loaded.status, read])).toEqual([[job.id, 'FINISHED', true]]);
+  });
+
   it('writes a long string argument kept as its bytes as the string, and gives it back as one to the next server', async () => {
     const { store, journal, path } = openStore();
     const text = `é😀 ${'y'.repeat(100_000)} \u2028`;

@@ -46,6 +46,11 @@ CREATE TABLE IF NOT EXISTS jobs (
   runs INTEGER NOT NULL DEFAULT 0,
   read INTEGER NOT NULL DEFAULT 0
 );
+-- A job read after its end was written: its own row here, as setting jobs.read would write
+-- the job's whole row again, a large result with it.
+CREATE TABLE IF NOT EXISTS job_reads (
+  id TEXT PRIMARY KEY
+);
 CREATE TABLE IF NOT EXISTS holder (
   only INTEGER PRIMARY KEY CHECK (only = 1),
   host TEXT NOT NULL,
@@ -69,7 +74,9 @@ interface JobRow {
   started_at: number | null;
   finished_at: number | null;
   runs: number;
+  /** Read by the time its end was written; `read_later`, in job_reads, after. */
   read: number;
+  read_later: number;
 }
 
 interface HolderRow {
@@ -160,8 +167,9 @@ export class SqliteJobJournal implements JobJournal {
         'UPDATE jobs SET status = @status, progress = @progress, message = @message, result = @result, error = @error, chunks = @chunks, args = NULL, ' +
           'started_at = @started_at, finished_at = @finished_at, runs = runs + @runs, read = max(read, @read) WHERE id = @id',
       ),
-      read: db.prepare('UPDATE jobs SET read = 1 WHERE id = ?'),
+      read: db.prepare('INSERT OR IGNORE INTO job_reads (id) VALUES (?)'),
       forget: db.prepare('DELETE FROM jobs WHERE id = ?'),
+      forgetRead: db.prepare('DELETE FROM job_reads WHERE id = ?'),
       renew: db.prepare('UPDATE holder SET lease_until = ? WHERE host = ? AND pid = ?'),
     };
     this.renewal = setInterval(() => {
@@ -259,7 +267,9 @@ export class SqliteJobJournal implements JobJournal {
 
   load(): JournaledJob[] {
     this.writes.flush();
-    const rows = this.db.prepare('SELECT * FROM jobs ORDER BY coalesce(finished_at, created_at), created_at').all() as JobRow[];
+    const rows = this.db
+      .prepare('SELECT jobs.*, job_reads.id IS NOT NULL AS read_later FROM jobs LEFT JOIN job_reads ON job_reads.id = jobs.id ORDER BY coalesce(finished_at, created_at), created_at')
+      .all() as JobRow[];
     return rows.map((row) => ({
       job: {
         id: row.id,
@@ -278,7 +288,7 @@ export class SqliteJobJournal implements JobJournal {
       },
       args: row.args === null ? null : JSON.parse(row.args),
       runs: row.runs,
-      read: row.read === 1,
+      read: row.read === 1 || row.read_later === 1,
     }));
   }
 
@@ -332,7 +342,10 @@ export class SqliteJobJournal implements JobJournal {
       const counts = { runs: change.starts, read: change.read ? 1 : 0 };
       // One never written (accepted and dropped between two commits) has nothing to delete.
       if (change.forgotten) {
-        if (change.insertWith === null) statements.forget.run(id);
+        if (change.insertWith === null) {
+          statements.forget.run(id);
+          statements.forgetRead.run(id);
+        }
       } else if (job === null) statements.read.run(id);
       else if (change.insertWith !== null) this.writeRow(statements.insert, insertRow(job, change.insertWith, change.ended, counts));
       else if (change.ended) this.writeRow(statements.end, { ...endedFields(job), ...counts });
