@@ -5,6 +5,7 @@ import { dirname } from 'node:path';
 import type BetterSqlite3 from 'better-sqlite3';
 import { SvcError } from '../../svc-error.js';
 import { JsonText } from '../../worker/json-text.js';
+import { isSmallJson, jsonChunks, type JsonTree } from '../json-chunks.js';
 import { SqliteWriteGroups } from '../sqlite-write-groups.js';
 import { SqliteCheckpointer } from './sqlite-checkpointer.js';
 import type { JobArguments, JobJournal, JournaledJob } from './job-journal.js';
@@ -66,10 +67,11 @@ interface JobRow {
   status: JobStatus;
   progress: number | null;
   message: string | null;
-  result: string | null;
+  /** Text, or a BLOB of UTF-8 when it was written as bytes. */
+  result: string | Buffer | null;
   error: string | null;
   chunks: string | null;
-  args: string | null;
+  args: string | Buffer | null;
   created_at: number;
   started_at: number | null;
   finished_at: number | null;
@@ -279,14 +281,14 @@ export class SqliteJobJournal implements JobJournal {
         status: row.status,
         progress: row.progress ?? 0,
         message: row.message,
-        result: row.result === null ? null : JSON.parse(row.result),
+        result: row.result === null ? null : JSON.parse(String(row.result)),
         error: row.error === null ? null : JSON.parse(row.error),
         chunks: row.chunks === null ? [] : JSON.parse(row.chunks),
         createdAt: row.created_at,
         startedAt: row.started_at,
         finishedAt: row.finished_at,
       },
-      args: row.args === null ? null : JSON.parse(row.args),
+      args: row.args === null ? null : JSON.parse(String(row.args)),
       runs: row.runs,
       read: row.read === 1 || row.read_later === 1,
     }));
@@ -354,10 +356,21 @@ export class SqliteJobJournal implements JobJournal {
   }
 
   /** A row with its result, arguments or chunks, counted for the checkpointer. */
-  private writeRow(statement: BetterSqlite3.Statement, row: { result: string | null; args?: string | null; chunks: string | null }): void {
+  private writeRow(statement: BetterSqlite3.Statement, row: { result: string | Buffer | null; args?: string | Buffer | null; chunks: string | null }): void {
     statement.run(row);
     this.charsThisCommit += (row.result?.length ?? 0) + (row.args?.length ?? 0) + (row.chunks?.length ?? 0);
   }
+}
+
+/**
+ * A value's JSON as the file keeps it: text when it is small; when large, its UTF-8 bytes (a
+ * BLOB), into which the worker's text of a result and a client's long string are copied as
+ * they are, rather than decoded and serialised again.
+ */
+function storedJson(value: JsonTree): string | Buffer {
+  if (value instanceof JsonText) return value.joined();
+  if (isSmallJson(value)) return JSON.stringify(value);
+  return Buffer.concat([...jsonChunks(value)].map((piece) => (typeof piece === 'string' ? Buffer.from(piece) : piece)));
 }
 
 /** A job's changes over two commits, the first of which failed, as one. */
@@ -393,7 +406,7 @@ function endedFields(job: Job) {
     status: job.status,
     progress: job.progress,
     message: job.message,
-    result: job.result === null ? null : job.result instanceof JsonText ? job.result.joined().toString('utf8') : JSON.stringify(job.result),
+    result: job.result === null ? null : storedJson(job.result),
     error: job.error === null ? null : JSON.stringify(job.error),
     chunks: job.chunks.length === 0 ? null : JSON.stringify(job.chunks),
     started_at: job.startedAt,
@@ -408,7 +421,7 @@ function insertRow(job: Job, args: JobArguments, ended: boolean, counts: { runs:
     streams: job.streams ? 1 : 0,
     owner: job.owner,
     // Kept until the job ends, so that a restart can run it again.
-    args: ended ? null : JSON.stringify(args),
+    args: ended ? null : storedJson(args),
     created_at: job.createdAt,
     ...counts,
   };
