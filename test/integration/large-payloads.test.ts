@@ -1,4 +1,6 @@
 import { createHash } from 'node:crypto';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { noisePng } from '../support/images.js';
@@ -59,20 +61,26 @@ describe('large payloads', () => {
     }
   });
 
-  it("answers a job's large result with the JSON the worker wrote, when it ends and when polled, whether its server keeps jobs in memory or in a SQLite file", async () => {
+  it("answers a job's large result with the JSON the worker wrote, when it ends, when polled and after a restart, whether its server keeps jobs in memory or in a SQLite file", async () => {
     const digits = '{"id":18446744073709551617,"te';
-    const serverless = await startSvc([LARGE_ANSWERS, '--compute', 'serverless']);
+    const resultOf = (envelope: string) => envelope.slice(envelope.indexOf('"result":') + '"result":'.length, envelope.indexOf('"result":') + '"result":'.length + 2 ** 20 + 37);
+    const expected = `{"id":18446744073709551617,"text":"${'x'.repeat(2 ** 20)}"}`;
+    const state = { XDG_STATE_HOME: mkdtempSync(join(tmpdir(), 'svc-test-state-')) };
+    let serverless = await startSvc([LARGE_ANSWERS, '--compute', 'serverless'], state);
     try {
+      let id = '';
       for (const url of [server.url, serverless.url]) {
         const submitted = await fetch(`${url}/large-with-id`, { method: 'POST', headers: { 'content-type': 'application/json', prefer: 'respond-async, wait=30' }, body: JSON.stringify({ count: 2 ** 20 }) });
         const text = await submitted.text();
         const result = text.slice(text.indexOf('"result":') + '"result":'.length);
         expect([submitted.status < 300, JSON.parse(text).status, result.slice(0, digits.length)]).toEqual([true, 'FINISHED', digits]);
-        const polled = await (await fetch(`${url}/v1/jobs/${JSON.parse(text).id}`)).text();
-        expect(polled.slice(polled.indexOf('"result":') + '"result":'.length, polled.indexOf('"result":') + '"result":'.length + 2 ** 20 + 37)).toBe(
-          `{"id":18446744073709551617,"text":"${'x'.repeat(2 ** 20)}"}`,
-        );
+        id = JSON.parse(text).id;
+        expect(resultOf(await (await fetch(`${url}/v1/jobs/${id}`)).text())).toBe(expected);
       }
+      // The SQLite file's job, read by the next server on that file.
+      await serverless.stop();
+      serverless = await startSvc([LARGE_ANSWERS, '--compute', 'serverless'], state);
+      expect(resultOf(await (await fetch(`${serverless.url}/v1/jobs/${id}`)).text())).toBe(expected);
     } finally {
       await serverless.stop();
     }

@@ -281,7 +281,9 @@ export class SqliteJobJournal implements JobJournal {
         status: row.status,
         progress: row.progress ?? 0,
         message: row.message,
-        result: row.result === null ? null : JSON.parse(String(row.result)),
+        // Bytes stay bytes: an unread large result goes out as it was written, and a server
+        // restarted with many of them does not parse them all before it serves.
+        result: row.result === null ? null : typeof row.result === 'string' ? JSON.parse(row.result) : new JsonText([row.result]),
         error: row.error === null ? null : JSON.parse(row.error),
         chunks: row.chunks === null ? [] : JSON.parse(row.chunks),
         createdAt: row.created_at,
