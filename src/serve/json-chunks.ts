@@ -77,6 +77,17 @@ export function* jsonChunks(value: JsonTree): Generator<string | Buffer, void, u
 }
 
 /**
+ * A value's JSON as a job store keeps it: text when it is small; when large, its UTF-8 bytes
+ * (a SQLite BLOB, a Redis string), into which the worker's text of a result and a client's
+ * long string are copied as they are, rather than decoded and serialised again.
+ */
+export function storedJson(value: JsonTree): string | Buffer {
+  if (value instanceof JsonText) return value.joined();
+  if (isSmallJson(value)) return JSON.stringify(value);
+  return Buffer.concat([...jsonChunks(value)].map((piece) => (typeof piece === 'string' ? Buffer.from(piece) : piece)));
+}
+
+/**
  * Whether a value's JSON text is short enough to write as one string: about 64 Ki
  * characters, its strings and keys counted by their length, a number by the longest one
  * takes, a container by CONTAINER_CHARS. Stops as soon as the budget is spent, so it costs a large

@@ -1,4 +1,5 @@
 import { setTimeout as delay } from 'node:timers/promises';
+import { storedJson, type JsonTree } from '../json-chunks.js';
 import { assertTransition, isTerminal, JOB_STATUSES, type JobStatus } from './job-status.js';
 import type { JobChanges } from './job-store.js';
 import type { Job } from './job.js';
@@ -107,7 +108,7 @@ export class RedisJobWrites {
       redisKeys.chunks(job.id),
       job.id,
       job.status,
-      JSON.stringify({ ...job, chunks: [] }),
+      storedJson({ ...job, chunks: [] } as unknown as JsonTree),
       ` ${allowed.join(' ')} `,
       ends ? '1' : '0',
       this.ttlMs,

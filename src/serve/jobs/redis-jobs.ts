@@ -1,5 +1,6 @@
 import { QueueFullError } from '../../worker/worker-pool.js';
 import { HttpError } from '../http-error.js';
+import { storedJson } from '../json-chunks.js';
 import type { JobBackend, JobStoreUsage, JobSubmission } from './job-backend.js';
 import { isTerminal, TERMINAL_STATUSES, type JobStatus } from './job-status.js';
 import type { RetentionPolicy } from './job-store.js';
@@ -64,7 +65,7 @@ export class RedisJobs implements JobBackend {
         JSON.stringify(job),
         job.status,
         JSON.stringify(owner),
-        JSON.stringify(args),
+        storedJson(args),
         now,
         retention.ttlMs,
         retention.maxRetained,

@@ -207,7 +207,7 @@ type ScriptName = keyof typeof SCRIPTS;
 type ScriptReply = string | number | null | ScriptReply[];
 
 /** A connection with the scripts defined on it (sent once, then called by their hash). */
-export type ScriptedRedis = Redis & { [name in ScriptName]: (...args: Array<string | number>) => Promise<ScriptReply> };
+export type ScriptedRedis = Redis & { [name in ScriptName]: (...args: Array<string | number | Buffer>) => Promise<ScriptReply> };
 
 export function withScripts(redis: Redis): ScriptedRedis {
   for (const [name, { numberOfKeys, lua }] of Object.entries(SCRIPTS)) redis.defineCommand(name, { numberOfKeys, lua });

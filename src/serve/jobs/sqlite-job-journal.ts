@@ -5,7 +5,7 @@ import { dirname } from 'node:path';
 import type BetterSqlite3 from 'better-sqlite3';
 import { SvcError } from '../../svc-error.js';
 import { JsonText } from '../../worker/json-text.js';
-import { isSmallJson, jsonChunks, type JsonTree } from '../json-chunks.js';
+import { storedJson } from '../json-chunks.js';
 import { SqliteWriteGroups } from '../sqlite-write-groups.js';
 import { SqliteCheckpointer } from './sqlite-checkpointer.js';
 import type { JobArguments, JobJournal, JournaledJob } from './job-journal.js';
@@ -362,17 +362,6 @@ export class SqliteJobJournal implements JobJournal {
     statement.run(row);
     this.charsThisCommit += (row.result?.length ?? 0) + (row.args?.length ?? 0) + (row.chunks?.length ?? 0);
   }
-}
-
-/**
- * A value's JSON as the file keeps it: text when it is small; when large, its UTF-8 bytes (a
- * BLOB), into which the worker's text of a result and a client's long string are copied as
- * they are, rather than decoded and serialised again.
- */
-function storedJson(value: JsonTree): string | Buffer {
-  if (value instanceof JsonText) return value.joined();
-  if (isSmallJson(value)) return JSON.stringify(value);
-  return Buffer.concat([...jsonChunks(value)].map((piece) => (typeof piece === 'string' ? Buffer.from(piece) : piece)));
 }
 
 /** A job's changes over two commits, the first of which failed, as one. */
