@@ -5,7 +5,9 @@
 // bare node:http echo as the ceiling. Suites:
 //   trivial  POST /echo {"text":"hello"} at several concurrencies (req/s, p50, p99)
 //   large    a 2 MB JSON string echoed, a 1.5 MB PNG sent as base64 and answered as the image,
-//            and a JSON list of 200,000 numbers averaged (svc and FastAPI only)
+//            and a JSON list of 200,000 numbers averaged (svc and FastAPI only); the string and
+//            the image also as svc jobs (serverless compute, `Prefer: wait`, answered with the
+//            job's envelope), their store a SQLite file and memory ("svc job", "svc job (memory)")
 //   busy     the trivial echo at one concurrency with a CPU-bound process running beside it
 //   cold     spawn to the first 200 answer
 //   memory   resident memory of every process of a started, idle server (2 s and 15 s after one request)
@@ -21,9 +23,11 @@
 // --peers keeps only the named servers (FastAPI async, the base of every ratio, always stays).
 // Needs: wrk (`apt-get install wrk`) and the CLI bundle (`node scripts/bundle.js`). Creates a
 // virtualenv per peer under bench/serve/.venv-* on first use (pip, pinned versions).
-// Writes nothing outside bench/serve (servers' logs go to bench/serve/logs/).
+// Writes nothing outside bench/serve (servers' logs go to bench/serve/logs/) but the jobs'
+// SQLite file, in a temporary directory it removes.
 import { spawn, spawnSync } from 'node:child_process';
-import { closeSync, existsSync, mkdirSync, openSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -69,6 +73,7 @@ const suites = new Set(values.only.split(','));
 for (const suite of suites) if (!SUITES.includes(suite)) throw new Error(`--only: no suite ${suite} (${SUITES.join(', ')})`);
 
 const started = [];
+const jobFiles = mkdtempSync(join(tmpdir(), 'svc-bench-serve-'));
 process.on('SIGINT', () => stopAll().then(() => process.exit(130)));
 
 try {
@@ -97,6 +102,7 @@ try {
   if (suites.has('cpu')) await cpuBenchmark(venvs, writeWrkScript('spin-json.lua', JSON.stringify({ n: Number(values['spin-n']) }), 'application/json'));
 } finally {
   await stopAll();
+  rmSync(jobFiles, { recursive: true, force: true });
 }
 
 // --- the servers and what each is sent ------------------------------------------------------
@@ -115,6 +121,8 @@ function writeBodies() {
     numbers: writeWrkScript('numbers.lua', numbersBody(), 'application/json'),
     cogLarge: writeWrkScript('large-cog.lua', json({ input: { text } }), 'application/json'),
     image: writeWrkScript('image.lua', imageBody(png), 'application/json', { Accept: 'image/png' }),
+    largeJob: writeWrkScript('large-job.lua', largeTextBody(), 'application/json', { Prefer: 'wait=30' }),
+    imageJob: writeWrkScript('image-job.lua', imageBody(png), 'application/json', { Prefer: 'wait=30' }),
     cogImage: writeWrkScript('image-cog.lua', json({ input: { image: `data:image/png;base64,${image}` } }), 'application/json'),
   };
 }
@@ -146,6 +154,14 @@ function definePeers(venvs, bodies) {
       image: ['/image', bodies.image],
       numbers: ['/mean', bodies.numbers],
     },
+    // Serverless compute: each call a job, answered once it ends (`Prefer: wait`) with the job's
+    // envelope (an image as its base64), kept in a SQLite file of this run's own, and in memory.
+    ...[['svc job', `sqlite:${join(jobFiles, 'jobs.sqlite')}`], ['svc job (memory)', 'memory']].map(([name, store]) => ({
+      name,
+      start: (port) => [process.execPath, [...svcStartArgs(venvs, port, 1), '--compute', 'serverless', '--job-store', store], here],
+      large: ['/echo', bodies.largeJob],
+      image: ['/image', bodies.imageJob],
+    })),
     { name: 'FastAPI def', start: uvicorn, echo: ['/echo', bodies.echo], large: ['/echo', bodies.large] },
     { name: BASE, start: uvicorn, echo: ['/echo-async', bodies.echo], large: ['/echo-async', bodies.large], image: ['/image-async', bodies.image], numbers: ['/mean-async', bodies.numbers] },
     {

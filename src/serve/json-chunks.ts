@@ -1,3 +1,4 @@
+import { base64Chars, mediaBytesOf } from '../worker/file-references.js';
 import { JsonText } from '../worker/json-text.js';
 import type { Value } from '../worker/protocol.js';
 
@@ -22,7 +23,10 @@ const NUMBER_CHARS = 24;
  */
 const CONTAINER_CHARS = 32;
 
-type Pending = { kind: 'value'; value: JsonTree } | { kind: 'text'; text: string };
+type Pending = { kind: 'value'; value: JsonTree } | { kind: 'text'; text: string } | { kind: 'base64'; bytes: Buffer };
+
+/** Bytes base64-encoded at once: a multiple of 3, so the slices' base64 joins to the whole's. */
+const BASE64_SLICE_BYTES = (STRING_SLICE_CHARS / 4) * 3;
 
 /**
  * A JSON value's text in pieces, which joined are `JSON.stringify(value)`: a response is
@@ -41,6 +45,14 @@ export function* jsonChunks(value: JsonTree): Generator<string | Buffer, void, u
     const next = pending.pop() as Pending;
     if (next.kind === 'text') {
       buffered += next.text;
+    } else if (next.kind === 'base64') {
+      if (buffered !== '') yield buffered;
+      buffered = '"';
+      for (let start = 0; start < next.bytes.length; start += BASE64_SLICE_BYTES) {
+        yield buffered + next.bytes.toString('base64', start, start + BASE64_SLICE_BYTES);
+        buffered = '';
+      }
+      buffered += '"';
     } else if (typeof next.value === 'string' && next.value.length > STRING_SLICE_CHARS) {
       if (buffered !== '') yield buffered;
       buffered = '';
@@ -57,11 +69,15 @@ export function* jsonChunks(value: JsonTree): Generator<string | Buffer, void, u
       }
       pending.push({ kind: 'text', text: '[' });
     } else if (next.value !== null && typeof next.value === 'object') {
-      const entries = Object.entries(next.value);
+      const object = next.value as { [key: string]: JsonTree };
+      // A media value made from the worker's file: its base64 is written from the file's
+      // bytes, never made into one string nor searched for characters to escape.
+      const fileBytes = mediaBytesOf(object as Value);
+      const keys = Object.keys(object);
       pending.push({ kind: 'text', text: '}' });
-      for (let index = entries.length - 1; index >= 0; index--) {
-        const [key, item] = entries[index] as [string, JsonTree];
-        pending.push({ kind: 'value', value: item });
+      for (let index = keys.length - 1; index >= 0; index--) {
+        const key = keys[index] as string;
+        pending.push(fileBytes !== undefined && key === 'content' ? { kind: 'base64', bytes: fileBytes } : { kind: 'value', value: object[key] as JsonTree });
         pending.push({ kind: 'text', text: `${index > 0 ? ',' : ''}${JSON.stringify(key)}:` });
       }
       pending.push({ kind: 'text', text: '{' });
@@ -107,9 +123,11 @@ export function isSmallJson(value: JsonTree): boolean {
       for (const item of next) pending.push(item);
     } else if (next !== null && typeof next === 'object') {
       budget -= CONTAINER_CHARS;
+      const fileBytes = mediaBytesOf(next as Value);
       for (const key in next) {
         budget -= key.length + 4;
-        pending.push(next[key] as JsonTree);
+        if (fileBytes !== undefined && key === 'content') budget -= base64Chars(fileBytes.length);
+        else pending.push(next[key] as JsonTree);
       }
     } else {
       budget -= NUMBER_CHARS;

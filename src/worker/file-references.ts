@@ -58,7 +58,7 @@ async function inlineAll(value: Value, fileDir: string, inlining: Inlining): Pro
     if (known) return spend(known, inlining.budget);
     const path = insideDirectory(reference.path, fileDir);
     const content = await readTransitFile(path, (size) => {
-      if (inlining.budget.usedChars + base64Length(size) > inlining.budget.maxChars) throw tooLarge(inlining.budget);
+      if (inlining.budget.usedChars + base64Chars(size) > inlining.budget.maxChars) throw tooLarge(inlining.budget);
     }).catch((error: unknown) => {
       if (error instanceof ResultTooLarge) throw error;
       throw new FileReferenceError(`cannot read the worker's file ${reference.path}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
@@ -113,7 +113,7 @@ export function releaseMediaBytes(value: Value): void {
 }
 
 function spend(inline: MediaValue, budget: InlineBudget): MediaValue {
-  const chars = base64Length(heldBytes(inline).length);
+  const chars = base64Chars(heldBytes(inline).length);
   if (budget.usedChars + chars > budget.maxChars) throw tooLarge(budget);
   budget.usedChars += chars;
   return inline;
@@ -127,7 +127,8 @@ function tooLarge(budget: InlineBudget): ResultTooLarge {
   );
 }
 
-function base64Length(bytes: number): number {
+/** How many characters the base64 of `bytes` bytes takes. */
+export function base64Chars(bytes: number): number {
   return Math.ceil(bytes / 3) * 4;
 }
 

@@ -1,4 +1,8 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { inlineFileReferences } from '../../src/worker/file-references.js';
 import { JsonText } from '../../src/worker/json-text.js';
 import type { Value } from '../../src/worker/protocol.js';
 import { isSmallJson, jsonChunks } from '../../src/serve/json-chunks.js';
@@ -53,5 +57,24 @@ describe('a JSON value written in pieces', () => {
     expect(JSON.parse(JSON.stringify(envelope))).toEqual({ status: 'FINISHED', result: { id: 18446744073709551617, text: 't'.repeat(3 * SLICE) }, error: null });
     expect(isSmallJson(envelope)).toBe(false);
     expect(isSmallJson({ result: new JsonText([Buffer.from('{"ok":true}')]) })).toBe(true);
+  });
+
+  it("writes a media value made from the worker's file as JSON.stringify would, its base64 made from the bytes in slices", async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'svc-chunks-'));
+    try {
+      const bytes = Buffer.from(Array.from({ length: 3 * SLICE + 2 }, (_, index) => (index * 7) % 256));
+      await writeFile(join(dir, 'out.png'), bytes);
+      const media = await inlineFileReferences({ $file: { path: join(dir, 'out.png'), file_name: 'out.png', content_type: 'image/png' } }, dir, { maxChars: 1 << 22, usedChars: 0 });
+      const envelope = { status: 'FINISHED', result: { image: media, caption: 'a "quoted" caption' } };
+      const expected = JSON.stringify({ status: 'FINISHED', result: { image: { file_name: 'out.png', content_type: 'image/png', content: bytes.toString('base64') }, caption: 'a "quoted" caption' } });
+      const pieces = [...jsonChunks(envelope)];
+      expect(pieces.join('')).toBe(expected);
+      expect(isSmallJson(envelope)).toBe(false);
+      await writeFile(join(dir, 'small.png'), Buffer.from('tiny'));
+      const small = await inlineFileReferences({ $file: { path: join(dir, 'small.png'), file_name: null, content_type: null } }, dir, { maxChars: 1 << 22, usedChars: 0 });
+      expect(isSmallJson({ image: small })).toBe(true);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -1,4 +1,6 @@
+import { base64Chars, mediaBytesOf } from '../../worker/file-references.js';
 import { JsonText } from '../../worker/json-text.js';
+import type { Value } from '../../worker/protocol.js';
 import type { JsonTree } from '../json-chunks.js';
 
 /** What a number, null, boolean or container costs beside its contents, roughly. */
@@ -23,9 +25,12 @@ export function approximateBytes(value: JsonTree): number {
       for (const item of next) pending.push(item);
     } else if (next !== null && typeof next === 'object') {
       total += SLOT_BYTES;
-      for (const [key, item] of Object.entries(next)) {
+      // A media value made from the worker's file counts its base64 without making it.
+      const fileBytes = mediaBytesOf(next as Value);
+      for (const key of Object.keys(next)) {
         total += key.length;
-        pending.push(item);
+        if (fileBytes !== undefined && key === 'content') total += base64Chars(fileBytes.length);
+        else pending.push((next as { [key: string]: JsonTree })[key] as JsonTree);
       }
     } else {
       total += SLOT_BYTES;
