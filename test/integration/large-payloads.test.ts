@@ -93,6 +93,9 @@ describe('large payloads', () => {
     for (const image of [base64, png.toString('base64url'), `data:image/png;base64,${base64}`, `\n${base64}\n`]) {
       const { status, text } = await post(`${server.url}/image-digest`, JSON.stringify({ image }));
       expect([status, JSON.parse(text)]).toEqual([200, expected]);
+      // As a job, whose arguments keep the base64 as the bytes the client sent.
+      const job = await fetch(`${server.url}/image-digest`, { method: 'POST', headers: { 'content-type': 'application/json', prefer: 'respond-async, wait=30' }, body: JSON.stringify({ image }) });
+      expect(((await job.json()) as { result: unknown }).result).toEqual(expected);
     }
     const refusals: Array<[string, string]> = [
       [`${base64.slice(0, 100)} ${base64.slice(101)}`, 'holds spaces'],

@@ -124,7 +124,7 @@ export class SqliteJobJournal implements JobJournal {
   private readonly unanswered = new Map<string, PendingJob>();
   private readonly writePending = () => this.writeChanges();
   private readonly checkpointer: SqliteCheckpointer;
-  /** Characters of results, arguments and chunks the commit under way writes. */
+  /** How much of results, arguments and chunks (characters, or bytes) the commit under way writes. */
   private charsThisCommit = 0;
   /** When the last job recorded to be written when answered was (performance.now()). */
   private lastAnswerAt = -Infinity;
