@@ -116,7 +116,9 @@ function parseWrk(stdout) {
 }
 
 function wrk(server, script, path, seconds) {
-  return parseWrk(spawnSync('wrk', wrkArgs(server, script, path, seconds), { encoding: 'utf8' }).stdout);
+  const result = spawnSync('wrk', wrkArgs(server, script, path, seconds), { encoding: 'utf8' });
+  if (result.status !== 0) throw new Error(`wrk failed (apt-get install wrk): ${result.error?.message ?? result.stderr}`);
+  return parseWrk(result.stdout);
 }
 
 /** GET /health, one at a time, while a stream of 2 MB jobs runs beside it; rps is the jobs'. */

@@ -9,6 +9,7 @@ import { HttpError } from './http-error.js';
 import { compileEndpointInputs } from './endpoint-inputs.js';
 import type { Arguments } from './input-validation.js';
 import type { JobRoutesOptions } from './jobs/job-routes.js';
+import { jobArguments } from './jobs/job-arguments.js';
 import type { JobArguments } from './jobs/job-journal.js';
 import type { Job } from './jobs/job.js';
 import { baseUrlOf, envelopeOf, sendEnvelope, streamJob, SVC_FRAMING } from './jobs/job-stream.js';
@@ -16,7 +17,7 @@ import { asksForWebhook, readWebhookRequest, type WebhookRequest } from './webho
 import type { WebhookSecrets } from './webhooks/webhook-secrets.js';
 import { acceptsEventStream } from './accept-header.js';
 import { readPreferences } from './prefer-header.js';
-import { jobArguments, readArguments, removeStagedFiles } from './request-arguments.js';
+import { readArguments, removeStagedFiles } from './request-arguments.js';
 import { planRouteAliases, withoutTrailingSlash } from './route-aliases.js';
 import { sendOutcome, submitFailure } from './call-outcome-http.js';
 import { generatorResult } from './generator-result.js';

@@ -1,4 +1,4 @@
-import { base64Chars, mediaBytesOf } from '../worker/file-references.js';
+import { base64Chars, fileBytesAt } from '../worker/file-references.js';
 import { JsonText } from '../worker/json-text.js';
 import type { Value } from '../worker/protocol.js';
 
@@ -70,14 +70,14 @@ export function* jsonChunks(value: JsonTree): Generator<string | Buffer, void, u
       pending.push({ kind: 'text', text: '[' });
     } else if (next.value !== null && typeof next.value === 'object') {
       const object = next.value as { [key: string]: JsonTree };
-      // A media value made from the worker's file: its base64 is written from the file's
-      // bytes, never made into one string nor searched for characters to escape.
-      const fileBytes = mediaBytesOf(object as Value);
       const keys = Object.keys(object);
       pending.push({ kind: 'text', text: '}' });
       for (let index = keys.length - 1; index >= 0; index--) {
         const key = keys[index] as string;
-        pending.push(fileBytes !== undefined && key === 'content' ? { kind: 'base64', bytes: fileBytes } : { kind: 'value', value: object[key] as JsonTree });
+        // A media value made from the worker's file: its base64 is written from the file's
+        // bytes, never made into one string nor searched for characters to escape.
+        const bytes = fileBytesAt(object, key);
+        pending.push(bytes !== undefined ? { kind: 'base64', bytes } : { kind: 'value', value: object[key] as JsonTree });
         pending.push({ kind: 'text', text: `${index > 0 ? ',' : ''}${JSON.stringify(key)}:` });
       }
       pending.push({ kind: 'text', text: '{' });
@@ -123,10 +123,10 @@ export function isSmallJson(value: JsonTree): boolean {
       for (const item of next) pending.push(item);
     } else if (next !== null && typeof next === 'object') {
       budget -= CONTAINER_CHARS;
-      const fileBytes = mediaBytesOf(next as Value);
       for (const key in next) {
         budget -= key.length + 4;
-        if (fileBytes !== undefined && key === 'content') budget -= base64Chars(fileBytes.length);
+        const bytes = fileBytesAt(next, key);
+        if (bytes !== undefined) budget -= base64Chars(bytes.length);
         else pending.push(next[key] as JsonTree);
       }
     } else {

@@ -5,13 +5,11 @@ import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import type { FastifyRequest } from 'fastify';
 import type { CancelSignal } from '../worker/cancel-signal.js';
-import { PlainStringText } from '../worker/json-text.js';
 import { writeTransitFile } from '../worker/transit-files.js';
 import { isJsonObject, jsonTypeOf, type LongString, type Value } from '../worker/protocol.js';
 import type { EndpointInputs, ParameterInput } from './endpoint-inputs.js';
 import { fieldPath, HttpError } from './http-error.js';
 import type { Arguments } from './input-validation.js';
-import type { JobArguments } from './jobs/job-journal.js';
 import { fetchMediaUrls, type MediaUrlSettings } from './media-urls.js';
 import { PartContentTypes } from './multipart-part-types.js';
 import { FormFields, jsonProblem, jsonTextOf, longStringsOf } from './request-bodies.js';
@@ -28,14 +26,6 @@ export interface ReadArguments {
   argumentsJson?: Buffer;
   /** Strings `arguments` holds as `""`, to send beside it (long-strings.ts), or to put back in a job's (jobArguments). */
   longStrings?: LongString[];
-}
-
-/** A job's arguments: the long strings back in, as the bytes the client sent them as. */
-export function jobArguments(args: Arguments, longStrings: readonly LongString[] | undefined): JobArguments {
-  if (longStrings === undefined) return args;
-  const whole: JobArguments = { ...args };
-  for (const { parameter, bytes } of longStrings) whole[parameter] = new PlainStringText(bytes);
-  return whole;
 }
 
 /** Where a call's files are staged for the worker, and how media URLs are fetched (null: they are refused). */

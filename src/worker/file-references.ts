@@ -107,6 +107,15 @@ export function mediaBytesOf(value: Value): Buffer | undefined {
   return typeof value === 'object' && value !== null ? mediaBytes.get(value) : undefined;
 }
 
+/**
+ * The file's bytes behind `key` of a media value made from a `$file` reference: its
+ * `content`, whose base64 is made only when read. A walker over a value asks this before it
+ * reads a key, and writes or counts the bytes instead. Undefined for any other key or value.
+ */
+export function fileBytesAt(value: object, key: string): Buffer | undefined {
+  return key === 'content' ? mediaBytes.get(value) : undefined;
+}
+
 /** Lets go of a media value's bytes once its answer is sent (serve/released-buffers.ts): reading them after is a bug. */
 export function releaseMediaBytes(value: Value): void {
   if (typeof value === 'object' && value !== null) mediaBytes.delete(value);

@@ -1,10 +1,8 @@
-import { PlainStringText } from '../../worker/json-text.js';
-import type { LongString } from '../../worker/protocol.js';
 import type { CallOutcome } from '../../worker/worker-process.js';
 import { QueueFullError } from '../../worker/worker-pool.js';
 import type { CallBackend } from '../call-backend.js';
-import type { Arguments } from '../input-validation.js';
 import { isTerminal } from './job-status.js';
+import { callOf } from './job-arguments.js';
 import type { JobArguments } from './job-journal.js';
 import type { JobStore } from './job-store.js';
 import type { Job } from './job.js';
@@ -164,19 +162,4 @@ export class JobRunner {
         });
     }
   }
-}
-
-/** A job's arguments as its call sends them: each string kept as its bytes goes beside the call as those bytes, `""` in its place. */
-function callOf(args: JobArguments): { callArguments: Arguments; longStrings: LongString[] | undefined } {
-  const callArguments: Arguments = {};
-  const longStrings: LongString[] = [];
-  for (const [parameter, value] of Object.entries(args)) {
-    if (value instanceof PlainStringText) {
-      callArguments[parameter] = '';
-      longStrings.push({ parameter, bytes: value.utf8 });
-    } else {
-      callArguments[parameter] = value;
-    }
-  }
-  return { callArguments, longStrings: longStrings.length > 0 ? longStrings : undefined };
 }

@@ -1,6 +1,5 @@
-import { base64Chars, mediaBytesOf } from '../../worker/file-references.js';
+import { base64Chars, fileBytesAt } from '../../worker/file-references.js';
 import { JsonText } from '../../worker/json-text.js';
-import type { Value } from '../../worker/protocol.js';
 import type { JsonTree } from '../json-chunks.js';
 
 /** What a number, null, boolean or container costs beside its contents, roughly. */
@@ -25,11 +24,11 @@ export function approximateBytes(value: JsonTree): number {
       for (const item of next) pending.push(item);
     } else if (next !== null && typeof next === 'object') {
       total += SLOT_BYTES;
-      // A media value made from the worker's file counts its base64 without making it.
-      const fileBytes = mediaBytesOf(next as Value);
       for (const key of Object.keys(next)) {
         total += key.length;
-        if (fileBytes !== undefined && key === 'content') total += base64Chars(fileBytes.length);
+        // A media value made from the worker's file counts its base64 without making it.
+        const bytes = fileBytesAt(next, key);
+        if (bytes !== undefined) total += base64Chars(bytes.length);
         else pending.push((next as { [key: string]: JsonTree })[key] as JsonTree);
       }
     } else {
