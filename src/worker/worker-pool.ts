@@ -65,14 +65,19 @@ interface WaitingCall {
 }
 
 /**
- * A worker whose calls have taken less than this gets a waiting call sent behind its running
- * one: it then reads it the moment it is free, where a round trip through the gateway (with
- * the wake-ups of two processes) would cost more than such a call. A call behind a longer one
- * could wait for it while another worker frees up, so only quick workers take one.
+ * A worker whose calls have taken less than this gets waiting calls sent behind its running
+ * one, as many as it would run in this time: it then reads each the moment it is free, where a
+ * round trip through the gateway (with the wake-ups of two processes) would cost more than
+ * such a call. A call behind a longer one could wait for it while another worker frees up, so
+ * only quick workers take one, and a call sent ahead waits about this long at most.
  */
 const QUICK_CALL_MS = 10;
-/** The most calls a quick worker holds behind its running one: enough to keep it fed while the gateway catches up. */
-const MOST_QUEUED_IN_WORKER = 3;
+/**
+ * The most calls a quick worker holds behind its running one: enough to keep it fed while the
+ * gateway answers a burst of results (3 left a worker of trivial calls asleep after ~1 call
+ * in 4 at 16 connections, 8 in ~1 in 7: bench/RESULTS.md run 12).
+ */
+const MOST_QUEUED_IN_WORKER = 8;
 
 /**
  * N worker processes serving one service: calls wait in one queue, oldest first, bounded

@@ -48,7 +48,7 @@ export interface CallOptions {
 
 export interface LogLine {
   worker: number;
-  /** The call running when the line arrived, or null between calls. */
+  /** The call running when the line arrived (or the first to end in that turn of the event loop), or null between calls. */
   call: string | null;
   /** The worker's stdout or stderr, or `svc` for what svc itself says about the worker. */
   stream: 'stdout' | 'stderr' | 'svc';
@@ -167,6 +167,8 @@ export class WorkerProcess {
   private readonly onFree: () => void;
   private readonly stderrTail: string[] = [];
   private running: RunningCall | null = null;
+  /** The first call to end in this turn of the event loop (tagRestOfTurnWith). */
+  private endedThisTurn: RunningCall | null = null;
   /** Calls sent behind the running one (callNext), oldest first: the worker reads each as soon as it is free. */
   private readonly queued: RunningCall[] = [];
   /** When the running call started, and how long the last one took (performance.now() milliseconds). */
@@ -267,14 +269,15 @@ export class WorkerProcess {
 
   /**
    * Whether the worker runs a call that has so far been quick, after others that were, with
-   * fewer than `most` behind it: then a call sent now (callNext) waits about `quickMs` for
-   * each, and the worker finds it as it ends the one before, rather than a round trip later.
+   * fewer behind it than callsAheadWithin allows: then a call sent now (callNext) starts within
+   * about `quickMs`, and the worker finds it as it ends the one before, rather than a round
+   * trip later.
    */
   takesNextWithin(quickMs: number, most: number): boolean {
     const call = this.running;
     return (
-      this.currentState === 'busy' && call !== null && this.queued.length < most && call.cancelTimer === undefined && call.failed === undefined &&
-      this.lastCallMs < quickMs && performance.now() - this.runningSince < quickMs
+      this.currentState === 'busy' && call !== null && call.cancelTimer === undefined && call.failed === undefined &&
+      this.queued.length < callsAheadWithin(quickMs, this.lastCallMs, most) && performance.now() - this.runningSince < quickMs
     );
   }
 
@@ -303,7 +306,10 @@ export class WorkerProcess {
       finish: (outcome) => {
         clearTimeout(call.cancelTimer);
         options.signal?.removeEventListener('abort', onAbort);
-        if (this.running === call) this.startNext();
+        if (this.running === call) {
+          this.tagRestOfTurnWith(call);
+          this.startNext();
+        }
         resolve(outcome);
       },
     };
@@ -472,7 +478,7 @@ export class WorkerProcess {
   private async handleResultText(call: string, json: JsonText): Promise<void> {
     if (this.running?.id === call && !json.mayHoldKey('$file')) {
       // Nothing in it to inline: its bytes are the answer, parsed only if something reads it.
-      await this.finishWithText(this.running, json);
+      this.finishWithText(this.running, json);
       return;
     }
     await this.dispatchCallEvent({ type: 'result', call, value: json.value });
@@ -508,12 +514,6 @@ export class WorkerProcess {
   }
 
   private async handleCallEvent(call: RunningCall, event: CallEvent): Promise<void> {
-    if (event.type !== 'progress' && event.type !== 'chunk') {
-      // The worker flushed its stdout and stderr before it ended the call, on pipes of their
-      // own that this loop turn may read after this one: a turn later, their lines (a
-      // traceback) are tagged with the call, not left untagged or given to the next.
-      await new Promise((resolve) => setImmediate(resolve));
-    }
     if (call.failed !== undefined) {
       if (event.type === 'chunk') await deleteReferencedFiles(event.value, this.fileDir);
       else if (event.type !== 'progress') call.finish(call.failed);
@@ -553,9 +553,22 @@ export class WorkerProcess {
     }
   }
 
-  private async finishWithText(call: RunningCall, text: JsonText): Promise<void> {
-    await new Promise((resolve) => setImmediate(resolve)); // as handleCallEvent waits for a call's last output lines
+  private finishWithText(call: RunningCall, text: JsonText): void {
     call.finish(call.failed ?? { kind: 'result', get value() { return text.value; }, json: text });
+  }
+
+  /**
+   * The worker flushed a call's stdout and stderr before its last event, on pipes of their own
+   * that this turn of the event loop may read after the event pipe: lines read in the rest of
+   * the turn (a traceback) are the ended call's, not untagged or the next call's. The call
+   * itself ends at once: waiting a turn for its lines (before, RESULTS.md run 12) held every
+   * later event of the worker too, so a worker sent calls ahead drained them and slept while
+   * the gateway answered one call per turn.
+   */
+  private tagRestOfTurnWith(call: RunningCall): void {
+    if (this.endedThisTurn !== null) return; // the oldest: its lines come first on each pipe
+    this.endedThisTurn = call;
+    setImmediate(() => (this.endedThisTurn = null));
   }
 
   private async finish(exit: Pick<WorkerExit, 'code' | 'signal'>, spawnFailure: string | null): Promise<void> {
@@ -605,8 +618,17 @@ export class WorkerProcess {
   }
 
   private log(stream: LogLine['stream'], line: string): void {
-    this.onLog({ worker: this.id, call: this.running?.id ?? null, stream, line });
+    this.onLog({ worker: this.id, call: (this.endedThisTurn ?? this.running)?.id ?? null, stream, line });
   }
+}
+
+/**
+ * How many calls a worker whose last call took `lastCallMs` may hold behind its running one:
+ * each waits for the running call and those before it, and the last must start within
+ * `quickMs` if each takes as long; `most` at the most.
+ */
+export function callsAheadWithin(quickMs: number, lastCallMs: number, most: number): number {
+  return Math.max(0, Math.min(most, Math.ceil(quickMs / lastCallMs) - 1));
 }
 
 /** A value svc will not answer with: its files are too large, or not the worker's to give. */
