@@ -17,7 +17,7 @@ export interface PoolHealth {
 }
 
 /** Every worker's options but its id (`onLog` also gets svc's notes about its workers), and the pool's own. */
-export interface WorkerPoolOptions extends Omit<WorkerProcessOptions, 'id' | 'onFree'> {
+export interface WorkerPoolOptions extends Omit<WorkerProcessOptions, 'id' | 'onFree' | 'callDurations'> {
   /** Worker processes; 1 by default. */
   workers?: number;
   /** Calls that may wait per endpoint; 100 by default. */
@@ -65,11 +65,11 @@ interface WaitingCall {
 }
 
 /**
- * A worker whose calls have taken less than this gets waiting calls sent behind its running
- * one, as many as it would run in this time: it then reads each the moment it is free, where a
- * round trip through the gateway (with the wake-ups of two processes) would cost more than
- * such a call. A call behind a longer one could wait for it while another worker frees up, so
- * only quick workers take one, and a call sent ahead waits about this long at most.
+ * A worker gets waiting calls sent behind its running one while the calls it holds took less
+ * than this together when their endpoints last ran: it then reads each the moment it is free,
+ * where a round trip through the gateway (with the wake-ups of two processes) would cost more
+ * than such a call. A call behind a longer one could wait for it while another worker frees
+ * up, so a call sent ahead waits about this long at most, and none is sent behind a slow one.
  */
 const QUICK_CALL_MS = 10;
 /**
@@ -93,6 +93,8 @@ export class WorkerPool {
   private waitingInWorkers = 0;
   /** How many of `waiting` each endpoint has: the bound is checked on every submit. */
   private readonly waitingByEndpoint = new Map<string, number>();
+  /** How long each endpoint's last call took, in any worker (WorkerProcess.takesNextWithin). */
+  private readonly callDurations = new Map<string, number>();
   private knownEndpoints: ReadonlySet<string> = new Set();
   private readonly restartPolicy: RestartPolicy;
   private readonly crashes: CrashHistory;
@@ -255,7 +257,7 @@ export class WorkerPool {
   }
 
   private startWorker(slot: Slot): WorkerProcess {
-    const worker = new WorkerProcess({ ...this.options, python: this.python, id: slot.id, onFree: () => this.dispatch() });
+    const worker = new WorkerProcess({ ...this.options, python: this.python, id: slot.id, onFree: () => this.dispatch(), callDurations: this.callDurations });
     slot.worker = worker;
     worker.ready.then(
       () => {

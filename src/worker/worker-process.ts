@@ -86,6 +86,11 @@ export interface WorkerProcessOptions {
   onLog?: (line: LogLine) => void;
   /** The worker has ended its calls and takes another: also after one whose caller was answered early (cancelled while it waited). */
   onFree?: () => void;
+  /**
+   * How long the last call of each endpoint took, in milliseconds (takesNextWithin): shared by
+   * a pool's workers, which run the same service. The worker keeps its own when not given one.
+   */
+  callDurations?: Map<string, number>;
 }
 
 /**
@@ -171,9 +176,9 @@ export class WorkerProcess {
   private endedThisTurn: RunningCall | null = null;
   /** Calls sent behind the running one (callNext), oldest first: the worker reads each as soon as it is free. */
   private readonly queued: RunningCall[] = [];
-  /** When the running call started, and how long the last one took (performance.now() milliseconds). */
+  /** When the running call started (performance.now() milliseconds). */
   private runningSince = 0;
-  private lastCallMs = Number.POSITIVE_INFINITY;
+  private readonly callDurations: Map<string, number>;
   /** A result read, whose texts are the next event lines (readResultWithTexts). */
   private textsToCome: { call: string; offsets: number[]; value: Buffer; texts: Buffer[][] } | null = null;
   private killed: { reason: KillReason; detail: string } | null = null;
@@ -192,6 +197,7 @@ export class WorkerProcess {
     this.cancelGraceMs = options.cancelGraceMs ?? 5000;
     this.onLog = options.onLog ?? (() => {});
     this.onFree = options.onFree ?? (() => {});
+    this.callDurations = options.callDurations ?? new Map();
     this.ready = new Promise((resolve, reject) => (this.settleReady = { resolve, reject }));
     this.ready.catch(() => {}); // the owner may learn of a failed start from `exited` instead
     this.exited = new Promise((resolve) => (this.resolveExited = resolve));
@@ -268,17 +274,18 @@ export class WorkerProcess {
   }
 
   /**
-   * Whether the worker runs a call that has so far been quick, after others that were, with
-   * fewer behind it than callsAheadWithin allows: then a call sent now (callNext) starts within
-   * about `quickMs`, and the worker finds it as it ends the one before, rather than a round
-   * trip later.
+   * Whether a call sent now (callNext) would start within about `quickMs`: the running call has
+   * so far been quick, fewer than `most` wait behind it, and the last calls of their endpoints
+   * took less than `quickMs` together. The worker then finds it as it ends the one before,
+   * rather than a round trip later. An endpoint that has not run yet counts as slow.
    */
   takesNextWithin(quickMs: number, most: number): boolean {
     const call = this.running;
-    return (
-      this.currentState === 'busy' && call !== null && call.cancelTimer === undefined && call.failed === undefined &&
-      this.queued.length < callsAheadWithin(quickMs, this.lastCallMs, most) && performance.now() - this.runningSince < quickMs
-    );
+    if (this.currentState !== 'busy' || call === null || call.cancelTimer !== undefined || call.failed !== undefined) return false;
+    if (this.queued.length >= most || performance.now() - this.runningSince >= quickMs) return false;
+    let aheadMs = this.callDurations.get(call.endpoint) ?? Number.POSITIVE_INFINITY;
+    for (const queued of this.queued) aheadMs += this.callDurations.get(queued.endpoint) ?? Number.POSITIVE_INFINITY;
+    return aheadMs < quickMs;
   }
 
   /**
@@ -330,7 +337,7 @@ export class WorkerProcess {
 
   /** The running call ended: the one behind it, if any, is what the worker runs now. */
   private startNext(): void {
-    this.lastCallMs = performance.now() - this.runningSince;
+    if (this.running !== null) this.callDurations.set(this.running.endpoint, performance.now() - this.runningSince);
     const next = this.queued.shift();
     this.running = null;
     if (next === undefined) {
@@ -620,15 +627,6 @@ export class WorkerProcess {
   private log(stream: LogLine['stream'], line: string): void {
     this.onLog({ worker: this.id, call: (this.endedThisTurn ?? this.running)?.id ?? null, stream, line });
   }
-}
-
-/**
- * How many calls a worker whose last call took `lastCallMs` may hold behind its running one:
- * each waits for the running call and those before it, and the last must start within
- * `quickMs` if each takes as long; `most` at the most.
- */
-export function callsAheadWithin(quickMs: number, lastCallMs: number, most: number): number {
-  return Math.max(0, Math.min(most, Math.ceil(quickMs / lastCallMs) - 1));
 }
 
 /** A value svc will not answer with: its files are too large, or not the worker's to give. */

@@ -325,6 +325,23 @@ describe('calls sent behind a quick one', () => {
     expect((await short).kind).toBe('result');
   });
 
+  it('are not sent behind a call of an endpoint that was slow last time, even one itself sent ahead', async () => {
+    const pool = await startedPool(behaviours, { workers: 2 });
+    await Promise.all([pool.submit('/echo', { text: 'warm 1' }), pool.submit('/echo', { text: 'warm 2' })]);
+    await pool.submit('/sleep', { seconds: 0.05 }); // /sleep is now known to take longer than a quick call
+    const submittedAt = Date.now();
+    const first = pool.submit('/sleep', { seconds: 0.3 }); // worker A
+    const quick = pool.submit('/echo', { text: 'quick' }); // worker B
+    const slow = pool.submit('/sleep', { seconds: 1.2 }); // behind the quick call on B: it starts at once
+    const after = pool.submit('/echo', { text: 'after' });
+    // Not behind the long sleep on B: it waited for A, which freed first.
+    expect((await after).kind).toBe('result');
+    expect(Date.now() - submittedAt).toBeLessThan(900);
+    expect((await quick).kind).toBe('result');
+    expect((await first).kind).toBe('result');
+    expect((await slow).kind).toBe('result');
+  });
+
   it('answers one cancelled while it waits in the pipe at once, and never runs nor starts it', async () => {
     const pool = await startedPool(behaviours);
     await pool.submit('/echo', { text: 'warm' });
