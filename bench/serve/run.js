@@ -97,8 +97,10 @@ try {
     const fastapis = peers.filter((peer) => ['svc', 'FastAPI def', BASE, 'node:http'].includes(peer.name));
     await loadSuite(fastapis, 'echo', list(values['busy-concurrency']), 'Busy machine: POST /echo with `python3 -c "while True: pass"` running beside', { busy: true });
   }
-  if (suites.has('cold')) await coldStart(peers.filter((peer) => peer.name !== 'node:http'));
-  if (suites.has('memory')) await idleMemory(peers.filter((peer) => peer.name !== 'node:http'));
+  // Peers with a trivial echo: not the ceiling, nor svc's job peers, the same server as svc.
+  const echoing = peers.filter((peer) => peer.echo && peer.name !== 'node:http');
+  if (suites.has('cold')) await coldStart(echoing);
+  if (suites.has('memory')) await idleMemory(echoing);
   if (suites.has('cpu')) await cpuBenchmark(venvs, writeWrkScript('spin-json.lua', JSON.stringify({ n: Number(values['spin-n']) }), 'application/json'));
 } finally {
   await stopAll();
@@ -451,7 +453,8 @@ function writeWrkScript(file, body, type, headers = {}) {
 
 /**
  * One wrk run: requests/s and latency percentiles in ms, and how many answers were not 2xx;
- * throws on socket errors, or when more than 1% of the answers were not 2xx.
+ * throws on socket errors, when more than 1% of the answers were not 2xx, or when none came
+ * (a server that stopped answering: coglet after clients left mid-prediction, its slots poisoned).
  */
 function wrk(server, path, script, connections, seconds) {
   const args = ['-t1', `-c${connections}`, `-d${seconds}s`, '--latency', '--timeout', '10s', '-s', script.path, `http://127.0.0.1:${server.port}${path}`];
@@ -461,6 +464,7 @@ function wrk(server, path, script, connections, seconds) {
   const requests = Number(/(\d+) requests in/.exec(out)?.[1] ?? 0);
   const errors = Number(/Non-2xx or 3xx responses: (\d+)/.exec(out)?.[1] ?? 0);
   if (/Socket errors/.test(out) || errors > requests / 100) throw new Error(`${server.name}: errors under load: ${out.replace(/\s+/g, ' ')}`);
+  if (requests === 0) throw new Error(`${server.name}: no answer in ${seconds} s`);
   return {
     requests,
     errors,
