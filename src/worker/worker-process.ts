@@ -88,9 +88,9 @@ export interface WorkerProcessOptions {
   onFree?: () => void;
   /**
    * How long the last call of each endpoint took, in milliseconds (takesNextWithin): shared by
-   * a pool's workers, which run the same service. The worker keeps its own when not given one.
+   * a pool's workers, which run the same service.
    */
-  callDurations?: Map<string, number>;
+  callDurations: Map<string, number>;
 }
 
 /**
@@ -197,7 +197,7 @@ export class WorkerProcess {
     this.cancelGraceMs = options.cancelGraceMs ?? 5000;
     this.onLog = options.onLog ?? (() => {});
     this.onFree = options.onFree ?? (() => {});
-    this.callDurations = options.callDurations ?? new Map();
+    this.callDurations = options.callDurations;
     this.ready = new Promise((resolve, reject) => (this.settleReady = { resolve, reject }));
     this.ready.catch(() => {}); // the owner may learn of a failed start from `exited` instead
     this.exited = new Promise((resolve) => (this.resolveExited = resolve));
