@@ -1,8 +1,8 @@
-"""Cancels that come before their call starts: the gateway may send a quick worker's next
-calls behind its running one, and cancel any of them while they wait."""
+"""Cancels and withdraws that come before their call starts: the gateway may send a quick
+worker's next calls behind its running one, and cancel or take back any of them while they wait."""
 import unittest
 
-from apipod._runtime.cancellation import CallCancelled, Cancellation
+from apipod._runtime.cancellation import CallCancelled, CallWithdrawn, Cancellation
 
 
 class CancelledBeforeStartTest(unittest.TestCase):
@@ -29,6 +29,43 @@ class CancelledBeforeStartTest(unittest.TestCase):
         with self.assertRaises(CallCancelled):
             with cancellation.running("c-99"):
                 pass
+
+
+class WithdrawTest(unittest.TestCase):
+    def withdraw(self, cancellation: Cancellation, calls: list) -> list:
+        answers = []
+        cancellation.withdraw(calls, answers.append)
+        self.assertEqual(len(answers), 1)  # always answered, even when nothing is taken
+        return answers[0]
+
+    def test_calls_not_started_are_taken_back_and_never_run(self):
+        cancellation = Cancellation()
+        self.assertEqual(self.withdraw(cancellation, ["c-2", "c-3"]), ["c-2", "c-3"])
+        for call in ("c-2", "c-3"):
+            with self.subTest(call=call), self.assertRaises(CallWithdrawn):
+                with cancellation.running(call):
+                    self.fail("a withdrawn call ran")
+        with cancellation.running("c-4"):
+            pass
+
+    def test_the_running_call_and_those_that_ran_are_not_taken(self):
+        cancellation = Cancellation()
+        with cancellation.running("c-1"):
+            pass
+        with cancellation.running("c-2"):
+            self.assertEqual(self.withdraw(cancellation, ["c-1", "c-2", "c-3"]), ["c-3"])
+        with cancellation.running("c-1"):  # a call id run again is not a withdrawn one
+            pass
+
+    def test_a_withdrawn_call_that_was_also_cancelled_is_only_withdrawn(self):
+        cancellation = Cancellation()
+        cancellation.request("c-2")
+        self.assertEqual(self.withdraw(cancellation, ["c-2"]), ["c-2"])
+        with self.assertRaises(CallWithdrawn):
+            with cancellation.running("c-2"):
+                pass
+        with cancellation.running("c-2"):  # its cancel went with it: the gateway runs it elsewhere
+            pass
 
 
 if __name__ == "__main__":

@@ -7,8 +7,8 @@ from apipod._runtime import protocol
 from tests.worker_process import REPOSITORY
 
 FIXTURES = os.path.join(REPOSITORY, "test", "fixtures", "protocol")
-COMMAND_TYPES = ("call", "cancel", "shutdown")
-EVENT_TYPES = ("ready", "setup_failed", "progress", "chunk", "result", "streamed", "error", "cancelled")
+COMMAND_TYPES = ("call", "cancel", "shutdown", "withdraw")
+EVENT_TYPES = ("ready", "setup_failed", "progress", "chunk", "result", "streamed", "error", "cancelled", "withdrawn")
 
 
 def load_fixture(name: str) -> list:
@@ -54,7 +54,8 @@ class FixtureTest(unittest.TestCase):
 
 class ConstructorTest(unittest.TestCase):
     def test_constructed_commands_are_valid(self):
-        for command in (protocol.call("c-1", "/hello", {"name": "Ada"}), protocol.cancel("c-1"), protocol.shutdown()):
+        for command in (protocol.call("c-1", "/hello", {"name": "Ada"}), protocol.cancel("c-1"), protocol.withdraw(["c-2"]),
+                        protocol.shutdown()):
             protocol.validate_command(command)
 
     def test_constructed_events_are_valid(self):
@@ -68,6 +69,7 @@ class ConstructorTest(unittest.TestCase):
             protocol.streamed("c-1", 0),
             protocol.error("c-1", error),
             protocol.cancelled("c-1"),
+            protocol.withdrawn(["c-2"]),
         ):
             protocol.validate_event(event)
 

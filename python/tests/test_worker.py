@@ -40,7 +40,7 @@ class WorkerTestCase(unittest.TestCase):
 class ReadyTest(WorkerTestCase):
     def test_the_hello_example_reports_its_endpoints_and_schemas(self):
         worker, ready = self.start_ready_worker(os.path.join(REPOSITORY, "examples", "hello", "service.py"))
-        self.assertEqual(ready["protocol"], 7)
+        self.assertEqual(ready["protocol"], 8)
         self.assertEqual(ready["app"], {"title": "Hello", "compute": "dedicated", "provider": "localhost"})
         hello, add = ready["endpoints"]
         self.assertEqual(hello["path"], "/hello")
@@ -331,6 +331,55 @@ class CancelTest(WorkerTestCase):
         self.worker.send(protocol.call("c-1", "/sleep", {"seconds": 0.5}))
         self.worker.send(protocol.cancel("c-other"))
         self.assertEqual(self.worker.events_until_end_of("c-1"), [{"type": "result", "call": "c-1", "value": "woke up"}])
+
+
+class WithdrawTest(WorkerTestCase):
+    def setUp(self):
+        self.worker, _ = self.start_ready_worker(service_path("calls.py"))
+
+    def test_calls_behind_a_slow_one_are_taken_back_at_once_and_never_run(self):
+        descriptor, path = tempfile.mkstemp(prefix="apipod-test-")
+        os.close(descriptor)
+        self.addCleanup(lambda: os.path.exists(path) and os.remove(path))
+        reference = {"$file": {"path": path, "file_name": "kept.bin", "content_type": None}}
+        self.worker.send(protocol.call("c-1", "/sleep", {"seconds": 1}))
+        self.worker.send(protocol.call("c-2", "/describe-file", {"file": reference}))
+        self.worker.send(protocol.call("c-3", "/echo", {"text": "behind"}))
+        self.worker.send(protocol.call("c-4", "/echo", {"text": "kept"}))
+        time.sleep(0.2)
+        sent = time.monotonic()
+        self.worker.send(protocol.withdraw(["c-2", "c-3"]))
+        self.assertEqual(self.worker.next_event(), {"type": "withdrawn", "calls": ["c-2", "c-3"]})
+        self.assertLess(time.monotonic() - sent, 0.5)  # answered mid-sleep, not after it
+        self.assertEqual(self.worker.events_until_end_of("c-4"), [
+            {"type": "result", "call": "c-1", "value": "woke up"},
+            {"type": "result", "call": "c-4", "value": "kept"},
+        ])
+        self.assertTrue(os.path.exists(path))  # the upload is for the worker that runs the call now
+
+    def test_a_withdraw_racing_its_call_either_takes_it_or_lets_it_run_never_both(self):
+        taken = 0
+        for n in range(2000):
+            call = f"c-{n}"
+            self.worker.send(protocol.call(call, "/echo", {"text": call}))
+            self.worker.send(protocol.withdraw([call]))
+            events = []
+            withdrawn, ran = [], []
+            while not withdrawn or (withdrawn[0]["calls"] == [] and not ran):
+                events.append(self.worker.next_event(timeout=5))
+                withdrawn = [event for event in events if event["type"] == "withdrawn"]
+                ran = [event for event in events if event.get("call") == call]
+            self.assertEqual(len(withdrawn), 1, events)
+            self.assertEqual(len(events), len(withdrawn) + len(ran), events)  # none of an earlier call
+            if withdrawn[0]["calls"] == [call]:
+                taken += 1
+                self.assertEqual(events, withdrawn, n)
+            else:
+                self.assertEqual(withdrawn[0]["calls"], [], n)
+                self.assertEqual(ran, [{"type": "result", "call": call, "value": call}], n)
+        # The last event seen was the end of the last call or its withdrawal: nothing is left over.
+        self.assertEqual(self.call(self.worker, "c-last", "/echo", {"text": "last"})[-1]["value"], "last")
+        self.assertTrue(0 < taken < 2000, f"{taken} of 2000 taken: the race was not run both ways")
 
 
 class LifespanTest(WorkerTestCase):

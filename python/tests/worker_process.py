@@ -48,8 +48,8 @@ class WorkerProcess:
         threading.Thread(target=self._read_events, args=(event_read,), daemon=True).start()
 
     def send(self, message: dict) -> None:
-        """On the message's pipe, as the gateway sends it: cancels on fd 5, the rest on fd 3."""
-        self.send_on(5 if message["type"] == "cancel" else 3, message)
+        """On the message's pipe, as the gateway sends it: cancels and withdraws on fd 5, the rest on fd 3."""
+        self.send_on(5 if message["type"] in ("cancel", "withdraw") else 3, message)
 
     def send_on(self, descriptor: int, message: dict) -> None:
         pipe = self._cancels if descriptor == 5 else self._commands

@@ -8,7 +8,7 @@ import { endianness } from 'node:os';
 import { COMPUTE_VALUES, PROVIDER_VALUES } from '../deployment-target.js';
 import type { Compute, Provider } from '../deployment-target.js';
 
-export const PROTOCOL_VERSION = 7;
+export const PROTOCOL_VERSION = 8;
 
 /**
  * The longest event line a worker sends (it is told so in APIPOD_MAX_EVENT_BYTES and fails a
@@ -117,10 +117,15 @@ export interface CancelCommand {
   type: 'cancel';
   call: string;
 }
+/** Takes back calls sent behind a running one, to run them in another worker (fd 5, as it may come mid-call). */
+export interface WithdrawCommand {
+  type: 'withdraw';
+  calls: string[];
+}
 export interface ShutdownCommand {
   type: 'shutdown';
 }
-export type Command = CallCommand | CancelCommand | ShutdownCommand;
+export type Command = CallCommand | CancelCommand | WithdrawCommand | ShutdownCommand;
 
 // Events: worker -> gateway, fd 4.
 export interface ReadyEvent {
@@ -166,7 +171,13 @@ export interface CancelledEvent {
   type: 'cancelled';
   call: string;
 }
+/** The calls of a `withdraw` that had not started: they never will, and nothing more comes for them. */
+export interface WithdrawnEvent {
+  type: 'withdrawn';
+  calls: string[];
+}
 export type Event =
+  | WithdrawnEvent
   | ReadyEvent
   | SetupFailedEvent
   | ProgressEvent
@@ -183,7 +194,7 @@ export class ProtocolError extends Error {
   override readonly name = 'ProtocolError';
 }
 
-/** One command as one line for its pipe (fd 3, or fd 5 for a cancel). */
+/** One command as one line for its pipe (fd 3, or fd 5 for a cancel or a withdraw). */
 export function encodeCommand(command: Command): string {
   return `${JSON.stringify(command)}\n`;
 }
@@ -343,6 +354,11 @@ export function parseEvent(line: string): Event {
       return { type, call: fields.callId(), error: readError(fields.object('error')) };
     case 'cancelled':
       return { type, call: fields.callId() };
+    case 'withdrawn': {
+      const calls = fields.strings('calls');
+      if (calls.includes('')) throw fields.error('calls', 'holds an empty call id');
+      return { type, calls };
+    }
     default:
       throw new ProtocolError(`unknown event type '${type}'`);
   }

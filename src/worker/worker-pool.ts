@@ -69,7 +69,8 @@ interface WaitingCall {
  * than this together when their endpoints last ran: it then reads each the moment it is free,
  * where a round trip through the gateway (with the wake-ups of two processes) would cost more
  * than such a call. A call behind a longer one could wait for it while another worker frees
- * up, so a call sent ahead waits about this long at most, and none is sent behind a slow one.
+ * up, so none is sent behind a slow one, and those behind one that turns slow (it has run
+ * this long) are taken back when another worker is idle (withdrawFromSlowWorkers).
  */
 const QUICK_CALL_MS = 10;
 /**
@@ -105,6 +106,8 @@ export class WorkerPool {
   private stopped: Promise<void> | null = null;
   /** Called when a retiring pool has run its last call. */
   private onIdle: (() => void) | null = null;
+  /** Looks again when a running call with calls behind it will have run QUICK_CALL_MS (withdrawFromSlowWorkers). */
+  private withdrawTimer: NodeJS.Timeout | null = null;
   /** What workers start with: the first one's own executable, once it has said (a shim's choice, made once). */
   private python: string;
   private firstReport: Promise<PythonReport> | null = null;
@@ -247,6 +250,8 @@ export class WorkerPool {
       call.settle({ kind: 'cancelled' });
     }
     this.cancelRestarts();
+    if (this.withdrawTimer !== null) clearTimeout(this.withdrawTimer);
+    this.withdrawTimer = null;
     await Promise.all(
       this.slots.map(async (slot) => {
         for (const call of [slot.running, ...slot.queued]) if (call) await untilDeadline(call, deadline);
@@ -331,6 +336,29 @@ export class WorkerPool {
     for (let slot = this.quickSlot(); slot && this.waiting.length > 0; slot = this.quickSlot()) {
       this.runNext(slot, slot.worker!, this.takeWaiting());
     }
+    this.withdrawFromSlowWorkers();
+  }
+
+  /**
+   * While a worker is idle, takes back the calls sent behind a running call that has run
+   * QUICK_CALL_MS or more (its endpoint was quicker last time): they run in the idle worker
+   * rather than wait for it. Calls behind one that has not run that long yet are looked at
+   * again when it has.
+   */
+  private withdrawFromSlowWorkers(): void {
+    if (this.waiting.length > 0 || this.idleSlot() === undefined) return;
+    let soonestMs = Number.POSITIVE_INFINITY;
+    for (const slot of this.slots) {
+      const overdueInMs = slot.worker?.heldCallsOverdueIn(QUICK_CALL_MS) ?? null;
+      if (overdueInMs === null) continue;
+      if (overdueInMs <= 0) slot.worker!.withdrawHeldCalls();
+      else soonestMs = Math.min(soonestMs, overdueInMs);
+    }
+    if (soonestMs === Number.POSITIVE_INFINITY || this.withdrawTimer !== null) return;
+    this.withdrawTimer = setTimeout(() => {
+      this.withdrawTimer = null;
+      this.dispatch();
+    }, Math.ceil(soonestMs));
   }
 
   private takeWaiting(): WaitingCall {
@@ -371,10 +399,13 @@ export class WorkerPool {
       if (outcome !== null) {
         call.settle(outcome);
       } else if (this.phase === 'running' || this.phase === 'retiring') {
-        // Its worker went before it started: first in the queue again.
+        // It never started (its worker went, or gave it back): first in the queue again. Calls
+        // given back together are all back before any is handed out, so they keep their order.
         this.waiting.unshift(call);
         this.countWaiting(call.endpoint, 1);
         call.listen();
+        queueMicrotask(() => this.dispatch());
+        return;
       } else {
         call.settle({ kind: 'cancelled' }); // as the calls waiting when the pool stopped
       }

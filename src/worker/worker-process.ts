@@ -176,6 +176,11 @@ export class WorkerProcess {
   private endedThisTurn: RunningCall | null = null;
   /** Calls sent behind the running one (callNext), oldest first: the worker reads each as soon as it is free. */
   private readonly queued: RunningCall[] = [];
+  /**
+   * Calls named in a `withdraw` the worker has not answered: until it says it kept one (or an
+   * event of it comes), none is told it started, as the worker may already have dropped it.
+   */
+  private withdrawing: Set<RunningCall> | null = null;
   /** When the running call started (performance.now() milliseconds). */
   private runningSince = 0;
   private readonly callDurations: Map<string, number>;
@@ -289,6 +294,28 @@ export class WorkerProcess {
   }
 
   /**
+   * How long until the running call has run `quickMs`, when calls wait behind it that could be
+   * taken back (withdrawHeldCalls); null when none do or a withdraw is under way. At or below
+   * 0, it has: the calls behind it were sent expecting it to be quicker.
+   */
+  heldCallsOverdueIn(quickMs: number): number | null {
+    if (this.running === null || this.withdrawing !== null || !this.queued.some((call) => call.failed === undefined)) return null;
+    return this.runningSince + quickMs - performance.now();
+  }
+
+  /**
+   * Asks the worker for the calls waiting behind its running one back. Those it had not
+   * started end with null, as when the worker goes, for the caller to run elsewhere; the
+   * others run here as they would have.
+   */
+  withdrawHeldCalls(): void {
+    const calls = this.queued.filter((call) => call.failed === undefined);
+    if (calls.length === 0 || this.withdrawing !== null) return;
+    this.withdrawing = new Set(calls);
+    this.send({ type: 'withdraw', calls: calls.map((call) => call.id) });
+  }
+
+  /**
    * Sends a call to run after the running one (takesNextWithin says when). Resolves with its
    * outcome, or with null when the worker went before it started, for the caller to run it
    * elsewhere: the worker runs calls in order, so one behind a call that never ended never began.
@@ -332,7 +359,8 @@ export class WorkerProcess {
   private start(call: RunningCall): void {
     this.running = call;
     this.runningSince = performance.now();
-    if (call.failed === undefined) call.options.onStart?.(); // not for a call cancelled while it waited
+    // Not for a call cancelled while it waited, nor yet for one being withdrawn (confirmStarted).
+    if (call.failed === undefined && this.withdrawing?.has(call) !== true) call.options.onStart?.();
   }
 
   /** The running call ended: the one behind it, if any, is what the worker runs now. */
@@ -397,7 +425,7 @@ export class WorkerProcess {
   }
 
   private send(command: Command): void {
-    const pipe = command.type === 'cancel' ? this.cancels : this.commands;
+    const pipe = command.type === 'cancel' || command.type === 'withdraw' ? this.cancels : this.commands;
     if (!pipe.writable) return;
     if (pipe === this.commands) this.holdCommandsForThisTurn();
     pipe.write(encodeCommand(command));
@@ -472,6 +500,9 @@ export class WorkerProcess {
           this.currentState = 'setup_failed';
           this.settleReady.reject(new WorkerStartError(event.stage, event.error, this.serviceFile));
           return;
+        case 'withdrawn':
+          this.takeBack(event.calls);
+          return;
         default:
           await this.dispatchCallEvent(event);
       }
@@ -484,6 +515,7 @@ export class WorkerProcess {
   /** A result read as its JSON text: a large one, or one whose texts came after it. */
   private async handleResultText(call: string, json: JsonText): Promise<void> {
     if (this.running?.id === call && !json.mayHoldKey('$file')) {
+      this.confirmStarted(this.running);
       // Nothing in it to inline: its bytes are the answer, parsed only if something reads it.
       this.finishWithText(this.running, json);
       return;
@@ -494,8 +526,37 @@ export class WorkerProcess {
   private async dispatchCallEvent(event: CallEvent): Promise<void> {
     // Events of a call that already ended (a late progress from a user's thread) are
     // dropped, and the files they refer to deleted.
-    if (this.running?.id === event.call) await this.handleCallEvent(this.running, event);
-    else if ('value' in event) await deleteReferencedFiles(event.value, this.fileDir);
+    if (this.running?.id === event.call) {
+      this.confirmStarted(this.running);
+      await this.handleCallEvent(this.running, event);
+    } else if ('value' in event) await deleteReferencedFiles(event.value, this.fileDir);
+  }
+
+  /** An event of a call being withdrawn: the worker had started it, and its caller learns so now. */
+  private confirmStarted(call: RunningCall): void {
+    if (this.withdrawing?.delete(call) === true && call.failed === undefined) call.options.onStart?.();
+  }
+
+  /**
+   * The worker's answer to a withdraw: the calls it names never start, and go back to their
+   * callers, last first (each goes to the front of the pool's queue, so they keep their order);
+   * the others it had started. One of them may already be the running call here, when the
+   * call before it ended just as the withdraw arrived.
+   */
+  private takeBack(ids: readonly string[]): void {
+    const asked = [...(this.withdrawing ?? [])];
+    this.withdrawing = null;
+    const taken = new Set(ids);
+    const back = asked.filter((call) => taken.has(call.id));
+    if (back.length !== taken.size) throw new ProtocolError(`withdrawn: ${JSON.stringify(ids)} names a call that was not being withdrawn`);
+    for (const call of asked) if (!taken.has(call.id) && this.running === call && call.failed === undefined) call.options.onStart?.();
+    for (let index = this.queued.length - 1; index >= 0; index--) if (taken.has(this.queued[index]!.id)) this.queued.splice(index, 1);
+    if (this.running !== null && taken.has(this.running.id)) {
+      this.running = null; // it never ran: no duration to learn from
+      this.startNext();
+    }
+    // One cancelled meanwhile ends cancelled, rather than run elsewhere.
+    for (const call of back.reverse()) call.finish(call.failed ?? (call.cancelTimer !== undefined ? { kind: 'cancelled' } : null));
   }
 
   private takeInterpreterReport(line: Buffer): void {

@@ -342,6 +342,59 @@ describe('calls sent behind a quick one', () => {
     expect((await slow).kind).toBe('result');
   });
 
+  describe.each([
+    ['as it frees up', '/stubborn', { seconds: 0.3 }],
+    ['once the call in front has run longer than a quick one, the other free already', '/progress', { steps: 1 }],
+  ])('are taken back from behind a call that turns slow, and run in the other worker %s', (_, otherEndpoint, otherArgs) => {
+    it('each started once, in order', async () => {
+      const pool = await startedPool(behaviours, { workers: 2 });
+      await Promise.all([pool.submit('/echo', { text: 'warm 1' }), pool.submit('/echo', { text: 'warm 2' })]);
+      await pool.submit('/sleep', { seconds: 0 }); // /sleep was quick last time
+      const submittedAt = Date.now();
+      const other = pool.submit(otherEndpoint, otherArgs); // never run before: nothing goes behind it
+      const slow = pool.submit('/sleep', { seconds: 1.5 }, { id: 'slow' });
+      const started: string[] = [];
+      const behind = ['1', '2'].map((text) => pool.submit('/echo', { text }, { onStart: () => started.push(text) }));
+      expect(pool.health()).toMatchObject({ busy: 2, queued: 2 }); // sent behind the sleep, expected to be quick
+      const outcomes = await Promise.all(behind);
+      expect(Date.now() - submittedAt).toBeLessThan(1000); // not after the sleep
+      expect(outcomes.map((outcome) => (resultValue(outcome) as { text: string }).text)).toEqual(['1', '2']);
+      expect(started).toEqual(['1', '2']);
+      expect((await other).kind).toBe('result');
+      expect((await slow).kind).toBe('result');
+      // Each ran once, in the other worker: none ran in both.
+      const otherWorker = logs.find((line) => line.call === 'slow')?.worker === 1 ? 2 : 1;
+      const ranIn = (text: string) => logs.filter((line) => line.line === `echoing ${text}`).map((line) => line.worker);
+      expect([ranIn('1'), ranIn('2')]).toEqual([[otherWorker], [otherWorker]]);
+    });
+  });
+
+  it('are never run twice, lost or started twice when a withdraw meets the end of the call in front', async () => {
+    // The other worker frees up about as the call in front ends and writes its result. The
+    // worker answers a withdraw after a result it is writing, so some withdraws are answered
+    // after the gateway saw the echo start (it had read the result in front), and some after
+    // the worker started it (it had read the echo); most take the echoes back.
+    const pool = await startedPool(behaviours, { workers: 2 });
+    const started = new Map<string, number>();
+    const onStart = (text: string) => () => started.set(text, (started.get(text) ?? 0) + 1);
+    for (let round = 0; round < 60; round++) {
+      await pool.submit('/huge-result', { mebibytes: 0 }); // quick last time, so the echoes go behind the next
+      const other = pool.submit('/stubborn', { seconds: 0.04 });
+      const front = pool.submit('/huge-result', { mebibytes: 2, delay: 0.04 + round * 0.00025 });
+      const echoes = ['a', 'b'].map((letter) => pool.submit('/echo', { text: `${round}${letter}` }, { onStart: onStart(`${round}${letter}`) }));
+      const texts = (await Promise.all(echoes)).map((outcome) => (resultValue(outcome) as { text: string }).text);
+      expect(texts).toEqual([`${round}a`, `${round}b`]);
+      expect((await other).kind).toBe('result');
+      expect((await front).kind).toBe('result');
+    }
+    expect(started.size).toBe(120);
+    expect([...started.values()].filter((count) => count !== 1)).toEqual([]);
+    const echoed = logs.filter((line) => line.line.startsWith('echoing ')).map((line) => line.line);
+    expect(echoed.length).toBe(120);
+    expect(new Set(echoed).size).toBe(120);
+    expect(pool.health()).toMatchObject({ busy: 0, queued: 0 });
+  });
+
   it('answers one cancelled while it waits in the pipe at once, and never runs nor starts it', async () => {
     const pool = await startedPool(behaviours);
     await pool.submit('/echo', { text: 'warm' });

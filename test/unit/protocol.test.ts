@@ -8,7 +8,7 @@ import type { Command } from '../../src/worker/protocol.js';
 
 // The examples python/apipod/_runtime/protocol.py is tested against too: one file per message type.
 const fixtureDir = fileURLToPath(new URL('../fixtures/protocol', import.meta.url));
-const COMMAND_TYPES = new Set(['call', 'cancel', 'shutdown']);
+const COMMAND_TYPES = new Set(['call', 'cancel', 'shutdown', 'withdraw']);
 
 function readFixture(file: string): unknown[] {
   return JSON.parse(readFileSync(join(fixtureDir, file), 'utf8')) as unknown[];
@@ -21,7 +21,7 @@ const eventFiles = fixtureFiles.filter((file) => !COMMAND_TYPES.has(basename(fil
 describe('protocol events', () => {
   it('has an example file for every event type', () => {
     expect(eventFiles.map((file) => basename(file, '.json')).sort()).toEqual(
-      ['cancelled', 'chunk', 'error', 'progress', 'ready', 'result', 'setup_failed', 'streamed'],
+      ['cancelled', 'chunk', 'error', 'progress', 'ready', 'result', 'setup_failed', 'streamed', 'withdrawn'],
     );
   });
 
@@ -49,7 +49,7 @@ describe('protocol events', () => {
 
 describe('protocol commands', () => {
   it('has an example file for every command type', () => {
-    expect(commandFiles.map((file) => basename(file, '.json')).sort()).toEqual(['call', 'cancel', 'shutdown']);
+    expect(commandFiles.map((file) => basename(file, '.json')).sort()).toEqual(['call', 'cancel', 'shutdown', 'withdraw']);
   });
 
   describe.each(commandFiles)('%s', (file) => {

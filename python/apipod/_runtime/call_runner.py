@@ -14,7 +14,7 @@ from typing import Any, Callable, Optional
 from . import protocol
 from ..app import Endpoint
 from .arguments import ArgumentError, bind_arguments
-from .cancellation import CallCancelled, Cancellation
+from .cancellation import CallCancelled, CallWithdrawn, Cancellation
 from .channel import EventWriter, ResultTooLarge
 from .event_loop import WorkerLoop
 from .file_reference import delete_referenced_files
@@ -66,6 +66,8 @@ class CallRunner:
                     outcome = protocol.streamed(call_id, value.count)
                 else:
                     outcome = protocol.result(call_id, to_json_value(value, self._max_value_depth))
+        except CallWithdrawn:
+            return  # another worker runs it, with its uploads: nothing to say, nothing to delete
         except CallCancelled:
             delete_referenced_files(_file_holders(command))  # cancelled before it started: unread uploads
             outcome = protocol.cancelled(call_id)

@@ -9,15 +9,22 @@ import contextlib
 import signal
 import sys
 import threading
-from typing import Iterator, Optional
+from typing import Callable, Iterator, Optional
 
 
 RESIGNAL_SECONDS = 0.1
 _CANCELS_KEPT = 64  # cancels for calls not started yet; the gateway sends at most a few ahead
+# Calls started, for a withdraw to tell from those still to come: the gateway withdraws only
+# calls it sent behind a running one (eight at the most), and sends no more behind it.
+_STARTS_KEPT = 64
 
 
 class CallCancelled(BaseException):
     """A BaseException, so a user's `except Exception` cannot swallow the cancel."""
+
+
+class CallWithdrawn(BaseException):
+    """The gateway took the call back before it started, to run it in another worker."""
 
 
 class Cancellation:
@@ -31,6 +38,8 @@ class Cancellation:
         # be cancelled before it starts. The oldest are forgotten: a cancel for a call that
         # ended already is never taken.
         self._cancelled_before_start: collections.OrderedDict[str, None] = collections.OrderedDict()
+        self._started: collections.OrderedDict[str, None] = collections.OrderedDict()
+        self._withdrawn: set[str] = set()
         self._shield_depth = 0  # main thread only: inside a protocol write
         self._is_deferred = False
 
@@ -40,8 +49,15 @@ class Cancellation:
     @contextlib.contextmanager
     def running(self, call_id: str) -> Iterator[None]:
         """Marks `call_id` as the call a cancel may interrupt while the block runs; raises
-        CallCancelled at once when its cancel came first."""
+        CallWithdrawn at once when the gateway took it back, CallCancelled when its cancel came first."""
         with self._lock:
+            if call_id in self._withdrawn:
+                self._withdrawn.discard(call_id)
+                self._cancelled_before_start.pop(call_id, None)
+                raise CallWithdrawn()
+            self._started[call_id] = None
+            if len(self._started) > _STARTS_KEPT:
+                self._started.popitem(last=False)
             if self._cancelled_before_start.pop(call_id, False) is None:
                 raise CallCancelled()
             self._running_call = call_id
@@ -76,6 +92,16 @@ class Cancellation:
             while self._is_requested and self._running_call == call_id:
                 signal.pthread_kill(threading.main_thread().ident, signal.SIGINT)
                 self._call_ended.wait(RESIGNAL_SECONDS)
+
+    def withdraw(self, call_ids: list[str], answer: Callable[[list[str]], None]) -> None:
+        """From the cancel thread: takes back those of `call_ids` that have not started, which
+        the main thread then skips without a word, and answers with them (maybe none). The
+        answer is given under the lock, so it reaches the gateway before any event of a call
+        that comes after them."""
+        with self._lock:
+            taken = [call_id for call_id in call_ids if call_id not in self._started]  # the running one too
+            self._withdrawn.update(taken)
+            answer(taken)
 
     @contextlib.contextmanager
     def shielded(self) -> Iterator[None]:

@@ -14,7 +14,7 @@ from typing import Any, Callable, Optional
 from ..app import COMPUTE_CHOICES, PROVIDER_CHOICES
 from ..common.exceptions import JobException
 
-PROTOCOL_VERSION = 7  # 2: cancels have a pipe of their own; 3: a generator ends with `streamed`; 4: `direct`; 5: a call's `texts`; 6: its `numbers`; 7: their `line_bytes`
+PROTOCOL_VERSION = 8  # 2: cancels have a pipe of their own; 3: a generator ends with `streamed`; 4: `direct`; 5: a call's `texts`; 6: its `numbers`; 7: their `line_bytes`; 8: `withdraw`
 SETUP_STAGES = ("import", "lifespan", "schema")
 
 
@@ -22,10 +22,11 @@ class ProtocolError(ValueError):
     pass
 
 
-# Commands (gateway -> worker): calls and shutdown on the command pipe, cancels on the cancel pipe
+# Commands (gateway -> worker): calls and shutdown on the command pipe, cancels and withdraws
+# on the cancel pipe (read while a call runs)
 
 CALL_CHANNEL_TYPES = ("call", "shutdown")
-CANCEL_CHANNEL_TYPES = ("cancel",)
+CANCEL_CHANNEL_TYPES = ("cancel", "withdraw")
 
 
 def call(call_id: str, endpoint: str, arguments: dict) -> dict:
@@ -34,6 +35,10 @@ def call(call_id: str, endpoint: str, arguments: dict) -> dict:
 
 def cancel(call_id: str) -> dict:
     return {"type": "cancel", "call": call_id}
+
+
+def withdraw(call_ids: list[str]) -> dict:
+    return {"type": "withdraw", "calls": call_ids}
 
 
 def shutdown() -> dict:
@@ -73,6 +78,11 @@ def error(call_id: str, error: dict) -> dict:
 
 def cancelled(call_id: str) -> dict:
     return {"type": "cancelled", "call": call_id}
+
+
+def withdrawn(call_ids: list[str]) -> dict:
+    """The calls of a `withdraw` that had not started: they never will, and nothing more comes for them."""
+    return {"type": "withdrawn", "calls": call_ids}
 
 
 def error_info(exception: BaseException, argument: Optional[str] = None) -> dict:
@@ -253,6 +263,7 @@ _ENDPOINT = _object_with({
 _COMMAND_FIELDS = {
     "call": {"call": _CALL_ID, "endpoint": _PATH, "arguments": _object_with({})},
     "cancel": {"call": _CALL_ID},
+    "withdraw": {"calls": _list_of(_CALL_ID)},
     "shutdown": {},
 }
 
@@ -274,4 +285,5 @@ _EVENT_FIELDS = {
     "streamed": {"call": _CALL_ID, "chunks": _count},
     "error": {"call": _CALL_ID, "error": _ERROR},
     "cancelled": {"call": _CALL_ID},
+    "withdrawn": {"calls": _list_of(_CALL_ID)},
 }

@@ -105,7 +105,7 @@ def main(arguments: list[str]) -> int:
 
     loop = WorkerLoop(service.loop)
     loop.make_if_asyncio_is_loaded()
-    threading.Thread(target=receive_cancels, args=(cancel_descriptor, cancellation),
+    threading.Thread(target=receive_cancels, args=(cancel_descriptor, cancellation, events),
                      name="apipod-cancels", daemon=True).start()
     runner = CallRunner([ServedEndpoint(endpoint, signature) for endpoint, signature in service.endpoints],
                         events, cancellation, loop, int(max_value_depth) if max_value_depth else None)
@@ -157,10 +157,14 @@ def exit_when_orphaned(gateway: int) -> None:
     os._exit(1)
 
 
-def receive_cancels(descriptor: int, cancellation: Cancellation) -> None:
-    """The cancel thread: asleep until a cancel arrives, which then acts at once."""
+def receive_cancels(descriptor: int, cancellation: Cancellation, events: EventWriter) -> None:
+    """The cancel thread: asleep until a cancel or a withdraw arrives, which then acts at once
+    (a withdraw comes while the main thread is in a long call)."""
     for command in read_commands(descriptor, protocol.CANCEL_CHANNEL_TYPES):
-        cancellation.request(command["call"])
+        if command["type"] == "withdraw":
+            cancellation.withdraw(command["calls"], lambda taken: events.send(protocol.withdrawn(taken)))
+        else:
+            cancellation.request(command["call"])
 
 
 if __name__ == "__main__":
