@@ -69,8 +69,8 @@ interface WaitingCall {
  * than this together when their endpoints last ran: it then reads each the moment it is free,
  * where a round trip through the gateway (with the wake-ups of two processes) would cost more
  * than such a call. A call behind a longer one could wait for it while another worker frees
- * up, so none is sent behind a slow one, and those behind one that turns slow (it has run
- * this long) are taken back when another worker is idle (withdrawFromSlowWorkers).
+ * up, so none is sent behind a slow one, and those behind one that turns slow are taken
+ * back when another worker is idle (withdrawFromSlowWorkers).
  */
 const QUICK_CALL_MS = 10;
 /**
@@ -106,7 +106,7 @@ export class WorkerPool {
   private stopped: Promise<void> | null = null;
   /** Called when a retiring pool has run its last call. */
   private onIdle: (() => void) | null = null;
-  /** Looks again when a running call with calls behind it will have run QUICK_CALL_MS (withdrawFromSlowWorkers). */
+  /** Looks again when a running call with calls behind it would be overdue (withdrawFromSlowWorkers). */
   private withdrawTimer: NodeJS.Timeout | null = null;
   /** What workers start with: the first one's own executable, once it has said (a shim's choice, made once). */
   private python: string;
@@ -340,10 +340,10 @@ export class WorkerPool {
   }
 
   /**
-   * While a worker is idle, takes back the calls sent behind a running call that has run
-   * QUICK_CALL_MS or more (its endpoint was quicker last time): they run in the idle worker
-   * rather than wait for it. Calls behind one that has not run that long yet are looked at
-   * again when it has.
+   * While a worker is idle, takes back the calls sent behind a running call that is overdue
+   * (it has run well past what its endpoint took last time, WorkerProcess.heldCallsOverdueIn):
+   * they run in the idle worker rather than wait for it. Calls behind one not overdue yet are
+   * looked at again when it would be.
    */
   private withdrawFromSlowWorkers(): void {
     if (this.waiting.length > 0 || this.idleSlot() === undefined) return;

@@ -123,6 +123,8 @@ export class NoInterpreterReport extends Error {
 const STDERR_LINES_KEPT = 20;
 // After the process exits, how long its pipes may stay open (held by a grandchild) before svc stops reading them.
 const PIPE_DRAIN_MS = 1000;
+/** How far past twice its endpoint's last duration a running call may go before the calls behind it are overdue (heldCallsOverdueIn). */
+const OVERRUN_MS = 1;
 
 let callsStarted = 0;
 
@@ -183,6 +185,8 @@ export class WorkerProcess {
   private withdrawing: Set<RunningCall> | null = null;
   /** When the running call started (performance.now() milliseconds). */
   private runningSince = 0;
+  /** How long the running call's endpoint took last time, as it started: what calls were sent behind it expecting. */
+  private runningExpectedMs = Number.POSITIVE_INFINITY;
   private readonly callDurations: Map<string, number>;
   /** A result read, whose texts are the next event lines (readResultWithTexts). */
   private textsToCome: { call: string; offsets: number[]; value: Buffer; texts: Buffer[][] } | null = null;
@@ -294,13 +298,14 @@ export class WorkerProcess {
   }
 
   /**
-   * How long until the running call has run `quickMs`, when calls wait behind it that could be
-   * taken back (withdrawHeldCalls); null when none do or a withdraw is under way. At or below
-   * 0, it has: the calls behind it were sent expecting it to be quicker.
+   * How long until the running call is overdue, when calls wait behind it that could be taken
+   * back (withdrawHeldCalls); null when none do or a withdraw is under way. At or below 0, it
+   * is: it has run twice as long as its endpoint took last time and a millisecond more, or
+   * `quickMs`, whichever comes first, where the calls behind it were sent expecting it to end.
    */
   heldCallsOverdueIn(quickMs: number): number | null {
     if (this.running === null || this.withdrawing !== null || !this.queued.some((call) => call.failed === undefined)) return null;
-    return this.runningSince + quickMs - performance.now();
+    return this.runningSince + Math.min(quickMs, 2 * this.runningExpectedMs + OVERRUN_MS) - performance.now();
   }
 
   /**
@@ -359,6 +364,7 @@ export class WorkerProcess {
   private start(call: RunningCall): void {
     this.running = call;
     this.runningSince = performance.now();
+    this.runningExpectedMs = this.callDurations.get(call.endpoint) ?? Number.POSITIVE_INFINITY;
     // Not for a call cancelled while it waited, nor yet for one being withdrawn (confirmStarted).
     if (call.failed === undefined && this.withdrawing?.has(call) !== true) call.options.onStart?.();
   }

@@ -344,7 +344,7 @@ describe('calls sent behind a quick one', () => {
 
   describe.each([
     ['as it frees up', '/stubborn', { seconds: 0.3 }],
-    ['once the call in front has run longer than a quick one, the other free already', '/progress', { steps: 1 }],
+    ['once the call in front has run well past what its endpoint took last time, the other free already', '/progress', { steps: 1 }],
   ])('are taken back from behind a call that turns slow, and run in the other worker %s', (_, otherEndpoint, otherArgs) => {
     it('each started once, in order', async () => {
       const pool = await startedPool(behaviours, { workers: 2 });
