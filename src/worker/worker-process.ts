@@ -305,7 +305,16 @@ export class WorkerProcess {
    */
   heldCallsOverdueIn(quickMs: number): number | null {
     if (this.running === null || this.withdrawing !== null || !this.queued.some((call) => call.failed === undefined)) return null;
-    return this.runningSince + Math.min(quickMs, 2 * this.runningExpectedMs + OVERRUN_MS) - performance.now();
+    return this.overdueAt(quickMs) - performance.now();
+  }
+
+  /** Whether the running call is overdue (heldCallsOverdueIn). */
+  isOverdue(quickMs: number): boolean {
+    return this.running !== null && performance.now() >= this.overdueAt(quickMs);
+  }
+
+  private overdueAt(quickMs: number): number {
+    return this.runningSince + Math.min(quickMs, 2 * this.runningExpectedMs + OVERRUN_MS);
   }
 
   /**
