@@ -442,7 +442,8 @@ export class WorkerPool {
   private quickSlot(): Slot | undefined {
     // Nothing goes behind an overdue call where another worker may free up first. A lone
     // worker is sent calls all the same: they wait for it either way, and a worker kept off
-    // its core by other processes looks overdue (on a busy machine, ~5 % fewer trivial calls).
+    // its core by other processes looks overdue (holding calls back then looked ~5 % slower
+    // on a busy machine, bench/RESULTS.md run 13).
     const isAlone = this.slots.length === 1;
     return this.slots.find(
       (slot) => slot.worker?.takesNextWithin(QUICK_CALL_MS, MOST_QUEUED_IN_WORKER) === true && (isAlone || !slot.worker.isOverdue(QUICK_CALL_MS)),
