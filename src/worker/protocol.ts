@@ -177,7 +177,6 @@ export interface WithdrawnEvent {
   calls: string[];
 }
 export type Event =
-  | WithdrawnEvent
   | ReadyEvent
   | SetupFailedEvent
   | ProgressEvent
@@ -185,7 +184,8 @@ export type Event =
   | ResultEvent
   | StreamedEvent
   | ErrorEvent
-  | CancelledEvent;
+  | CancelledEvent
+  | WithdrawnEvent;
 /** The events that belong to one call. */
 export type CallEvent = ProgressEvent | ChunkEvent | ResultEvent | StreamedEvent | ErrorEvent | CancelledEvent;
 

@@ -99,7 +99,8 @@ class Cancellation:
         answer is given under the lock, so it reaches the gateway before any event of a call
         that comes after them."""
         with self._lock:
-            taken = [call_id for call_id in call_ids if call_id not in self._started]  # the running one too
+            # The running call is among those started: it is never taken.
+            taken = [call_id for call_id in call_ids if call_id not in self._started]
             self._withdrawn.update(taken)
             answer(taken)
 
