@@ -398,10 +398,16 @@ def media_from_any(data: Any) -> MediaFile:
 _MEDIA_CLASSES = {"image": ImageFile, "audio": AudioFile, "video": VideoFile}
 
 
+# What str.splitlines splits ASCII text at; other text may hold more (\x85, \u2028, ...).
+_ASCII_LINE_BREAKS = ("\n", "\r", "\x0b", "\x0c", "\x1c", "\x1d", "\x1e")
+
+
 def _decode_base64(text: str) -> bytes:
     # Line breaks are base64's own (MIME wraps at 76 characters); a space inside is text, not
     # a file ("not base64 at all" would otherwise read as ten bytes of audio), as media-toolkit reads it.
-    compact = "".join(text.strip().splitlines())
+    compact = text.strip()
+    if not compact.isascii() or any(separator in compact for separator in _ASCII_LINE_BREAKS):
+        compact = "".join(compact.splitlines())  # a 2 MB copy, for text that has a line break
     padded = compact + "=" * (-len(compact) % 4)  # clients often strip the padding
     if ("-" in padded or "_" in padded) and not ("+" in padded or "/" in padded):
         padded = padded.translate(_URL_SAFE_TO_STANDARD)  # RFC 4648 section 5 alphabet

@@ -92,6 +92,13 @@ class MediaFileTest(unittest.TestCase):
         encoded = base64.b64encode(b"x" * 100).decode()
         self.assertEqual(MediaFile.from_base64(encoded[:76] + "\r\n" + encoded[76:] + "\n").to_bytes(), b"x" * 100)
 
+    def test_base64_broken_at_any_line_break_python_knows(self):
+        # Text without one is decoded without the copy that joins its lines: each must still be found.
+        encoded = base64.b64encode(b"x" * 100).decode()
+        for line_break in ("\r", "\x0b", "\x0c", "\x1c", "\x1d", "\x1e", "\x85", "\u2028", "\u2029"):
+            with self.subTest(line_break=line_break):
+                self.assertEqual(MediaFile.from_base64(encoded[:40] + line_break + encoded[40:]).to_bytes(), b"x" * 100)
+
     def test_to_json_and_back(self):
         image = ImageFile.from_bytes(PNG, "a.png")
         self.assertEqual(image.to_json(), {"file_name": "a.png", "content_type": "image/png", "content": PNG_BASE64})

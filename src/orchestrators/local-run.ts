@@ -24,6 +24,7 @@ import { WebhookDispatcher, type WebhookSettings } from '../serve/webhooks/webho
 import { WEBHOOK_SECRETS_ENV, WebhookSecrets } from '../serve/webhooks/webhook-secrets.js';
 import type { JobSettings } from '../serve/gateway-options.js';
 import { JobRunner } from '../serve/jobs/job-runner.js';
+import { JobMediaFiles } from '../serve/jobs/job-media-files.js';
 import { JobStore } from '../serve/jobs/job-store.js';
 import type { Job } from '../serve/jobs/job.js';
 import type { JobJournal } from '../serve/jobs/job-journal.js';
@@ -155,7 +156,12 @@ async function serveWithFileDir(options: LocalServeOptions, fileDir: string, hel
   let specification: ServiceSpecification = serviceSpecification(basename(root), options.version);
   /** The jobs, with those its journal kept from the last server, which `resume` runs once a pool serves. */
   const openJobs = (retention: JobSettings | null): { jobs: JobBackend; webhooks: Webhooks | null; resume: () => void; unendedCount: () => number } => {
-    const runnerOptions = { timeoutsMs: options.jobs.timeoutsMs, defaultTimeoutMs: options.jobs.defaultTimeoutMs, debug: options.debug };
+    const runnerOptions = {
+      timeoutsMs: options.jobs.timeoutsMs,
+      defaultTimeoutMs: options.jobs.defaultTimeoutMs,
+      debug: options.debug,
+      media: new JobMediaFiles(fileDir, (path) => calls.endpointAt(path)),
+    };
     const { redis } = held;
     if (redis !== null) {
       const jobs = redis.jobs(calls, { retention: options.jobs, maxQueue: options.queueSize, retryAfterSeconds: RETRY_AFTER_SECONDS, runner: runnerOptions, workers: options.workers, log });

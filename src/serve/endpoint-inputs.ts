@@ -69,12 +69,8 @@ export interface EndpointInputs {
 export function compileEndpointInputs(endpoint: Pick<EndpointReport, 'input_schema' | 'body_parameter'>): EndpointInputs {
   const schema = endpoint.input_schema;
   const parameters = readParameters(schema);
-  const mediaUrlParameters = new Map<string, boolean>();
+  const { mediaUrlParameters, longStringParameters, base64Parameters } = stringInputs(endpoint, parameters);
   const properties = propertiesOf(schema);
-  for (const [name, parameter] of parameters) {
-    if (parameter.upload !== null && !takesTextOfItsOwn(properties[name])) mediaUrlParameters.set(name, parameter.upload.repeated);
-  }
-  const longStringParameters = new Set(endpoint.body_parameter === null ? Object.keys(properties).filter((name) => takesEveryString(properties[name])) : []);
   const compiled = compileValidators(schema);
   const readBooleans = textBooleanReader(parameters);
   return {
@@ -85,9 +81,29 @@ export function compileEndpointInputs(endpoint: Pick<EndpointReport, 'input_sche
     validators: { json: compiled.json, text: (input) => compiled.text(isJsonObject(input) ? readBooleans(input) : input) },
     takesJsonText: !JSON.stringify(schema).includes('"integer"'),
     longStringParameters,
-    base64Parameters: new Set([...longStringParameters].filter((name) => mediaUrlParameters.get(name) === false)),
+    base64Parameters,
     numberListParameters: new Set(endpoint.body_parameter === null ? Object.keys(properties).filter((name) => takesNumberList(properties[name])) : []),
   };
+}
+
+/** An endpoint's `base64Parameters` (EndpointInputs), read from its schema alone: what a job's call decodes (job-media-files.ts). */
+export function base64ParametersOf(endpoint: Pick<EndpointReport, 'input_schema' | 'body_parameter'>): ReadonlySet<string> {
+  return stringInputs(endpoint, readParameters(endpoint.input_schema)).base64Parameters;
+}
+
+/** The parameters a string may stand for: a media URL, every string (long-strings.ts), a media file's base64. */
+function stringInputs(
+  endpoint: Pick<EndpointReport, 'input_schema' | 'body_parameter'>,
+  parameters: ReadonlyMap<string, ParameterInput>,
+): Pick<EndpointInputs, 'mediaUrlParameters' | 'longStringParameters' | 'base64Parameters'> {
+  const properties = propertiesOf(endpoint.input_schema);
+  const mediaUrlParameters = new Map<string, boolean>();
+  for (const [name, parameter] of parameters) {
+    if (parameter.upload !== null && !takesTextOfItsOwn(properties[name])) mediaUrlParameters.set(name, parameter.upload.repeated);
+  }
+  const longStringParameters = new Set(endpoint.body_parameter === null ? Object.keys(properties).filter((name) => takesEveryString(properties[name])) : []);
+  const base64Parameters = new Set([...longStringParameters].filter((name) => mediaUrlParameters.get(name) === false));
+  return { mediaUrlParameters, longStringParameters, base64Parameters };
 }
 
 /** Keywords that describe a value without constraining it. */

@@ -33,6 +33,11 @@ export class PoolSwitch {
     return this.pool.submit(endpoint, args, options);
   }
 
+  /** The endpoint at `path` of the pool that serves now. */
+  endpointAt(path: string): EndpointReport | undefined {
+    return this.pool?.endpoints.find((candidate) => candidate.path === path);
+  }
+
   /** Serves `next` from now on; returns the pool it replaces. */
   switchTo(next: WorkerPool): WorkerPool | null {
     const previous = this.pool;

@@ -13,8 +13,13 @@ import { readFile, writeFile } from 'node:fs/promises';
 const AT_ONCE_BYTES = 8 * 1024 * 1024;
 
 export async function writeTransitFile(path: string, bytes: Buffer): Promise<void> {
-  if (bytes.length <= AT_ONCE_BYTES) writeFileSync(path, bytes);
+  if (isWrittenAtOnce(bytes.length)) writeFileSync(path, bytes);
   else await writeFile(path, bytes);
+}
+
+/** Whether a transit file of this size is written on the event loop (writeTransitFile): one that can be written without waiting. */
+export function isWrittenAtOnce(size: number): boolean {
+  return size <= AT_ONCE_BYTES;
 }
 
 /**

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -105,6 +105,37 @@ describe('large payloads', () => {
     for (const [image, message] of refusals) {
       const { status, text } = await post(`${server.url}/image-digest`, JSON.stringify({ image }));
       expect([status, JSON.parse(text).error.detail[0]]).toEqual([422, { field: 'image', message: expect.stringContaining(message) }]);
+    }
+  });
+
+  it("stages a job's long base64 image for its worker as the file it stands for, and leaves no file behind, whether the job ran, was cancelled in the queue or refused", async () => {
+    // The server's file directory (APIPOD_FILE_DIR) is made in its TMPDIR: this test's own.
+    const temporary = mkdtempSync(join(tmpdir(), 'svc-test-tmp-'));
+    const serverless = await startSvc([LARGE_ANSWERS, '--compute', 'serverless'], { TMPDIR: temporary });
+    const staged = () => readdirSync(temporary).flatMap((name) => (name.startsWith('svc-files-') ? readdirSync(join(temporary, name)) : []));
+    type Envelope = { id: string; status: string; result: unknown; error: string | null };
+    const submit = async (path: string, body: unknown, prefer = 'respond-async') => {
+      const response = await fetch(`${serverless.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', prefer }, body: JSON.stringify(body) });
+      return (await response.json()) as Envelope;
+    };
+    const read = async (url: string, init?: RequestInit) => (await (await fetch(url, init)).json()) as Envelope;
+    try {
+      const png = noisePng(200, 200);
+      const running = await submit('/pause', { seconds: 2 });
+      const queued = await submit('/image-digest', { image: png.toString('base64') });
+      expect(queued.status).toBe('QUEUED');
+      expect(staged()).toHaveLength(1); // decoded by the gateway as the call was queued
+      expect((await read(`${serverless.url}/v1/jobs/${queued.id}/cancel`, { method: 'POST' })).status).toBe('CANCELLED');
+      await expect.poll(() => staged()).toEqual([]);
+      const ran = await submit('/image-digest', { image: png.toString('base64') }, 'wait=30');
+      expect([ran.status, ran.result]).toEqual(['FINISHED', { size: png.length, sha256: createHash('sha256').update(png).digest('hex'), content_type: 'image/png' }]);
+      const refused = await submit('/image-digest', { image: Buffer.from('not an image '.repeat(5000)).toString('base64') }, 'wait=30');
+      expect([refused.status, refused.error]).toEqual(['FAILED', expect.stringContaining('expected an image')]);
+      expect((await read(`${serverless.url}/v1/jobs/${running.id}`)).status).toBe('FINISHED');
+      await expect.poll(() => staged()).toEqual([]);
+    } finally {
+      await serverless.stop();
+      rmSync(temporary, { recursive: true, force: true });
     }
   });
 

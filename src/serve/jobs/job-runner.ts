@@ -3,6 +3,8 @@ import { QueueFullError } from '../../worker/worker-pool.js';
 import type { CallBackend } from '../call-backend.js';
 import { isTerminal } from './job-status.js';
 import { callOf } from './job-arguments.js';
+import { JobMediaFiles } from './job-media-files.js';
+import { removeStagedFiles } from '../request-arguments.js';
 import type { JobArguments } from './job-journal.js';
 import type { JobStore } from './job-store.js';
 import type { Job } from './job.js';
@@ -16,6 +18,8 @@ export interface JobRunnerOptions {
   defaultTimeoutMs: number;
   /** Include Python tracebacks in job errors. */
   debug: boolean;
+  /** Where a job's media base64 is decoded to for its worker (job-media-files.ts); absent, the worker decodes it. */
+  media?: JobMediaFiles;
 }
 
 /** Where a running job's changes go: the store of this server, or Redis (redis-job-writes.ts). */
@@ -47,9 +51,10 @@ export class JobRunner {
     this.controllers.set(job.id, abort);
     let timer: NodeJS.Timeout | undefined;
     let outcome: Promise<CallOutcome>;
-    const { callArguments, longStrings } = callOf(args);
+    const call = callOf(args);
+    const { longStrings, stagedFiles } = this.options.media?.stage(job.endpoint, call.callArguments, call.longStrings) ?? { longStrings: call.longStrings, stagedFiles: [] };
     try {
-      outcome = this.runner.submit(job.endpoint, callArguments, {
+      outcome = this.runner.submit(job.endpoint, call.callArguments, {
       id: job.id,
       longStrings,
       signal: abort.controller.signal,
@@ -74,11 +79,13 @@ export class JobRunner {
     });
     } catch (error) {
       this.controllers.delete(job.id);
+      JobMediaFiles.removeNow(stagedFiles);
       throw error;
     }
     // A free worker may already have taken the call (PENDING -> PROCESSING) inside submit.
     if (job.status === 'PENDING') this.store.move(job, 'QUEUED');
     void outcome.then((result) => {
+      if (stagedFiles.length > 0) void removeStagedFiles(stagedFiles);
       clearTimeout(timer);
       this.controllers.delete(job.id);
       this.finish(job, result, abort.reason);
