@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { noisePng } from '../support/images.js';
+import { startRedis } from '../support/redis-server.js';
 import { startSvc, type RunningSvc } from '../support/server.js';
 import { REPO_ROOT } from '../support/svc.js';
 
@@ -136,6 +137,22 @@ describe('large payloads', () => {
     } finally {
       await serverless.stop();
       rmSync(temporary, { recursive: true, force: true });
+    }
+  });
+
+  it('hands the long base64 image of a job kept in Redis to the function as the bytes it stands for: its arguments come back as JSON', async () => {
+    const redis = await startRedis();
+    const replica = await startSvc([LARGE_ANSWERS, '--compute', 'serverless', '--job-store', `${redis.url}/3`]);
+    try {
+      const png = noisePng(200, 200);
+      const expected = { size: png.length, sha256: createHash('sha256').update(png).digest('hex'), content_type: 'image/png' };
+      for (const image of [png.toString('base64'), png.toString('base64url'), `data:image/png;base64,${png.toString('base64')}`]) {
+        const job = await fetch(`${replica.url}/image-digest`, { method: 'POST', headers: { 'content-type': 'application/json', prefer: 'wait=30' }, body: JSON.stringify({ image }) });
+        expect(((await job.json()) as { result: unknown }).result).toEqual(expected);
+      }
+    } finally {
+      await replica.stop();
+      await redis.stop();
     }
   });
 
