@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { endpointReport } from '../support/endpoint-report.js';
 import { compileEndpointInputs } from '../../src/serve/endpoint-inputs.js';
 import type { EndpointReport, Value } from '../../src/worker/protocol.js';
 
@@ -8,20 +9,7 @@ const OPTIONAL_STRINGS: Value = { anyOf: [{ type: 'array', items: { type: 'strin
 const BOX: Value = { type: 'object', properties: { width: { type: 'integer' } }, required: ['width'], additionalProperties: false };
 
 function endpointWith(properties: { [name: string]: Value }, defs: { [name: string]: Value } = {}): EndpointReport {
-  return {
-    path: '/run',
-    methods: ['POST'],
-    function: 'run',
-    doc: null,
-    is_async: false,
-    is_generator: false,
-    is_chat: false,
-    direct: false,
-    body_parameter: null,
-    input_schema: { type: 'object', properties, additionalProperties: false, ...(Object.keys(defs).length ? { $defs: defs } : {}) },
-    output_schema: {},
-    injected: [],
-  };
+  return endpointReport({ input_schema: { type: 'object', properties, additionalProperties: false, ...(Object.keys(defs).length ? { $defs: defs } : {}) } });
 }
 
 function problemsOf(endpoint: EndpointReport, input: Value): unknown {

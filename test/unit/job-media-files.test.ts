@@ -2,25 +2,16 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { endpointReport } from '../support/endpoint-report.js';
 import { JobMediaFiles } from '../../src/serve/jobs/job-media-files.js';
 import type { Arguments } from '../../src/serve/input-validation.js';
-import type { EndpointReport, Value } from '../../src/worker/protocol.js';
+import type { Value } from '../../src/worker/protocol.js';
 
 const image = { 'x-media-type': 'image', anyOf: [{ type: 'string' }, { type: 'object' }] };
-const endpoint: EndpointReport = {
+const endpoint = endpointReport({
   path: '/edit',
-  methods: ['POST'],
-  function: 'edit',
-  doc: null,
-  is_async: false,
-  is_generator: false,
-  is_chat: false,
-  direct: false,
-  body_parameter: null,
   input_schema: { type: 'object', properties: { photo: image, prompt: { type: 'string' }, either: { anyOf: [image, { type: 'string' }] } } },
-  output_schema: {},
-  injected: [],
-};
+});
 
 describe("a job's media base64, decoded for its worker as its call is made", () => {
   let dir: string;

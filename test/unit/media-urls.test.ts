@@ -3,28 +3,19 @@ import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { endpointReport } from '../support/endpoint-report.js';
 import { HttpError } from '../../src/serve/http-error.js';
 import { compileEndpointInputs } from '../../src/serve/endpoint-inputs.js';
 import { fetchMediaUrls } from '../../src/serve/media-urls.js';
-import type { EndpointReport } from '../../src/worker/protocol.js';
 
 // A real HTTP server as the media host; the gateway-level behaviour is in test/integration.
 let host: Server;
 let imageUrl: string;
-const endpoint: EndpointReport = {
+const endpoint = endpointReport({
   path: '/describe',
-  methods: ['POST'],
   function: 'describe',
-  doc: null,
-  is_async: false,
-  is_generator: false,
-  is_chat: false,
-  direct: false,
-  body_parameter: null,
   input_schema: { type: 'object', properties: { image: { type: 'string', 'x-media-type': 'image' } } },
-  output_schema: {},
-  injected: [],
-};
+});
 const settings = { maxBytes: 2 ** 20, timeoutMs: 5_000 };
 const cancel = new AbortController().signal;
 
