@@ -17,7 +17,8 @@ import { asksForWebhook, readWebhookRequest, type WebhookRequest } from './webho
 import type { WebhookSecrets } from './webhooks/webhook-secrets.js';
 import { acceptsEventStream } from './accept-header.js';
 import { readPreferences } from './prefer-header.js';
-import { readArguments, removeStagedFiles } from './request-arguments.js';
+import { readArguments } from './request-arguments.js';
+import { removeStagedFiles } from '../worker/transit-files.js';
 import { planRouteAliases, withoutTrailingSlash } from './route-aliases.js';
 import { sendOutcome, submitFailure } from './call-outcome-http.js';
 import { generatorResult } from './generator-result.js';

@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
-import { rm, stat } from 'node:fs/promises';
+import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import type { FastifyRequest } from 'fastify';
 import type { CancelSignal } from '../worker/cancel-signal.js';
-import { writeTransitFile } from '../worker/transit-files.js';
+import { removeStagedFiles, writeTransitFile } from '../worker/transit-files.js';
 import { isJsonObject, jsonTypeOf, type LongString, type Value } from '../worker/protocol.js';
 import type { EndpointInputs, ParameterInput } from './endpoint-inputs.js';
 import { fieldPath, HttpError } from './http-error.js';
@@ -301,9 +301,4 @@ function fieldValue(name: string, text: unknown, types: ReadonlySet<string>): Va
   const problem = jsonProblem(parsed, name);
   if (problem !== null) throw problem;
   return parsed;
-}
-
-
-export async function removeStagedFiles(paths: readonly string[]): Promise<void> {
-  await Promise.all(paths.map((path) => rm(path, { force: true })));
 }

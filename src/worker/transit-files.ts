@@ -1,5 +1,5 @@
 import { closeSync, fstatSync, openSync, readSync, rmSync, writeFileSync } from 'node:fs';
-import { readFile, writeFile } from 'node:fs/promises';
+import { readFile, rm, writeFile } from 'node:fs/promises';
 
 /*
  * The files gateway and workers hand each other's payloads in (APIPOD_FILE_DIR: uploads,
@@ -40,4 +40,14 @@ export async function readTransitFile(path: string, checkSize: (bytes: number) =
     closeSync(descriptor);
     rmSync(path, { force: true });
   }
+}
+
+/** Deletes the transit files a call's arguments were staged in, once the call has ended. */
+export async function removeStagedFiles(paths: readonly string[]): Promise<void> {
+  await Promise.all(paths.map((path) => rm(path, { force: true })));
+}
+
+/** The same at once: for a call that was never made. */
+export function removeStagedFilesNow(paths: readonly string[]): void {
+  for (const path of paths) rmSync(path, { force: true });
 }

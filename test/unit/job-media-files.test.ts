@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { endpointReport } from '../support/endpoint-report.js';
 import { JobMediaFiles } from '../../src/serve/jobs/job-media-files.js';
+import { removeStagedFilesNow } from '../../src/worker/transit-files.js';
 import type { Arguments } from '../../src/serve/input-validation.js';
 import type { Value } from '../../src/worker/protocol.js';
 
@@ -85,7 +86,7 @@ describe("a job's media base64, decoded for its worker as its call is made", () 
     const media = new JobMediaFiles(dir, () => endpoint);
     const { stagedFiles } = media.stage('/edit', { photo: '' }, [longString('photo', Buffer.from('a picture').toString('base64'))]);
     expect(readdirSync(dir)).toHaveLength(1);
-    JobMediaFiles.removeNow(stagedFiles);
+    removeStagedFilesNow(stagedFiles);
     expect(readdirSync(dir)).toEqual([]);
   });
 });

@@ -19,7 +19,7 @@ import { decodePlainBase64 } from '../plain-base64.js';
 /** A job's call as it goes to the worker: the long strings still sent beside it, and the files staged for it. */
 export interface StagedJobCall {
   longStrings: LongString[] | undefined;
-  /** Deleted by `removeNow` or the caller once the call ends. */
+  /** For the caller to delete once the call ends (transit-files.ts). */
   stagedFiles: string[];
 }
 
@@ -62,11 +62,6 @@ export class JobMediaFiles {
       if (typeof value === 'string' && value.length >= LONG_STRING_BYTES && Buffer.byteLength(value) === value.length) stagedAs(parameter, Buffer.from(value, 'latin1'));
     }
     return { longStrings: texts !== undefined && texts.length > 0 ? texts : undefined, stagedFiles };
-  }
-
-  /** Deletes staged files at once: for a call that was never made. */
-  static removeNow(stagedFiles: readonly string[]): void {
-    for (const path of stagedFiles) rmSync(path, { force: true });
   }
 
   private stageDecoded(base64: Buffer): string | null {

@@ -3,8 +3,8 @@ import { QueueFullError } from '../../worker/worker-pool.js';
 import type { CallBackend } from '../call-backend.js';
 import { isTerminal } from './job-status.js';
 import { callOf } from './job-arguments.js';
-import { JobMediaFiles } from './job-media-files.js';
-import { removeStagedFiles } from '../request-arguments.js';
+import type { JobMediaFiles } from './job-media-files.js';
+import { removeStagedFiles, removeStagedFilesNow } from '../../worker/transit-files.js';
 import type { JobArguments } from './job-journal.js';
 import type { JobStore } from './job-store.js';
 import type { Job } from './job.js';
@@ -79,7 +79,7 @@ export class JobRunner {
     });
     } catch (error) {
       this.controllers.delete(job.id);
-      JobMediaFiles.removeNow(stagedFiles);
+      removeStagedFilesNow(stagedFiles);
       throw error;
     }
     // A free worker may already have taken the call (PENDING -> PROCESSING) inside submit.
