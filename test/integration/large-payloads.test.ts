@@ -109,10 +109,10 @@ describe('large payloads', () => {
     }
   });
 
-  it("stages a job's long base64 image for its worker as the file it stands for, and leaves no file behind, whether the job ran, was cancelled in the queue or refused", async () => {
+  it("stages a job's long base64 image for its worker as the file it stands for, and leaves no file behind, whether the job ran, was cancelled in the queue, found the queue full or was refused", async () => {
     // The server's file directory (APIPOD_FILE_DIR) is made in its TMPDIR: this test's own.
     const temporary = mkdtempSync(join(tmpdir(), 'svc-test-tmp-'));
-    const serverless = await startSvc([LARGE_ANSWERS, '--compute', 'serverless'], { TMPDIR: temporary });
+    const serverless = await startSvc([LARGE_ANSWERS, '--compute', 'serverless', '--queue-size', '1'], { TMPDIR: temporary });
     const staged = () => readdirSync(temporary).flatMap((name) => (name.startsWith('svc-files-') ? readdirSync(join(temporary, name)) : []));
     type Envelope = { id: string; status: string; result: unknown; error: string | null };
     const submit = async (path: string, body: unknown, prefer = 'respond-async') => {
@@ -126,6 +126,9 @@ describe('large payloads', () => {
       const queued = await submit('/image-digest', { image: png.toString('base64') });
       expect(queued.status).toBe('QUEUED');
       expect(staged()).toHaveLength(1); // decoded by the gateway as the call was queued
+      // The queue is full: the job is refused, and the file decoded for it goes at once.
+      const refusedByQueue = await fetch(`${serverless.url}/image-digest`, { method: 'POST', headers: { 'content-type': 'application/json', prefer: 'respond-async' }, body: JSON.stringify({ image: png.toString('base64') }) });
+      expect([refusedByQueue.status, staged()]).toEqual([503, [expect.any(String)]]);
       expect((await read(`${serverless.url}/v1/jobs/${queued.id}/cancel`, { method: 'POST' })).status).toBe('CANCELLED');
       await expect.poll(() => staged()).toEqual([]);
       const ran = await submit('/image-digest', { image: png.toString('base64') }, 'wait=30');

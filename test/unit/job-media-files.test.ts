@@ -4,7 +4,6 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { endpointReport } from '../support/endpoint-report.js';
 import { JobMediaFiles } from '../../src/serve/jobs/job-media-files.js';
-import { removeStagedFilesNow } from '../../src/worker/transit-files.js';
 import type { Arguments } from '../../src/serve/input-validation.js';
 import type { Value } from '../../src/worker/protocol.js';
 
@@ -80,13 +79,5 @@ describe("a job's media base64, decoded for its worker as its call is made", () 
     const strings = [longString('photo', Buffer.from('a picture').toString('base64'))];
     expect(media.stage('/edit', callArguments, strings)).toEqual({ longStrings: strings, stagedFiles: [] });
     expect(callArguments.photo).toBe('');
-  });
-
-  it('deletes the files of a call that was never made', () => {
-    const media = new JobMediaFiles(dir, () => endpoint);
-    const { stagedFiles } = media.stage('/edit', { photo: '' }, [longString('photo', Buffer.from('a picture').toString('base64'))]);
-    expect(readdirSync(dir)).toHaveLength(1);
-    removeStagedFilesNow(stagedFiles);
-    expect(readdirSync(dir)).toEqual([]);
   });
 });
