@@ -243,11 +243,7 @@ export class WorkerProcess {
       onOverlongLine: () => this.enqueue(async () => this.killForProtocolError(`protocol error: an event longer than ${MAX_EVENT_BYTES} bytes`)),
     });
     readLogLines(this.child.stdout!, (line) => this.log('stdout', line));
-    readLogLines(this.child.stderr!, (line) => {
-      this.stderrTail.push(line);
-      if (this.stderrTail.length > STDERR_LINES_KEPT) this.stderrTail.shift();
-      this.log('stderr', line);
-    });
+    readLogLines(this.child.stderr!, (line) => this.logStderr(line, (this.endedThisTurn ?? this.running)?.id ?? null));
 
     let exit: Pick<WorkerExit, 'code' | 'signal'> = { code: null, signal: null };
     this.child.on('error', (error) => {
@@ -628,6 +624,7 @@ export class WorkerProcess {
         call.finish({ kind: 'result', value: call.chunks });
         return;
       case 'error':
+        this.logTraceback(call, event.error);
         call.finish({ kind: 'error', error: event.error });
         return;
       case 'cancelled':
@@ -702,6 +699,23 @@ export class WorkerProcess {
 
   private log(stream: LogLine['stream'], line: string): void {
     this.onLog({ worker: this.id, call: (this.endedThisTurn ?? this.running)?.id ?? null, stream, line });
+  }
+
+  private logStderr(line: string, call: string | null): void {
+    this.stderrTail.push(line);
+    if (this.stderrTail.length > STDERR_LINES_KEPT) this.stderrTail.shift();
+    this.onLog({ worker: this.id, call, stream: 'stderr', line });
+  }
+
+  /**
+   * The traceback of a call the user's code failed, logged as the worker's stderr for whoever
+   * runs the server. It comes in the error event rather than on the worker's stderr, so it is
+   * tagged with its own call: on another pipe, it could be read in a turn with the next call's
+   * lines (a worker sent calls ahead runs the next at once), and take that call's tag.
+   */
+  private logTraceback(call: RunningCall, error: ErrorInfo): void {
+    if (error.argument !== null) return; // an argument that could not be converted: the caller's error, told to the caller
+    for (const line of error.traceback.trimEnd().split('\n')) this.logStderr(line, call.id);
   }
 }
 

@@ -72,11 +72,9 @@ class CallRunner:
             delete_referenced_files(_file_holders(command))  # cancelled before it started: unread uploads
             outcome = protocol.cancelled(call_id)
         except BaseException as exception:  # SystemExit from user code fails the call, not the worker
+            # The gateway logs the traceback from the event, tagged with this call.
             argument = exception.argument if isinstance(exception, ArgumentError) else None
-            error = protocol.error_info(exception, argument)
-            if argument is None:  # the caller gets the exception; whoever runs the server, the traceback
-                sys.stderr.write(error["traceback"])
-            outcome = protocol.error(call_id, error)
+            outcome = protocol.error(call_id, protocol.error_info(exception, argument))
         finally:
             call_is_over = True
         # The gateway tags output lines with the running call: let them out before it ends.
@@ -85,7 +83,6 @@ class CallRunner:
         try:
             self._events.send(outcome)
         except ResultTooLarge as too_large:
-            sys.stderr.write(f"{type(too_large).__name__}: {too_large}\n")
             self._events.send(protocol.error(call_id, protocol.error_info(too_large)))
 
     def _find(self, path: str) -> ServedEndpoint:
