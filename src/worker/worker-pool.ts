@@ -70,9 +70,17 @@ interface WaitingCall {
  * where a round trip through the gateway (with the wake-ups of two processes) would cost more
  * than such a call. A call behind a longer one could wait for it while another worker frees
  * up, so none is sent behind a slow one, and those behind one that turns slow are taken
- * back when another worker is idle (withdrawFromSlowWorkers).
+ * back when another worker is idle, or when the call in front turns long
+ * (withdrawFromSlowWorkers).
  */
 const QUICK_CALL_MS = 10;
+/**
+ * With no worker idle, the calls held behind a running call that is overdue go back to the
+ * front of the queue once it has run this long: then the first worker to free up takes them,
+ * before later calls, rather than they wait out a long call. Well above the few milliseconds
+ * a busy machine keeps a worker off its core, which would only send them back and forth.
+ */
+const STUCK_CALL_MS = 100;
 /**
  * The most calls a quick worker holds behind its running one: enough to keep it fed while the
  * gateway answers a burst of results (3 left a worker of trivial calls asleep after ~1 call
@@ -340,16 +348,19 @@ export class WorkerPool {
   }
 
   /**
-   * While a worker is idle, takes back the calls sent behind a running call that is overdue
-   * (it has run well past what its endpoint took last time, WorkerProcess.heldCallsOverdueIn):
-   * they run in the idle worker rather than wait for it. Calls behind one not overdue yet are
-   * looked at again when it would be.
+   * Takes back the calls sent behind a running call that is overdue (it has run well past
+   * what its endpoint took last time, WorkerProcess.heldCallsOverdueIn): at once while a
+   * worker is idle, to run there rather than wait; with none idle, once the call in front has
+   * run STUCK_CALL_MS, to run first in the next worker to free up. Calls behind one not
+   * overdue yet are looked at again when it would be. A lone worker keeps them: they would
+   * wait for it anyway.
    */
   private withdrawFromSlowWorkers(): void {
-    if (this.waiting.length > 0 || this.idleSlot() === undefined) return;
+    if (this.slots.length === 1) return;
+    const runsLongAfterMs = this.waiting.length === 0 && this.idleSlot() !== undefined ? 0 : STUCK_CALL_MS;
     let soonestMs = Number.POSITIVE_INFINITY;
     for (const slot of this.slots) {
-      const overdueInMs = slot.worker?.heldCallsOverdueIn(QUICK_CALL_MS) ?? null;
+      const overdueInMs = slot.worker?.heldCallsOverdueIn(QUICK_CALL_MS, runsLongAfterMs) ?? null;
       if (overdueInMs === null) continue;
       if (overdueInMs <= 0) slot.worker!.withdrawHeldCalls();
       else soonestMs = Math.min(soonestMs, overdueInMs);

@@ -297,11 +297,12 @@ export class WorkerProcess {
    * How long until the running call is overdue, when calls wait behind it that could be taken
    * back (withdrawHeldCalls); null when none do or a withdraw is under way. At or below 0, it
    * is: it has run twice as long as its endpoint took last time and a millisecond more, or
-   * `quickMs`, whichever comes first, where the calls behind it were sent expecting it to end.
+   * `quickMs`, whichever comes first, where the calls behind it were sent expecting it to end;
+   * and it has run `atLeastMs`.
    */
-  heldCallsOverdueIn(quickMs: number): number | null {
+  heldCallsOverdueIn(quickMs: number, atLeastMs = 0): number | null {
     if (this.running === null || this.withdrawing !== null || !this.queued.some((call) => call.failed === undefined)) return null;
-    return this.overdueAt(quickMs) - performance.now();
+    return Math.max(this.overdueAt(quickMs), this.runningSince + atLeastMs) - performance.now();
   }
 
   /** Whether the running call is overdue (heldCallsOverdueIn). */

@@ -372,6 +372,25 @@ describe('calls sent behind a quick one', () => {
     });
   });
 
+  it('are taken back from behind a call that turns long while every other worker stays busy, and run before the calls that came after them', async () => {
+    const pool = await startedPool(behaviours, { workers: 2 });
+    await Promise.all([pool.submit('/echo', { text: 'warm 1' }), pool.submit('/echo', { text: 'warm 2' })]);
+    await pool.submit('/sleep', { seconds: 0 }); // /sleep was quick last time
+    await pool.submit('/stubborn', { seconds: 0.05 }); // /stubborn was not: nothing goes behind it
+    const ended: string[] = [];
+    const track = (name: string, outcome: Promise<CallOutcome>) => outcome.then((settled) => (ended.push(name), settled));
+    const long = track('long', pool.submit('/sleep', { seconds: 2 })); // worker A
+    const first = track('first', pool.submit('/stubborn', { seconds: 0.05 })); // worker B
+    const held = track('held', pool.submit('/echo', { text: 'held' })); // behind the long call on A, expected to be quick
+    // Later calls keep B busy, one at a time, for 0.5 s: no worker is ever idle.
+    const later = Array.from({ length: 10 }, (_, index) => track(`later ${index}`, pool.submit('/stubborn', { seconds: 0.05 })));
+    expect((await held).kind).toBe('result');
+    // Without being taken back it would have waited for the long call (2 s), or at best
+    // for every later call. Taken back once the call in front has run 0.1 s, it runs next.
+    expect(ended.filter((name) => name.startsWith('later')).length).toBeLessThan(6);
+    await Promise.all([long, first, ...later]);
+  });
+
   it('are never run twice, lost or started twice when a withdraw meets the end of the call in front', async () => {
     // The other worker frees up about as the call in front ends and writes its result. The
     // worker answers a withdraw after a result it is writing, so some withdraws are answered
