@@ -243,7 +243,7 @@ export class WorkerProcess {
       onOverlongLine: () => this.enqueue(async () => this.killForProtocolError(`protocol error: an event longer than ${MAX_EVENT_BYTES} bytes`)),
     });
     readLogLines(this.child.stdout!, (line) => this.log('stdout', line));
-    readLogLines(this.child.stderr!, (line) => this.logStderr(line, (this.endedThisTurn ?? this.running)?.id ?? null));
+    readLogLines(this.child.stderr!, (line) => this.logStderr(line, this.taggedCall()));
 
     let exit: Pick<WorkerExit, 'code' | 'signal'> = { code: null, signal: null };
     this.child.on('error', (error) => {
@@ -300,7 +300,7 @@ export class WorkerProcess {
    * `quickMs`, whichever comes first, where the calls behind it were sent expecting it to end;
    * and it has run `atLeastMs`.
    */
-  heldCallsOverdueIn(quickMs: number, atLeastMs = 0): number | null {
+  heldCallsOverdueIn(quickMs: number, atLeastMs: number): number | null {
     if (this.running === null || this.withdrawing !== null || !this.queued.some((call) => call.failed === undefined)) return null;
     return Math.max(this.overdueAt(quickMs), this.runningSince + atLeastMs) - performance.now();
   }
@@ -699,7 +699,12 @@ export class WorkerProcess {
   }
 
   private log(stream: LogLine['stream'], line: string): void {
-    this.onLog({ worker: this.id, call: (this.endedThisTurn ?? this.running)?.id ?? null, stream, line });
+    this.onLog({ worker: this.id, call: this.taggedCall(), stream, line });
+  }
+
+  /** The call an output line read now belongs to (tagRestOfTurnWith), or null between calls. */
+  private taggedCall(): string | null {
+    return (this.endedThisTurn ?? this.running)?.id ?? null;
   }
 
   private logStderr(line: string, call: string | null): void {

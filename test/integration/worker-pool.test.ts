@@ -209,9 +209,12 @@ describe('running calls', () => {
       ['/huge-result', 'the result is 201.0 MiB as JSON, more than the 200.0 MiB svc carries in one'],
       ['/huge-media', 'the files in the result come to more than the 150.0 MiB svc answers with inline'],
     ] as const) {
-      const outcome = await pool.submit(endpoint, {});
+      const outcome = await pool.submit(endpoint, {}, { id: endpoint });
       expect(outcome).toMatchObject({ kind: 'error', error: { type: 'ResultTooLarge', message: expect.stringContaining(message) } });
     }
+    // The worker's refusal is in the log too, against its call, for whoever runs the server.
+    const logged = logs.filter((line) => line.call === '/huge-result' && line.stream === 'stderr').map((line) => line.line);
+    expect(logged).toEqual([expect.stringContaining('ResultTooLarge: the result is 201.0 MiB as JSON')]);
     expect(readdirSync(fileDir)).toEqual([]);
     expect(await workerPid(pool)).toBe(pid);
   });

@@ -55,28 +55,28 @@ export class JobRunner {
     const { longStrings, stagedFiles } = this.options.media?.stage(job.endpoint, call.callArguments, call.longStrings) ?? { longStrings: call.longStrings, stagedFiles: [] };
     try {
       outcome = this.runner.submit(job.endpoint, call.callArguments, {
-      id: job.id,
-      longStrings,
-      signal: abort.controller.signal,
-      // The store's writes for the job (PROCESSING now, QUEUED below) need not delay its run.
-      sendAtOnce: true,
-      onStart: () => {
-        if (isTerminal(job.status)) return;
-        this.store.move(job, 'PROCESSING');
-        timer = setTimeout(() => this.abort(job, 'timeout'), timeoutMsFor(job.endpoint, this.options));
-        timer.unref();
-      },
-      onProgress: (progress, message) => {
-        if (isTerminal(job.status)) return;
-        this.store.update(job, { progress: progress ?? job.progress, message: message ?? job.message });
-      },
-      onChunk: (value) => {
-        if (isTerminal(job.status)) return;
-        job.chunks.push(value);
-        if (job.status === 'PROCESSING') this.store.move(job, 'STREAMING');
-        else this.store.update(job, {});
-      },
-    });
+        id: job.id,
+        longStrings,
+        signal: abort.controller.signal,
+        // The store's writes for the job (PROCESSING now, QUEUED below) need not delay its run.
+        sendAtOnce: true,
+        onStart: () => {
+          if (isTerminal(job.status)) return;
+          this.store.move(job, 'PROCESSING');
+          timer = setTimeout(() => this.abort(job, 'timeout'), timeoutMsFor(job.endpoint, this.options));
+          timer.unref();
+        },
+        onProgress: (progress, message) => {
+          if (isTerminal(job.status)) return;
+          this.store.update(job, { progress: progress ?? job.progress, message: message ?? job.message });
+        },
+        onChunk: (value) => {
+          if (isTerminal(job.status)) return;
+          job.chunks.push(value);
+          if (job.status === 'PROCESSING') this.store.move(job, 'STREAMING');
+          else this.store.update(job, {});
+        },
+      });
     } catch (error) {
       this.controllers.delete(job.id);
       removeStagedFilesNow(stagedFiles);
