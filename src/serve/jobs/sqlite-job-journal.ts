@@ -8,6 +8,7 @@ import { JsonText } from '../../worker/json-text.js';
 import { storedJson } from '../json-chunks.js';
 import { SqliteWriteGroups } from '../sqlite-write-groups.js';
 import { SqliteCheckpointer } from './sqlite-checkpointer.js';
+import { JobValueFiles, MissingValueFile, type ApartField } from './job-value-files.js';
 import type { JobArguments, JobJournal, JournaledJob } from './job-journal.js';
 import type { JobStatus } from './job-status.js';
 import type { Job } from './job.js';
@@ -45,7 +46,9 @@ CREATE TABLE IF NOT EXISTS jobs (
   started_at INTEGER,
   finished_at INTEGER,
   runs INTEGER NOT NULL DEFAULT 0,
-  read INTEGER NOT NULL DEFAULT 0
+  read INTEGER NOT NULL DEFAULT 0,
+  -- Values kept in files of their own, and their sizes (job-value-files.ts).
+  apart TEXT
 );
 -- A job read after its end was written: its own row here, as setting jobs.read would write
 -- the job's whole row again, a large result with it.
@@ -72,6 +75,7 @@ interface JobRow {
   error: string | null;
   chunks: string | null;
   args: string | Buffer | null;
+  apart: string | null;
   created_at: number;
   started_at: number | null;
   finished_at: number | null;
@@ -133,6 +137,11 @@ export class SqliteJobJournal implements JobJournal {
   private gathering = false;
   /** Gathering is off until then (performance.now()). */
   private gatherOffUntil = -Infinity;
+  private readonly values: JobValueFiles;
+  /** The values each job's committed row keeps in files (only jobs with some). */
+  private apartById = new Map<string, ApartField[]>();
+  /** What the commit under way makes of them: its files are removed once it succeeds. */
+  private apartThisCommit = new Map<string, ApartField[]>();
 
   private constructor(
     private readonly db: BetterSqlite3.Database,
@@ -142,6 +151,7 @@ export class SqliteJobJournal implements JobJournal {
   ) {
     const where = `--job-store sqlite:${path}`;
     this.checkpointer = new SqliteCheckpointer(path, sqliteModule, warn);
+    this.values = JobValueFiles.beside(path);
     let failing = false;
     this.writes = new SqliteWriteGroups(db, {
       where,
@@ -151,6 +161,7 @@ export class SqliteJobJournal implements JobJournal {
       afterCommit: (error) => {
         this.written = false;
         if (error === null) this.uncommitted = null;
+        if (error === null) this.settleApartValues();
         if (error === null && this.charsThisCommit >= CHECKPOINT_AFTER_CHARS) this.checkpointer.request();
         this.charsThisCommit = 0;
         if (error !== null && !failing) {
@@ -161,12 +172,12 @@ export class SqliteJobJournal implements JobJournal {
     });
     this.statements = {
       insert: db.prepare(
-        'INSERT INTO jobs (id, endpoint, streams, owner, status, progress, message, result, error, chunks, args, created_at, started_at, finished_at, runs, read) ' +
-          'VALUES (@id, @endpoint, @streams, @owner, @status, @progress, @message, @result, @error, @chunks, @args, @created_at, @started_at, @finished_at, @runs, @read)',
+        'INSERT INTO jobs (id, endpoint, streams, owner, status, progress, message, result, error, chunks, args, apart, created_at, started_at, finished_at, runs, read) ' +
+          'VALUES (@id, @endpoint, @streams, @owner, @status, @progress, @message, @result, @error, @chunks, @args, @apart, @created_at, @started_at, @finished_at, @runs, @read)',
       ),
       start: db.prepare('UPDATE jobs SET status = @status, started_at = @started_at, runs = runs + @runs, read = max(read, @read) WHERE id = @id'),
       end: db.prepare(
-        'UPDATE jobs SET status = @status, progress = @progress, message = @message, result = @result, error = @error, chunks = @chunks, args = NULL, ' +
+        'UPDATE jobs SET status = @status, progress = @progress, message = @message, result = @result, error = @error, chunks = @chunks, args = NULL, apart = @apart, ' +
           'started_at = @started_at, finished_at = @finished_at, runs = runs + @runs, read = max(read, @read) WHERE id = @id',
       ),
       read: db.prepare('INSERT OR IGNORE INTO job_reads (id) VALUES (?)'),
@@ -198,6 +209,7 @@ export class SqliteJobJournal implements JobJournal {
       db.pragma('synchronous = NORMAL');
       db.pragma('busy_timeout = 5000');
       db.exec(SCHEMA);
+      addApartColumn(db);
     } catch (error) {
       throw new SvcError('io', `${where}: cannot open it (${(error as Error).message})`);
     }
@@ -272,28 +284,34 @@ export class SqliteJobJournal implements JobJournal {
     const rows = this.db
       .prepare('SELECT jobs.*, job_reads.id IS NOT NULL AS read_later FROM jobs LEFT JOIN job_reads ON job_reads.id = jobs.id ORDER BY coalesce(finished_at, created_at), created_at')
       .all() as JobRow[];
-    return rows.map((row) => ({
-      job: {
-        id: row.id,
-        endpoint: row.endpoint,
-        streams: row.streams === 1,
-        owner: row.owner,
-        status: row.status,
-        progress: row.progress ?? 0,
-        message: row.message,
-        // Bytes stay bytes: an unread large result goes out as it was written, and a server
-        // restarted with many of them does not parse them all before it serves.
-        result: row.result === null ? null : typeof row.result === 'string' ? JSON.parse(row.result) : new JsonText([row.result]),
-        error: row.error === null ? null : JSON.parse(row.error),
-        chunks: row.chunks === null ? [] : JSON.parse(row.chunks),
-        createdAt: row.created_at,
-        startedAt: row.started_at,
-        finishedAt: row.finished_at,
-      },
-      args: row.args === null ? null : JSON.parse(String(row.args)),
-      runs: row.runs,
-      read: row.read === 1 || row.read_later === 1,
-    }));
+    const jobs: JournaledJob[] = [];
+    this.apartById = new Map();
+    for (const row of rows) {
+      const loaded = this.withApartValues(row);
+      if (loaded !== null) jobs.push(journaledJob(loaded));
+    }
+    try {
+      const removed = this.values.removeUnnamed(this.apartById);
+      if (removed > 0) this.warn(`--job-store sqlite:${this.path}: removed ${removed} file(s) of ${this.values.directory} that no job named (left by a server that stopped while writing them)`);
+    } catch (error) {
+      this.warn(`--job-store sqlite:${this.path}: cannot look through ${this.values.directory} for files no job names (${(error as Error).message})`);
+    }
+    return jobs;
+  }
+
+  /** The row with the values it keeps in files read back; null for a job whose file is gone, which is dropped, saying so. */
+  private withApartValues(row: JobRow): JobRow | null {
+    if (row.apart === null) return row;
+    try {
+      const values = this.values.read(row.id, row.apart);
+      this.apartById.set(row.id, this.values.fieldsOf(row.apart));
+      return { ...row, ...values, chunks: values.chunks === undefined ? row.chunks : values.chunks.toString('utf8') };
+    } catch (error) {
+      if (!(error instanceof MissingValueFile)) throw error;
+      this.warn(`--job-store sqlite:${this.path}: job ${row.id} (${row.endpoint}, ${row.status}) is dropped: ${error.message}`);
+      this.forget(row.id);
+      return null;
+    }
   }
 
   close(): void {
@@ -337,6 +355,7 @@ export class SqliteJobJournal implements JobJournal {
     if (this.gathering && this.answersSinceCommit < 2) this.gatherOffUntil = performance.now() + GATHER_PAUSE_MS;
     this.gathering = false;
     this.answersSinceCommit = 0;
+    this.apartThisCommit.clear();
     const changes = this.uncommitted === null ? this.pending : merged(this.uncommitted, this.pending);
     this.uncommitted = changes;
     this.pending = new Map();
@@ -349,19 +368,66 @@ export class SqliteJobJournal implements JobJournal {
         if (change.insertWith === null) {
           statements.forget.run(id);
           statements.forgetRead.run(id);
+          if (this.apartById.has(id)) this.apartThisCommit.set(id, []);
         }
       } else if (job === null) statements.read.run(id);
-      else if (change.insertWith !== null) this.writeRow(statements.insert, insertRow(job, change.insertWith, change.ended, counts));
-      else if (change.ended) this.writeRow(statements.end, { ...endedFields(job), ...counts });
+      else if (change.insertWith !== null) this.writeRow(statements.insert, id, insertRow(job, change.insertWith, change.ended, counts));
+      else if (change.ended) this.writeRow(statements.end, id, { ...endedFields(job), ...counts });
       else statements.start.run({ id, status: job.status, started_at: job.startedAt, ...counts });
     }
   }
 
-  /** A row with its result, arguments or chunks, counted for the checkpointer. */
-  private writeRow(statement: BetterSqlite3.Statement, row: { result: string | Buffer | null; args?: string | Buffer | null; chunks: string | null }): void {
-    statement.run(row);
-    this.charsThisCommit += (row.result?.length ?? 0) + (row.args?.length ?? 0) + (row.chunks?.length ?? 0);
+  /**
+   * A row with its result, arguments or chunks, the large ones written to their files first;
+   * those it keeps in the row counted for the checkpointer.
+   */
+  private writeRow(statement: BetterSqlite3.Statement, id: string, row: { result: string | Buffer | null; args?: string | Buffer | null; chunks: string | null }): void {
+    const stored = this.values.writeLarge(id, row);
+    statement.run(stored);
+    if (stored.apart !== null || this.apartById.has(id)) this.apartThisCommit.set(id, this.values.fieldsOf(stored.apart));
+    this.charsThisCommit += (stored.result?.length ?? 0) + (stored.args?.length ?? 0) + (stored.chunks?.length ?? 0);
   }
+
+  /** After a commit: the files of values its rows no longer keep (an ended job's arguments, a forgotten job's all) go. */
+  private settleApartValues(): void {
+    for (const [id, fields] of this.apartThisCommit) {
+      const dropped = (this.apartById.get(id) ?? []).filter((field) => !fields.includes(field));
+      if (fields.length > 0) this.apartById.set(id, fields);
+      else this.apartById.delete(id);
+      try {
+        this.values.remove(id, dropped);
+      } catch (error) {
+        this.warn(`--job-store sqlite:${this.path}: cannot remove the files of job ${id} in ${this.values.directory} (${(error as Error).message}); the next start removes them`);
+      }
+    }
+    this.apartThisCommit.clear();
+  }
+}
+
+/** A job as its row (its values kept apart read back) has it. */
+function journaledJob(row: JobRow): JournaledJob {
+  return {
+    job: {
+      id: row.id,
+      endpoint: row.endpoint,
+      streams: row.streams === 1,
+      owner: row.owner,
+      status: row.status,
+      progress: row.progress ?? 0,
+      message: row.message,
+      // Bytes stay bytes: an unread large result goes out as it was written, and a server
+      // restarted with many of them does not parse them all before it serves.
+      result: row.result === null ? null : typeof row.result === 'string' ? JSON.parse(row.result) : new JsonText([row.result]),
+      error: row.error === null ? null : JSON.parse(row.error),
+      chunks: row.chunks === null ? [] : JSON.parse(row.chunks),
+      createdAt: row.created_at,
+      startedAt: row.started_at,
+      finishedAt: row.finished_at,
+    },
+    args: row.args === null ? null : JSON.parse(String(row.args)),
+    runs: row.runs,
+    read: row.read === 1 || row.read_later === 1,
+  };
 }
 
 /** A job's changes over two commits, the first of which failed, as one. */
@@ -423,6 +489,12 @@ function makeDirectory(directory: string): void {
   if (existsSync(directory)) return;
   makeDirectory(dirname(directory));
   mkdirSync(directory, { mode: 0o700 });
+}
+
+/** A file made by a server before values were kept apart gets the column that names them. */
+function addApartColumn(db: BetterSqlite3.Database): void {
+  const columns = db.prepare('PRAGMA table_info(jobs)').all() as Array<{ name: string }>;
+  if (!columns.some((column) => column.name === 'apart')) db.exec('ALTER TABLE jobs ADD COLUMN apart TEXT');
 }
 
 /** Takes the file for this process, unless a server that still runs holds it. */
