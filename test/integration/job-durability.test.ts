@@ -125,6 +125,32 @@ describe('jobs in a SQLite file (--job-store sqlite:PATH)', () => {
     }
   }, 90_000);
 
+  it('keeps large arguments and results in files beside the job file through a kill -9: a result reads back whole, a queued job runs with its arguments', async () => {
+    const file = jobFile();
+    let server = await startWith(file);
+    const large = (letter: string) => `${letter}${'é'.repeat(200_000)}`;
+    const answered = await postJson(`${server.url}/order`, { tag: large('a') }, { prefer: 'wait=10' });
+    expect(answered.body.status).toBe('FINISHED');
+    // Both workers busy: the next job waits in the queue, its arguments on disk.
+    const busy = await Promise.all([1, 2].map(() => postJson(`${server.url}/sleep`, { seconds: 0.5 })));
+    const queued = await postJson(`${server.url}/order`, { tag: large('b') });
+    expect(existsSync(`${file}.values/${answered.body.id}.result`)).toBe(true);
+    expect(existsSync(`${file}.values/${queued.body.id}.args`)).toBe(true);
+    await kill9(server);
+
+    server = await startWith(file);
+    try {
+      expect((await readJob(server, answered.body.id)).body).toMatchObject({ status: 'FINISHED', result: large('a') });
+      expect(await waitUntil(server, queued.body.id, ['FINISHED', 'FAILED'])).toMatchObject({ status: 'FINISHED', result: large('b') });
+      expect(unexpectedEndings(await endedJobs(server, busy.map((job) => job.body.id)))).toEqual([]);
+      // Its end written, its arguments' file goes; its result's stays while the job is kept.
+      await expect.poll(() => existsSync(`${file}.values/${queued.body.id}.args`)).toBe(false);
+      expect(existsSync(`${file}.values/${queued.body.id}.result`)).toBe(true);
+    } finally {
+      await server.stop();
+    }
+  }, 90_000);
+
   it('answers 503 naming the file while it cannot be written (a full disk), stays up, loses no job it accepted, and takes jobs again once it can', async () => {
     const file = jobFile();
     let server = await startWith(file);
