@@ -6,7 +6,9 @@
 // "Large payloads: the buffers that waited for a full collection").
 //
 // For each checkout given (default: this one; each needs its bundle built), starts
-// `node --trace-gc <checkout>/bin/svc.js start bench/serve/svc --workers 1`, sends the
+// `node --trace-gc <checkout>/bin/svc.js start bench/serve/svc --workers 1` (for the 2 MB
+// string as a job, `--compute serverless` with `--job-store memory` and a SQLite file, and the
+// request `Prefer: wait`; each job's result kept readable, as by default), sends the
 // requests one after another on one keep-alive connection, and prints, per payload: full
 // collections (Mark-Compact lines of --trace-gc) per 100 requests, the gateway's and the
 // worker's CPU per request (from /proc, Linux only) and the latency's p50 and p99. Checkouts
@@ -14,7 +16,8 @@
 //
 // Usage: node bench/serve/full-collections.js [--requests 300] [--markdown] [CHECKOUT...]
 import { spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { Agent, request } from 'node:http';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -32,8 +35,12 @@ const { values, positionals } = parseArgs({
 const checkouts = (positionals.length > 0 ? positionals : [root]).map((checkout) => resolve(checkout));
 const requests = Number(values.requests);
 
+const asJob = (store) => ({ serverArgs: ['--compute', 'serverless', '--job-store', store], headers: { prefer: 'wait=30' } });
+const jobFiles = mkdtempSync(join(tmpdir(), 'svc-full-collections-'));
 const payloads = [
   { name: '2 MB string echoed', path: '/echo', body: largeTextBody(), accept: 'application/json' },
+  { name: '2 MB string as a job, memory store', path: '/echo', body: largeTextBody(), accept: 'application/json', ...asJob('memory') },
+  { name: '2 MB string as a job, SQLite store', path: '/echo', body: largeTextBody(), accept: 'application/json', ...asJob(`sqlite:${join(jobFiles, 'jobs.sqlite')}`) },
   { name: '1.5 MB image (base64 in, PNG out)', path: '/image', body: imageBody(), accept: 'image/png' },
   { name: '200,000 numbers averaged', path: '/mean', body: numbersBody(), accept: 'application/json' },
 ];
@@ -41,7 +48,8 @@ const payloads = [
 const rows = [];
 for (const payload of payloads) {
   for (const checkout of checkouts) {
-    const server = await startSvc(checkout);
+    rmSync(join(jobFiles, 'jobs.sqlite'), { force: true }); // each checkout starts with no jobs
+    const server = await startSvc(checkout, payload.serverArgs ?? []);
     try {
       rows.push([payload.name, checkout, ...(await measure(server, payload))]);
     } finally {
@@ -50,11 +58,12 @@ for (const payload of payloads) {
     }
   }
 }
+rmSync(jobFiles, { recursive: true, force: true });
 printTable(['payload', 'checkout', 'full collections / 100', 'gateway CPU / request', 'worker CPU / request', 'p50', 'p99'], rows, { markdown: values.markdown });
 
-async function startSvc(checkout) {
+async function startSvc(checkout, serverArgs) {
   const port = await freePort();
-  const child = spawn(process.execPath, ['--trace-gc', join(checkout, 'bin', 'svc.js'), 'start', join(here, 'svc'), '--port', String(port), '--workers', '1'], {
+  const child = spawn(process.execPath, ['--trace-gc', join(checkout, 'bin', 'svc.js'), 'start', join(here, 'svc'), '--port', String(port), '--workers', '1', ...serverArgs], {
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   let log = '';
@@ -90,7 +99,8 @@ async function measure(server, payload) {
 function timedPost(port, payload, agent) {
   return new Promise((done, fail) => {
     const started = process.hrtime.bigint();
-    const call = request({ port, path: payload.path, method: 'POST', agent, headers: { 'content-type': 'application/json', accept: payload.accept } }, (response) => {
+    const headers = { 'content-type': 'application/json', accept: payload.accept, ...payload.headers };
+    const call = request({ port, path: payload.path, method: 'POST', agent, headers }, (response) => {
       response.resume();
       response.on('end', () => (response.statusCode === 200 ? done(Number(process.hrtime.bigint() - started) / 1e6) : fail(new Error(`${payload.path}: ${response.statusCode}`))));
     });

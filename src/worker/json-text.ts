@@ -10,25 +10,50 @@ import type { Value } from './protocol.js';
  */
 export class JsonText {
   private parsed: { value: Value } | null = null;
-  /** Null once released. */
+  /** Null once released, or kept elsewhere. */
   private bytes: readonly Buffer[] | null;
+  /** Where the bytes are read from once kept elsewhere (keepElsewhere). */
+  private reread: (() => readonly Buffer[]) | null = null;
   readonly length: number;
 
-  /** `pieces` never split a key: a long string may come as several, but keys lie in the value's own bytes, whole between them. */
-  constructor(pieces: readonly Buffer[]) {
+  /**
+   * `pieces` never split a key: a long string may come as several, but keys lie in the value's
+   * own bytes, whole between them. `length` is theirs but for a text kept elsewhere (keptElsewhere).
+   */
+  constructor(pieces: readonly Buffer[], length = pieces.reduce((sum, piece) => sum + piece.length, 0)) {
     this.bytes = pieces;
-    this.length = pieces.reduce((sum, piece) => sum + piece.length, 0);
+    this.length = length;
+  }
+
+  /** A text of `length` bytes kept elsewhere from the start (keepElsewhere). */
+  static keptElsewhere(length: number, reread: () => readonly Buffer[]): JsonText {
+    const text = new JsonText([], length);
+    text.keepElsewhere(reread);
+    return text;
   }
 
   get pieces(): readonly Buffer[] {
-    if (this.bytes === null) throw new Error('a JSON text read after it was released');
-    return this.bytes;
+    if (this.bytes !== null) return this.bytes;
+    if (this.reread !== null) return this.reread();
+    throw new Error('a JSON text read after it was released');
   }
 
   /** Lets go of the bytes once the answer is sent (serve/released-buffers.ts): reading them after is a bug. */
   release(): void {
     this.bytes = null;
+    this.reread = null;
     this.parsed = null;
+  }
+
+  /**
+   * Lets go of the bytes, which `reread` gives back each time they are asked for (a job's result
+   * kept in a file): whoever holds this text reads the same bytes as before, and the gateway's
+   * memory holds none of them between reads.
+   */
+  keepElsewhere(reread: () => readonly Buffer[]): void {
+    this.bytes = null;
+    this.parsed = null;
+    this.reread = reread;
   }
 
   get value(): Value {
@@ -69,8 +94,22 @@ export class JsonText {
  * client sent it: its call takes the bytes beside it (`texts`), never decoded or serialised.
  */
 export class PlainStringText extends JsonText {
-  constructor(readonly utf8: Buffer) {
+  /** Null once released. */
+  private bytesOfString: Buffer | null;
+
+  constructor(utf8: Buffer) {
     super([QUOTE_BYTES, utf8, QUOTE_BYTES]);
+    this.bytesOfString = utf8;
+  }
+
+  get utf8(): Buffer {
+    if (this.bytesOfString === null) throw new Error('a string read after it was released');
+    return this.bytesOfString;
+  }
+
+  override release(): void {
+    super.release();
+    this.bytesOfString = null;
   }
 
   override get value(): string {

@@ -204,6 +204,12 @@ describe('jobs written to a SQLite file', () => {
     expect(rowsOnDisk(path)).toEqual([{ id: job.id, status: 'FINISHED', result: null, args: null, runs: 1, read: 0 }]);
     expect(JSON.parse(readFileSync(`${path}.values/${job.id}.result`, 'utf8'))).toEqual({ text });
     expect(statSync(`${path}-wal`).size).toBeLessThan(2 ** 20);
+    // The server holds it no longer: it reads the file when the result is asked for.
+    const kept = job.result as JsonText;
+    expect(kept.length).toBe(Buffer.byteLength(JSON.stringify({ text })));
+    writeFileSync(`${path}.values/${job.id}.result`, JSON.stringify({ text: text.toUpperCase() }));
+    expect(kept.value).toEqual({ text: text.toUpperCase() });
+    writeFileSync(`${path}.values/${job.id}.result`, JSON.stringify({ text }));
 
     const next = reopen(journal, path);
     const [loaded] = next.load();

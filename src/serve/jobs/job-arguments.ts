@@ -1,6 +1,7 @@
 import { PlainStringText } from '../../worker/json-text.js';
 import type { LongString } from '../../worker/protocol.js';
 import type { Arguments } from '../input-validation.js';
+import { releaseLongStrings } from '../released-buffers.js';
 import type { JobArguments } from './job-journal.js';
 
 /*
@@ -9,12 +10,22 @@ import type { JobArguments } from './job-journal.js';
  * as a dedicated call sends them.
  */
 
-/** A job's arguments from the request's: each long string put back in as its bytes. */
+/**
+ * A job's arguments from the request's: each long string put back in as its bytes, which the
+ * job's arguments then hold alone (the request's are emptied: a route waiting on its job
+ * outlives the young collections that would free them, released-buffers.ts).
+ */
 export function jobArguments(args: Arguments, longStrings: readonly LongString[] | undefined): JobArguments {
   if (longStrings === undefined) return args;
   const whole: JobArguments = { ...args };
   for (const { parameter, bytes } of longStrings) whole[parameter] = new PlainStringText(bytes);
+  releaseLongStrings(longStrings);
   return whole;
+}
+
+/** Once its job has ended: the bytes of its long strings are not read again. */
+export function releaseJobArguments(args: JobArguments): void {
+  for (const value of Object.values(args)) if (value instanceof PlainStringText) value.release();
 }
 
 /** A job's arguments as its call sends them: each string kept as its bytes goes beside the call, `""` in its place. */

@@ -2,7 +2,8 @@ import type { CallOutcome } from '../../worker/worker-process.js';
 import { QueueFullError } from '../../worker/worker-pool.js';
 import type { CallBackend } from '../call-backend.js';
 import { isTerminal } from './job-status.js';
-import { callOf } from './job-arguments.js';
+import { callOf, releaseJobArguments } from './job-arguments.js';
+import { releaseLongStrings } from '../released-buffers.js';
 import type { JobMediaFiles } from './job-media-files.js';
 import { removeStagedFiles, removeStagedFilesNow } from '../../worker/transit-files.js';
 import type { JobArguments } from './job-journal.js';
@@ -89,6 +90,12 @@ export class JobRunner {
       clearTimeout(timer);
       this.controllers.delete(job.id);
       this.finish(job, result, abort.reason);
+      if (isTerminal(job.status)) {
+        // A job is kept after its end, long enough for what it holds to outlive the young
+        // collections that would free it (released-buffers.ts): its arguments' bytes go now.
+        releaseJobArguments(args);
+        releaseLongStrings(longStrings);
+      }
       onEnd();
       if (this.backlog.length > 0) this.runBacklog();
     });

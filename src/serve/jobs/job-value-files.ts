@@ -1,5 +1,6 @@
-import { mkdirSync, readdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { JsonText } from '../../worker/json-text.js';
 
 /** The values of a job's row that may be kept in a file of their own. */
 export type ApartField = 'result' | 'args' | 'chunks';
@@ -11,8 +12,8 @@ export const APART_BYTES = 256 * 1024;
 /** The ids svc makes (job.ts): nothing else names a file, whatever a row says. */
 const JOB_ID = /^[0-9a-f]{32}$/;
 
-/** A value kept apart: where, and how many bytes its file must hold. */
-type ApartSizes = Partial<Record<ApartField, number>>;
+/** The values of a row kept apart, and how many bytes each one's file must hold. */
+export type ApartSizes = Partial<Record<ApartField, number>>;
 
 type RowValues = { [field in ApartField]?: string | Buffer | null };
 
@@ -61,25 +62,43 @@ export class JobValueFiles {
     return { ...row, ...kept, apart: formatApart(sizes) };
   }
 
-  /** The fields an `apart` column names. */
-  fieldsOf(apart: string | null): ApartField[] {
-    return Object.keys(parseApart(apart)) as ApartField[];
+  /** The values an `apart` column names, and their sizes. */
+  sizesOf(apart: string | null): ApartSizes {
+    return parseApart(apart);
   }
 
-  /** The values an `apart` column names, from their files; throws MissingValueFile naming a file that is gone or short. */
-  read(id: string, apart: string): Partial<Record<ApartField, Buffer>> {
-    const values: Partial<Record<ApartField, Buffer>> = {};
-    for (const [field, size] of Object.entries(parseApart(apart)) as Array<[ApartField, number]>) {
-      const file = this.fileOf(id, field);
-      let bytes: Buffer;
+  /**
+   * What reads a result kept in its file each time it is sent (from the page cache, as a rule):
+   * a job kept readable after its end then holds none of its bytes in the gateway's memory,
+   * where V8 counts a large buffer that outlives its young collections towards a full one
+   * (JsonText.keepElsewhere).
+   */
+  resultReader(id: string, size: number): () => readonly Buffer[] {
+    const file = this.fileOf(id, 'result');
+    return () => [readWhole(file, size)];
+  }
+
+  /**
+   * The values an `apart` column names: the arguments and chunks read from their files, the
+   * result as a text read from its file when sent; throws MissingValueFile naming a file that
+   * is gone or short.
+   */
+  read(id: string, apart: string): { result?: JsonText; args?: Buffer; chunks?: Buffer } {
+    const { result, ...others } = parseApart(apart);
+    const values: { result?: JsonText; args?: Buffer; chunks?: Buffer } = {};
+    if (result !== undefined) {
+      // Not read: it is sent from its file when asked for.
+      const file = this.fileOf(id, 'result');
+      let size: number;
       try {
-        bytes = readFileSync(file);
+        size = statSync(file).size;
       } catch (error) {
-        throw new MissingValueFile(`${file} cannot be read (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`);
+        throw unreadable(file, error);
       }
-      if (bytes.length !== size) throw new MissingValueFile(`${file} holds ${bytes.length} bytes of the ${size} written`);
-      values[field] = bytes;
+      if (size !== result) throw cutShort(file, size, result);
+      values.result = JsonText.keptElsewhere(result, this.resultReader(id, result));
     }
+    for (const [field, size] of Object.entries(others) as Array<['args' | 'chunks', number]>) values[field] = readWhole(this.fileOf(id, field), size);
     return values;
   }
 
@@ -127,6 +146,26 @@ export class JobValueFiles {
     }
     this.hasDirectory = true;
   }
+}
+
+/** A value's file, which must hold `size` bytes. */
+function readWhole(file: string, size: number): Buffer {
+  let bytes: Buffer;
+  try {
+    bytes = readFileSync(file);
+  } catch (error) {
+    throw unreadable(file, error);
+  }
+  if (bytes.length !== size) throw cutShort(file, bytes.length, size);
+  return bytes;
+}
+
+function unreadable(file: string, error: unknown): MissingValueFile {
+  return new MissingValueFile(`${file} cannot be read (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`);
+}
+
+function cutShort(file: string, size: number, written: number): MissingValueFile {
+  return new MissingValueFile(`${file} holds ${size} bytes of the ${written} written`);
 }
 
 function formatApart(sizes: ApartSizes): string | null {

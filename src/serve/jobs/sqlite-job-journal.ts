@@ -70,8 +70,8 @@ interface JobRow {
   status: JobStatus;
   progress: number | null;
   message: string | null;
-  /** Text, or a BLOB of UTF-8 when it was written as bytes. */
-  result: string | Buffer | null;
+  /** Text, or a BLOB of UTF-8 when it was written as bytes; once read, its file's (job-value-files.ts). */
+  result: string | Buffer | JsonText | null;
   error: string | null;
   chunks: string | null;
   args: string | Buffer | null;
@@ -142,6 +142,8 @@ export class SqliteJobJournal implements JobJournal {
   private apartById = new Map<string, ApartField[]>();
   /** What the commit under way makes of them: its files are removed once it succeeds. */
   private apartThisCommit = new Map<string, ApartField[]>();
+  /** The jobs whose results the commit under way writes to files, which then hold them instead of memory. */
+  private resultsThisCommit: Array<{ job: Job; size: number }> = [];
 
   private constructor(
     private readonly db: BetterSqlite3.Database,
@@ -304,7 +306,7 @@ export class SqliteJobJournal implements JobJournal {
     if (row.apart === null) return row;
     try {
       const values = this.values.read(row.id, row.apart);
-      this.apartById.set(row.id, this.values.fieldsOf(row.apart));
+      this.apartById.set(row.id, Object.keys(this.values.sizesOf(row.apart)) as ApartField[]);
       return { ...row, ...values, chunks: values.chunks === undefined ? row.chunks : values.chunks.toString('utf8') };
     } catch (error) {
       if (!(error instanceof MissingValueFile)) throw error;
@@ -356,6 +358,7 @@ export class SqliteJobJournal implements JobJournal {
     this.gathering = false;
     this.answersSinceCommit = 0;
     this.apartThisCommit.clear();
+    this.resultsThisCommit = [];
     const changes = this.uncommitted === null ? this.pending : merged(this.uncommitted, this.pending);
     this.uncommitted = changes;
     this.pending = new Map();
@@ -371,8 +374,8 @@ export class SqliteJobJournal implements JobJournal {
           if (this.apartById.has(id)) this.apartThisCommit.set(id, []);
         }
       } else if (job === null) statements.read.run(id);
-      else if (change.insertWith !== null) this.writeRow(statements.insert, id, insertRow(job, change.insertWith, change.ended, counts));
-      else if (change.ended) this.writeRow(statements.end, id, { ...endedFields(job), ...counts });
+      else if (change.insertWith !== null) this.writeRow(statements.insert, job, insertRow(job, change.insertWith, change.ended, counts));
+      else if (change.ended) this.writeRow(statements.end, job, { ...endedFields(job), ...counts });
       else statements.start.run({ id, status: job.status, started_at: job.startedAt, ...counts });
     }
   }
@@ -381,15 +384,28 @@ export class SqliteJobJournal implements JobJournal {
    * A row with its result, arguments or chunks, the large ones written to their files first;
    * those it keeps in the row counted for the checkpointer.
    */
-  private writeRow(statement: BetterSqlite3.Statement, id: string, row: { result: string | Buffer | null; args?: string | Buffer | null; chunks: string | null }): void {
+  private writeRow(statement: BetterSqlite3.Statement, job: Job, row: { result: string | Buffer | null; args?: string | Buffer | null; chunks: string | null }): void {
+    const { id } = job;
     const stored = this.values.writeLarge(id, row);
     statement.run(stored);
-    if (stored.apart !== null || this.apartById.has(id)) this.apartThisCommit.set(id, this.values.fieldsOf(stored.apart));
+    const sizes = this.values.sizesOf(stored.apart);
+    if (stored.apart !== null || this.apartById.has(id)) this.apartThisCommit.set(id, Object.keys(sizes) as ApartField[]);
+    if (sizes.result !== undefined) this.resultsThisCommit.push({ job, size: sizes.result });
     this.charsThisCommit += (stored.result?.length ?? 0) + (stored.args?.length ?? 0) + (stored.chunks?.length ?? 0);
   }
 
-  /** After a commit: the files of values its rows no longer keep (an ended job's arguments, a forgotten job's all) go. */
+  /**
+   * After a commit: the results it wrote to files are read from there from now on, and the
+   * files of values its rows no longer keep (an ended job's arguments, a forgotten job's all) go.
+   */
   private settleApartValues(): void {
+    for (const { job, size } of this.resultsThisCommit) {
+      // The text the worker sent, whoever holds it, is read from the file from now on.
+      const reread = this.values.resultReader(job.id, size);
+      if (job.result instanceof JsonText) job.result.keepElsewhere(reread);
+      else job.result = JsonText.keptElsewhere(size, reread);
+    }
+    this.resultsThisCommit = [];
     for (const [id, fields] of this.apartThisCommit) {
       const dropped = (this.apartById.get(id) ?? []).filter((field) => !fields.includes(field));
       if (fields.length > 0) this.apartById.set(id, fields);
@@ -417,7 +433,7 @@ function journaledJob(row: JobRow): JournaledJob {
       message: row.message,
       // Bytes stay bytes: an unread large result goes out as it was written, and a server
       // restarted with many of them does not parse them all before it serves.
-      result: row.result === null ? null : typeof row.result === 'string' ? JSON.parse(row.result) : new JsonText([row.result]),
+      result: row.result === null || row.result instanceof JsonText ? row.result : typeof row.result === 'string' ? JSON.parse(row.result) : new JsonText([row.result]),
       error: row.error === null ? null : JSON.parse(row.error),
       chunks: row.chunks === null ? [] : JSON.parse(row.chunks),
       createdAt: row.created_at,
