@@ -57,8 +57,11 @@ export class JsonText {
   }
 
   get value(): Value {
-    this.parsed ??= { value: JSON.parse(this.joined().toString('utf8')) as Value };
-    return this.parsed.value;
+    if (this.parsed !== null) return this.parsed.value;
+    const value = JSON.parse(this.joined().toString('utf8')) as Value;
+    // Kept elsewhere, it is parsed each time: kept parsed, it would be held in memory again.
+    if (this.reread === null) this.parsed = { value };
+    return value;
   }
 
   /** What JSON.stringify writes for it, wherever it sits in a value: the value itself. */

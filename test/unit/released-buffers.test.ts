@@ -45,6 +45,25 @@ describe('a request lets go of its large buffers', () => {
     }
   });
 
+  it('lets a job\'s result text go to where it is kept, reading it from there each time, for whoever holds it', () => {
+    const text = new JsonText([Buffer.from('{"text":"'), Buffer.from('y'.repeat(40_000)), Buffer.from('"}')]);
+    const heldBySomeoneElse = text;
+    let kept = Buffer.concat(text.pieces);
+    let reads = 0;
+    text.keepElsewhere(() => {
+      reads += 1;
+      return [kept];
+    });
+    expect(heldBySomeoneElse.length).toBe(40_011);
+    expect(Buffer.concat(heldBySomeoneElse.pieces).toString()).toBe(`{"text":"${'y'.repeat(40_000)}"}`);
+    // Parsed each time, not kept parsed: that would hold the value in memory again.
+    kept = Buffer.from(`{"text":"${'z'.repeat(40_000)}"}`);
+    expect(text.value).toEqual({ text: 'z'.repeat(40_000) });
+    expect(reads).toBe(2);
+    text.release();
+    expect(() => text.pieces).toThrow('a JSON text read after it was released');
+  });
+
   it('adds no listener for a result that holds no such bytes', () => {
     const response = new EventEmitter();
     releaseOutcomeWhenSent(response as ServerResponse, { kind: 'result', value: { text: 'hello' } });
