@@ -4,7 +4,7 @@ import { JsonText } from '../../worker/json-text.js';
 
 /** The values of a job's row that may be kept in a file of their own. */
 export type ApartField = 'result' | 'args' | 'chunks';
-const FIELDS: readonly ApartField[] = ['result', 'args', 'chunks'];
+export const APART_FIELDS: readonly ApartField[] = ['result', 'args', 'chunks'];
 
 /** A value this large or larger is kept in a file (256 KiB: the commits that wrote such values were the ones that asked for a checkpoint). */
 export const APART_BYTES = 256 * 1024;
@@ -51,11 +51,18 @@ export class JobValueFiles {
   writeLarge<Row extends RowValues>(id: string, row: Row): Row & { apart: string | null } {
     const sizes: ApartSizes = {};
     const kept: RowValues = {};
-    for (const field of FIELDS) {
+    for (const field of APART_FIELDS) {
       const value = row[field];
       if (value === undefined || value === null || value.length < APART_BYTES || !JOB_ID.test(id)) continue;
       this.makeDirectory();
-      writeFileSync(this.fileOf(id, field), value, { mode: 0o600 });
+      const file = this.fileOf(id, field);
+      try {
+        writeFileSync(file, value, { mode: 0o600 });
+      } catch (error) {
+        // A full disk: no part of a value is left that no row names.
+        removeQuietly(file);
+        throw error;
+      }
       sizes[field] = typeof value === 'string' ? Buffer.byteLength(value) : value.length;
       kept[field] = null;
     }
@@ -113,6 +120,11 @@ export class JobValueFiles {
     }
   }
 
+  /** Removes the files of these values of job `id` if it can; one left is removed at the next start. */
+  removeQuietly(id: string, fields: readonly ApartField[]): void {
+    for (const field of fields) removeQuietly(this.fileOf(id, field));
+  }
+
   /** Removes every file that `named` (job id -> its values kept apart) does not name; how many it removed. */
   removeUnnamed(named: ReadonlyMap<string, readonly ApartField[]>): number {
     let names: string[];
@@ -148,6 +160,15 @@ export class JobValueFiles {
   }
 }
 
+/** Best effort: a file left is removed at the next start (removeUnnamed). */
+function removeQuietly(file: string): void {
+  try {
+    unlinkSync(file);
+  } catch {
+    // Gone already, or not removable now.
+  }
+}
+
 /** A value's file, which must hold `size` bytes. */
 function readWhole(file: string, size: number): Buffer {
   let bytes: Buffer;
@@ -177,7 +198,7 @@ function parseApart(apart: string | null): ApartSizes {
   const sizes: ApartSizes = {};
   for (const entry of apart === null || apart === '' ? [] : apart.split(',')) {
     const [field, size] = entry.split(':');
-    if (FIELDS.includes(field as ApartField) && /^\d+$/.test(size ?? '')) sizes[field as ApartField] = Number(size);
+    if (APART_FIELDS.includes(field as ApartField) && /^\d+$/.test(size ?? '')) sizes[field as ApartField] = Number(size);
     else throw new MissingValueFile(`the row's apart column names '${entry}', which is no value of a job`);
   }
   return sizes;

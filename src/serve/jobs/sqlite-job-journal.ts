@@ -8,7 +8,7 @@ import { JsonText } from '../../worker/json-text.js';
 import { storedJson } from '../json-chunks.js';
 import { SqliteWriteGroups } from '../sqlite-write-groups.js';
 import { SqliteCheckpointer } from './sqlite-checkpointer.js';
-import { JobValueFiles, MissingValueFile, type ApartField } from './job-value-files.js';
+import { APART_FIELDS, JobValueFiles, MissingValueFile, type ApartField } from './job-value-files.js';
 import type { JobArguments, JobJournal, JournaledJob } from './job-journal.js';
 import type { JobStatus } from './job-status.js';
 import type { Job } from './job.js';
@@ -359,6 +359,7 @@ export class SqliteJobJournal implements JobJournal {
     this.answersSinceCommit = 0;
     this.apartThisCommit.clear();
     this.resultsThisCommit = [];
+    const afterFailedCommit = this.uncommitted !== null;
     const changes = this.uncommitted === null ? this.pending : merged(this.uncommitted, this.pending);
     this.uncommitted = changes;
     this.pending = new Map();
@@ -372,6 +373,9 @@ export class SqliteJobJournal implements JobJournal {
           statements.forget.run(id);
           statements.forgetRead.run(id);
           if (this.apartById.has(id)) this.apartThisCommit.set(id, []);
+        } else if (afterFailedCommit) {
+          // Refused when its commit failed (a full disk): the files written for that commit go.
+          this.values.removeQuietly(id, APART_FIELDS);
         }
       } else if (job === null) statements.read.run(id);
       else if (change.insertWith !== null) this.writeRow(statements.insert, job, insertRow(job, change.insertWith, change.ended, counts));
