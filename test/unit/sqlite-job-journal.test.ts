@@ -239,6 +239,21 @@ describe('jobs written to a SQLite file', () => {
     expect(rowsOnDisk(path).map((row) => [row.id, row.status, row.args])).toEqual([[job.id, 'FINISHED', null], [again.id, 'PENDING', '{}']]);
   });
 
+  it("keeps a generator's chunks that come to 256 KiB or more in a file, and gives them back to the next server", async () => {
+    const { store, journal, path } = openStore();
+    const chunks = ['a', 'b', 'c'].map((letter) => letter.repeat(100_000));
+    const job = store.create('/words', null, true, {});
+    store.move(job, 'PROCESSING');
+    job.chunks.push(...chunks);
+    store.move(job, 'FINISHED', { result: chunks });
+    await store.persisted();
+    expect(readdirSync(`${path}.values`).sort()).toEqual([`${job.id}.chunks`, `${job.id}.result`]);
+    const next = reopen(journal, path);
+    const [loaded] = next.load();
+    expect(loaded?.job.chunks).toEqual(chunks);
+    expect(loaded?.job.result instanceof JsonText ? loaded.job.result.value : null).toEqual(chunks);
+  });
+
   it("removes a forgotten job's file once its row is deleted", async () => {
     const { store, journal, path } = openStore();
     const job = store.create('/work', null, false, {});
