@@ -16,8 +16,8 @@ export class WebhookVerificationError extends Error {
   override readonly name = 'WebhookVerificationError';
 }
 
-/** The `webhook-signature` value for one message, signed with each secret given. */
-export function signWebhook(secrets: readonly string[], id: string, timestamp: number, body: string): string {
+/** The `webhook-signature` value for one message, signed with each secret given; `body` as text or as its UTF-8 bytes. */
+export function signWebhook(secrets: readonly string[], id: string, timestamp: number, body: string | Buffer): string {
   return secrets.map((secret) => `v1,${hmac(secret, id, timestamp, body)}`).join(' ');
 }
 
@@ -59,9 +59,9 @@ export function verifyWebhook(secret: string | readonly string[], headers: Heade
   throw new WebhookVerificationError('no webhook-signature matches the secret: a wrong secret, or a body changed since it was signed');
 }
 
-function hmac(secret: string, id: string, timestamp: number, body: string): string {
+function hmac(secret: string, id: string, timestamp: number, body: string | Buffer): string {
   const key = Buffer.from(secret.startsWith(SECRET_PREFIX) ? secret.slice(SECRET_PREFIX.length) : secret, 'base64');
-  return createHmac('sha256', key).update(`${id}.${timestamp}.${body}`).digest('base64');
+  return createHmac('sha256', key).update(`${id}.${timestamp}.`).update(body).digest('base64');
 }
 
 function header(headers: HeaderSource, name: string): string {

@@ -130,6 +130,24 @@ describe('job webhooks', () => {
     verifyAll(hooks.received, [secret]);
   }, 60_000);
 
+  it('delivers a large result, kept in a file beside the job file, as the envelope a poll returns, signed over its bytes', async () => {
+    const file = secretsFile();
+    const secret = await makeSecret(file);
+    const hooks = await receiver();
+    const jobs = join(mkdtempSync(join(tmpdir(), 'svc-hooks-')), 'jobs.sqlite');
+    const server = await serve(['--job-store', `sqlite:${jobs}`, '--webhook-allow-private', '--webhook-secrets', file]);
+    const tag = `é "quoted" ${'x'.repeat(400_000)}`;
+    const submit = await postJson(`${server.url}/order`, { tag }, { webhook: hooks.url, 'webhook-events-filter': 'completed', prefer: 'wait=10' });
+    expect(submit.body.status).toBe('FINISHED');
+    await hooks.until(() => hooks.events().includes('completed'), 'completed');
+    const { event, ...completed } = JSON.parse(hooks.received.at(-1)!.body);
+    const { webhook, ...pollEnvelope } = await readJob(server, submit.body.id);
+    expect(event).toBe('completed');
+    expect(completed.result).toBe(tag);
+    expect(completed).toEqual(pollEnvelope);
+    verifyAll(hooks.received, [secret]);
+  }, 60_000);
+
   it("delivers a streaming job's chunks as they come, every chunk so far in each, then completed", async () => {
     const file = secretsFile();
     await makeSecret(file);

@@ -24,7 +24,8 @@ export interface Delivery {
   messageId: string;
   jobId: string;
   event: WebhookEvent;
-  payload: string;
+  /** Its JSON; a large one as UTF-8 bytes, never parsed and serialised again on its way. */
+  payload: string | Buffer;
   attempts: number;
   /** When the next attempt may go (ms since the epoch). */
   nextAt: number;
@@ -41,7 +42,7 @@ export interface DeliveryLog {
   persisted(): Promise<void>;
   enqueue(delivery: Delivery): void;
   /** A queued event's payload replaced by a later one of its kind (coalescing). */
-  replace(messageId: string, payload: string): void;
+  replace(messageId: string, payload: string | Buffer): void;
   attempted(messageId: string, attempts: number, nextAt: number): void;
   /** Made, or given up on. */
   done(messageId: string): void;

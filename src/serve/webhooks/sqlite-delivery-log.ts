@@ -44,7 +44,8 @@ interface DeliveryRow {
   message_id: string;
   job_id: string;
   event: WebhookEvent;
-  payload: string;
+  /** Text, or a BLOB of UTF-8 when it was written as bytes. */
+  payload: string | Buffer;
   attempts: number;
   next_at: number;
 }
@@ -106,7 +107,7 @@ export class SqliteDeliveryLog implements DeliveryLog {
     this.writes.soon(() => this.statements.enqueue.run(messageId, jobId, event, payload, attempts, nextAt));
   }
 
-  replace(messageId: string, payload: string): void {
+  replace(messageId: string, payload: string | Buffer): void {
     this.writes.soon(() => this.statements.replace.run(payload, messageId));
   }
 

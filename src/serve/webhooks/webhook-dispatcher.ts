@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { signWebhook } from '../../client/webhook-signature.js';
 import type { JobEnvelope, WebhookStatus } from '../jobs/job-envelope.js';
+import { storedJson, type JsonTree } from '../json-chunks.js';
 import type { Job } from '../jobs/job.js';
 import type { Delivery, DeliveryLog, DeliveryState, Subscription } from './delivery-log.js';
 import { eventsOf, firstSight, type SeenJob, type WebhookEvent } from './webhook-events.js';
@@ -160,7 +161,8 @@ export class WebhookDispatcher {
 
   private enqueue(tracked: Tracked, event: WebhookEvent, job: Job): void {
     const envelope = this.parts.envelope(job, tracked.subscription.baseUrl);
-    const payload = JSON.stringify({ ...envelope, event, ...(event === 'streaming' ? { chunks: job.chunks } : {}) });
+    // A large result goes in as the bytes it is kept as, not parsed and serialised again.
+    const payload = storedJson({ ...envelope, event, ...(event === 'streaming' ? { chunks: job.chunks } : {}) } as unknown as JsonTree);
     if (event !== 'completed') {
       // One not yet being tried is replaced: its receiver would learn nothing from the older one.
       const waiting = tracked.queue.find((delivery, index) => delivery.event === event && !(index === 0 && tracked.sending));

@@ -16,7 +16,7 @@ export type AttemptOutcome =
 export interface Attempt {
   url: string;
   headers: Record<string, string>;
-  body: string;
+  body: string | Buffer;
   timeoutMs: number;
   allowPrivate: boolean;
 }
