@@ -35,8 +35,9 @@ const BASE64_SLICE_BYTES = (STRING_SLICE_CHARS / 4) * 3;
  * A piece is a string's slice of at most 64 Ki characters (escaped, up to six times that),
  * the punctuation and short values between them, or a slice of a JsonText's bytes. Walked
  * with a stack of its own, as a deeply nested result would overflow the call stack. Values
- * come from JSON (the worker's pipe), so there is no `undefined`, other `toJSON` or
- * non-finite number to consider.
+ * come from JSON (the worker's pipe) or are svc's own job envelopes, built without optional
+ * fields left `undefined`, so there is no `undefined`, other `toJSON` or non-finite number to
+ * consider.
  */
 export function* jsonChunks(value: JsonTree): Generator<string | Buffer, void, undefined> {
   const pending: Pending[] = [{ kind: 'value', value }];
