@@ -35,12 +35,16 @@ const { values, positionals } = parseArgs({
 const checkouts = (positionals.length > 0 ? positionals : [root]).map((checkout) => resolve(checkout));
 const requests = Number(values.requests);
 
-const asJob = (store) => ({ serverArgs: ['--compute', 'serverless', '--job-store', store], headers: { prefer: 'wait=30' } });
+// Each server of a SQLite store gets a directory of its own: no job, nor file of one, left by the last.
 const jobFiles = mkdtempSync(join(tmpdir(), 'svc-full-collections-'));
+const asJob = (store) => ({
+  serverArgs: () => ['--compute', 'serverless', '--job-store', store === 'sqlite' ? `sqlite:${join(mkdtempSync(join(jobFiles, 'run-')), 'jobs.sqlite')}` : store],
+  headers: { prefer: 'wait=30' },
+});
 const payloads = [
   { name: '2 MB string echoed', path: '/echo', body: largeTextBody(), accept: 'application/json' },
   { name: '2 MB string as a job, memory store', path: '/echo', body: largeTextBody(), accept: 'application/json', ...asJob('memory') },
-  { name: '2 MB string as a job, SQLite store', path: '/echo', body: largeTextBody(), accept: 'application/json', ...asJob(`sqlite:${join(jobFiles, 'jobs.sqlite')}`) },
+  { name: '2 MB string as a job, SQLite store', path: '/echo', body: largeTextBody(), accept: 'application/json', ...asJob('sqlite') },
   { name: '1.5 MB image (base64 in, PNG out)', path: '/image', body: imageBody(), accept: 'image/png' },
   { name: '200,000 numbers averaged', path: '/mean', body: numbersBody(), accept: 'application/json' },
 ];
@@ -48,8 +52,7 @@ const payloads = [
 const rows = [];
 for (const payload of payloads) {
   for (const checkout of checkouts) {
-    rmSync(join(jobFiles, 'jobs.sqlite'), { force: true }); // each checkout starts with no jobs
-    const server = await startSvc(checkout, payload.serverArgs ?? []);
+    const server = await startSvc(checkout, payload.serverArgs?.() ?? []);
     try {
       rows.push([payload.name, checkout, ...(await measure(server, payload))]);
     } finally {
