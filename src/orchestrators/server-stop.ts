@@ -7,8 +7,9 @@ const ENDED_JOBS_READING_MS = 5_000;
 
 /**
  * The end of a stop, once every call has ended: clients get until the grace period's
- * `deadline` (and at least a few seconds) to read the jobs that ended unread, then the
- * server closes, and the keep-alive connections clients hold open go with it.
+ * `deadline` (and at least a few seconds) to read the jobs that ended unread, those still
+ * waiting on a job (`Prefer: wait`) are answered with it as it is, then the server closes,
+ * and the keep-alive connections clients hold open go with it.
  */
 export async function closeWhenJobsRead(options: {
   jobStore: JobBackend;
@@ -23,6 +24,7 @@ export async function closeWhenJobsRead(options: {
     options.log.info(`waiting up to ${Math.ceil(readingMs / 1000)} s for clients to read ${jobStore.unreadCount} ended job(s)`);
     await jobStore.whenEndedJobsRead(readingMs);
   }
+  jobStore.stopWaiting();
   const closing = options.close();
   server.closeIdleConnections();
   await Promise.race([closing, new Promise((resolve) => setTimeout(resolve, 1000).unref())]);

@@ -125,6 +125,30 @@ describe('one job queue in Redis shared by several replicas (--job-store redis:/
     }
   }, 60_000);
 
+  it('answers a client waiting (Prefer: wait) on a job still queued as its replica stops, and stops without waiting out that wait', async () => {
+    const stopping = await replica(redis, ['--workers', '1', '--grace-period', '5']);
+    const { body: running } = await postJson(`${stopping.url}/sleep`, { seconds: 2 });
+    await waitUntil(stopping, running.id, ['PROCESSING']);
+    const waiting = postJson(`${stopping.url}/sleep`, { seconds: 1 }, { prefer: 'wait=60' });
+    // The second job waits in Redis behind the first before the stop begins.
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const started = Date.now();
+    expect(await stopping.stop()).toBe(0);
+    // The running job's 2 s and a little, not the client's 60 s.
+    expect(Date.now() - started).toBeLessThan(15_000);
+    const answer = await waiting;
+    expect(answer.status).toBe(200);
+    expect(answer.body.status).toBe('QUEUED');
+
+    const next = await replica(redis, ['--workers', '1']);
+    try {
+      expect(await waitUntil(next, answer.body.id, ['FINISHED', 'FAILED'], 20_000)).toMatchObject({ status: 'FINISHED', result: 1 });
+      expect(await waitUntil(next, running.id, ['FINISHED', 'FAILED'], 5_000)).toMatchObject({ status: 'FINISHED', result: 2 });
+    } finally {
+      await next.stop();
+    }
+  }, 60_000);
+
   it('interrupts a running job when its cancel is sent to another replica, and follows jobs through any replica (SSE, Prefer: wait)', async () => {
     const [a, b] = (await Promise.all([replica(redis, ['--workers', '1']), replica(redis, ['--workers', '1'])])) as [RunningSvc, RunningSvc];
     try {

@@ -60,4 +60,10 @@ export interface JobBackend {
   readonly unreadCount: number;
   /** Resolves when those have been read, or after `timeoutMs`. */
   whenEndedJobsRead(timeoutMs: number): Promise<void>;
+  /**
+   * At a stop, once this server's calls have ended: every `waitUntilEnded` still pending
+   * resolves now, with its job as it is (a job another replica will run), so that its client
+   * is answered before the server closes, and no wait holds the stopped process open.
+   */
+  stopWaiting(): void;
 }

@@ -101,4 +101,7 @@ export class LocalJobs implements JobBackend {
   whenEndedJobsRead(timeoutMs: number): Promise<void> {
     return this.store.whenEndedJobsRead(timeoutMs);
   }
+
+  /** None is left by then: each job here ended with the pool, or was kept for the next start, which ends its waits. */
+  stopWaiting(): void {}
 }

@@ -7,6 +7,12 @@ import { redacted } from './job-store-location.js';
 const CONNECT_TIMEOUT_MS = 5_000;
 /** How long one command may take: past it, a request gets a 503 rather than hanging. */
 const COMMAND_TIMEOUT_MS = 5_000;
+/**
+ * How long a closing connection waits for Redis to close its end before destroying it.
+ * ioredis's default, 2 s, held every stopping server open that long (a blocked read keeps
+ * its socket), and a stop has nothing left to say to Redis.
+ */
+const DISCONNECT_MS = 100;
 /** Seconds a client told that Redis is out of reach waits before it retries. */
 export const REDIS_RETRY_AFTER_SECONDS = 5;
 
@@ -34,6 +40,7 @@ export class RedisConnection {
       maxRetriesPerRequest: 0,
       connectTimeout: CONNECT_TIMEOUT_MS,
       commandTimeout: COMMAND_TIMEOUT_MS,
+      disconnectTimeout: DISCONNECT_MS,
       // Back within a second of Redis coming back, at most, and never given up on.
       retryStrategy: (attempt) => Math.min(attempt * 100, 1_000),
     });

@@ -34,6 +34,9 @@ export interface RedisJobsOptions {
 export class RedisJobs implements JobBackend {
   /** The rev of each job object handed out: what a cancel expects to find. */
   private readonly revs = new WeakMap<Job, number>();
+  /** How to end each `waitUntilEnded` pending now; none starts once the server stops. */
+  private readonly waits = new Set<() => void>();
+  private stopped = false;
 
   constructor(
     private readonly connection: RedisConnection,
@@ -94,9 +97,11 @@ export class RedisJobs implements JobBackend {
   }
 
   async waitUntilEnded(job: Job, timeoutMs: number): Promise<Job> {
-    if (isTerminal(job.status) || timeoutMs <= 0) return job;
+    if (isTerminal(job.status) || timeoutMs <= 0 || this.stopped) return job;
     const ended = await new Promise<boolean>((resolve) => {
       const timer = setTimeout(() => finish(false), timeoutMs);
+      const stopWaiting = () => finish(false);
+      this.waits.add(stopWaiting);
       const checkEnded = () => void this.hasEnded(job.id).then((ended) => ended && finish(true));
       const stop = this.events.onJob(job.id, (change) => {
         if (change === null) checkEnded();
@@ -104,9 +109,11 @@ export class RedisJobs implements JobBackend {
       });
       // It may have ended between its read and the subscription above.
       checkEnded();
+      const waits = this.waits;
       function finish(done: boolean) {
         clearTimeout(timer);
         stop();
+        waits.delete(stopWaiting);
         resolve(done);
       }
     });
@@ -188,6 +195,11 @@ export class RedisJobs implements JobBackend {
   }
 
   async whenEndedJobsRead(): Promise<void> {}
+
+  stopWaiting(): void {
+    this.stopped = true;
+    for (const stopWaiting of [...this.waits]) stopWaiting();
+  }
 
   /**
    * The job as Redis has it now, when `owner` ('' for any) may see it; an ended one counted read
