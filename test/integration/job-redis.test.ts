@@ -2,6 +2,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Redis } from 'ioredis';
 import { closedPort } from '../support/ports.js';
 import { startRedis, type RunningRedis } from '../support/redis-server.js';
 import { postJson, startSvc, type RunningSvc } from '../support/server.js';
@@ -146,6 +147,33 @@ describe('one job queue in Redis shared by several replicas (--job-store redis:/
       expect(await waitUntil(next, running.id, ['FINISHED', 'FAILED'], 5_000)).toMatchObject({ status: 'FINISHED', result: 2 });
     } finally {
       await next.stop();
+    }
+  }, 60_000);
+
+  it('keeps large arguments and results exact through Redis, read from any replica, and expires them with their job', async () => {
+    const store = ['--job-store', `${redis.url}/4`, '--job-ttl', '2'];
+    const [a, b] = (await Promise.all([replica(redis, store), replica(redis, store)])) as [RunningSvc, RunningSvc];
+    const client = new Redis(`${redis.url}/4`);
+    try {
+      // One string goes as its bytes (no escape in it), the other is parsed (escapes, non-ASCII).
+      const tags = ['x'.repeat(400_000), `é"\\\n\u2028${'y'.repeat(300_000)}🙂\u0001`];
+      const ids: string[] = [];
+      for (const tag of tags) {
+        const { body: job } = await postJson(`${a.url}/order`, { tag });
+        ids.push(job.id);
+        const waited = await readJob(b, job.id, { prefer: 'wait=20' });
+        expect(waited.body.status).toBe('FINISHED');
+        expect(waited.body.result === tag).toBe(true);
+        expect((await readJob(a, job.id)).body.result === tag).toBe(true);
+      }
+      // No result on its way in is left behind; each job's keys go with its TTL.
+      expect(await client.keys('svc:job:*:result:*')).toEqual([]);
+      await new Promise((resolve) => setTimeout(resolve, 2_500));
+      expect(await client.keys('svc:job:*')).toEqual([]);
+      expect((await readJob(b, ids[0] as string)).status).toBe(404);
+    } finally {
+      client.disconnect();
+      await Promise.all([a.stop(), b.stop()]);
     }
   }, 60_000);
 

@@ -143,7 +143,7 @@ describe('large payloads', () => {
     }
   });
 
-  it('hands the long base64 image of a job kept in Redis to the function as the bytes it stands for: its arguments come back as JSON', async () => {
+  it('hands the long base64 image of a job kept in Redis to the function as the bytes it stands for, its arguments read back from Redis', async () => {
     const redis = await startRedis();
     const replica = await startSvc([LARGE_ANSWERS, '--compute', 'serverless', '--job-store', `${redis.url}/3`]);
     try {

@@ -1,6 +1,7 @@
 import { PlainStringText } from '../../worker/json-text.js';
 import type { LongString } from '../../worker/protocol.js';
 import type { Arguments } from '../input-validation.js';
+import { EVERY_KEY, splitLongStrings } from '../long-strings.js';
 import { releaseLongStrings } from '../released-buffers.js';
 import type { JobArguments } from './job-journal.js';
 
@@ -21,6 +22,19 @@ export function jobArguments(args: Arguments, longStrings: readonly LongString[]
   for (const { parameter, bytes } of longStrings) whole[parameter] = new PlainStringText(bytes);
   releaseLongStrings(longStrings);
   return whole;
+}
+
+/**
+ * A job's arguments as a store wrote them (storedJson): each long string without an escape
+ * back as its bytes, which its call sends beside it, as the request's were. A 2 MB string
+ * read from Redis cost the gateway a parse and its escaping into the call's line, ~5 ms.
+ */
+export function storedJobArguments(stored: Buffer): JobArguments {
+  const split = splitLongStrings(stored, EVERY_KEY);
+  if (split === null) return JSON.parse(stored.toString('utf8')) as JobArguments;
+  const args = JSON.parse(split.rest) as JobArguments;
+  for (const { parameter, bytes } of split.strings) args[parameter] = new PlainStringText(bytes);
+  return args;
 }
 
 /** Once its job has ended: the bytes of its long strings are not read again. */

@@ -4,13 +4,13 @@ import type { Redis } from 'ioredis';
 import { MOST_RUNS } from './job-recovery.js';
 import type { JobRunner } from './job-runner.js';
 import { PoolClosedError } from '../../worker/worker-pool.js';
-import type { JobArguments } from './job-journal.js';
+import { storedJobArguments } from './job-arguments.js';
 import { isTerminal } from './job-status.js';
 import type { Job } from './job.js';
 import { isRedisAway } from './redis-connection.js';
 import type { RedisJobEvents } from './redis-job-events.js';
 import { NOT_ENDED, type RedisJobWrites } from './redis-job-writes.js';
-import { CONSUMER_GROUP, redisKeys, type ScriptedRedis } from './redis-scripts.js';
+import { CONSUMER_GROUP, redisKeys, transaction, type ScriptedRedis } from './redis-scripts.js';
 
 /**
  * How long a replica holds a job it runs without renewing its lease: past it, the replica is
@@ -139,11 +139,15 @@ export class RedisDispatcher {
   }
 
   private async take(entryId: string, id: string): Promise<void> {
-    const taken = (await this.redis.svcTake(redisKeys.job(id), redisKeys.queue, CONSUMER_GROUP, entryId)) as [string, string, number, string] | null;
-    if (taken === null) return;
-    const [json, argsJson, runs] = taken;
+    const key = redisKeys.job(id);
+    const [taken, storedArgs] = (await transaction(this.redis, (multi) => multi.svcTake(key, redisKeys.queue, CONSUMER_GROUP, entryId).hgetBuffer(key, 'args'))) as [
+      [string, number, string] | null,
+      Buffer | null,
+    ];
+    if (taken === null || storedArgs === null) return;
+    const [json, runs] = taken;
     const job = JSON.parse(json) as Job;
-    const args = JSON.parse(argsJson) as JobArguments;
+    const args = storedJobArguments(storedArgs);
     this.running.set(id, { job, entryId });
     this.busy.add(id);
     if (runs > MOST_RUNS) {

@@ -1,10 +1,12 @@
+import { randomBytes } from 'node:crypto';
 import { setTimeout as delay } from 'node:timers/promises';
+import { JsonText } from '../../worker/json-text.js';
 import { storedJson, type JsonTree } from '../json-chunks.js';
 import { assertTransition, isTerminal, JOB_STATUSES, type JobStatus } from './job-status.js';
 import type { JobChanges } from './job-store.js';
 import type { Job } from './job.js';
 import { isRedisAway } from './redis-connection.js';
-import { CONSUMER_GROUP, redisKeys, type ScriptedRedis } from './redis-scripts.js';
+import { CONSUMER_GROUP, redisKeys, RESULT_APART_BYTES, transaction, type ScriptedRedis } from './redis-scripts.js';
 import { approximateBytes } from './value-size.js';
 
 /** How long a replica waits before it writes a job's end again while Redis is away. */
@@ -100,15 +102,21 @@ export class RedisJobWrites {
     const size = ends ? approximateBytes([job.result, job.chunks, job.error?.message ?? null]) : 0;
     const from = chunks === 'append' ? (this.written.get(job.id) ?? 0) : 0;
     const added = chunks === 'none' ? [] : job.chunks.slice(from, chunkCount);
-    const result = (await this.redis.svcMove(
+    // A large result (the worker's JSON text) goes to a key of its own, not through the script.
+    const resultApart = ends && job.result instanceof JsonText && job.result.length >= RESULT_APART_BYTES ? job.result : null;
+    // Named anew for each write (two replicas may end one job), and unused without such a result.
+    const incoming = resultApart === null ? redisKeys.result(job.id) : redisKeys.incomingResult(job.id, randomBytes(6).toString('hex'));
+    const move = [
       redisKeys.job(job.id),
       redisKeys.unread,
       redisKeys.unreadBytes,
       redisKeys.queue,
       redisKeys.chunks(job.id),
+      redisKeys.result(job.id),
+      incoming,
       job.id,
       job.status,
-      storedJson({ ...job, chunks: [] } as unknown as JsonTree),
+      storedJson({ ...job, chunks: [], result: resultApart === null ? job.result : null } as unknown as JsonTree),
       ` ${allowed.join(' ')} `,
       ends ? '1' : '0',
       this.ttlMs,
@@ -119,8 +127,19 @@ export class RedisJobWrites {
       redisKeys.events,
       rev === null ? '' : String(rev),
       chunks === 'reset' ? '1' : '0',
+      resultApart === null ? '0' : '1',
       ...added.map((chunk) => JSON.stringify(chunk)),
-    )) as WriteResult;
+    ];
+    const result = (
+      resultApart === null
+        ? await this.redis.svcMove(...move)
+        : (
+            await transaction(this.redis, (multi) => {
+              multi.set(incoming, resultApart.joined(), 'PX', this.ttlMs);
+              return multi.svcMove(...move);
+            })
+          )[1]
+    ) as WriteResult;
     if (result > 0 && chunks !== 'none') {
       if (ends) this.written.delete(job.id);
       else this.written.set(job.id, from + added.length);

@@ -5,12 +5,13 @@ import type { JobBackend, JobStoreUsage, JobSubmission } from './job-backend.js'
 import { isTerminal, TERMINAL_STATUSES, type JobStatus } from './job-status.js';
 import type { RetentionPolicy } from './job-store.js';
 import { newJob, type Job } from './job.js';
+import { JsonText } from '../../worker/json-text.js';
 import type { Value } from '../../worker/protocol.js';
 import { keyShare, keyShareRefusal } from './key-share.js';
 import type { RedisConnection } from './redis-connection.js';
 import type { JobChange, RedisJobEvents } from './redis-job-events.js';
 import { NOT_ENDED, type RedisJobWrites } from './redis-job-writes.js';
-import { redisKeys, type ScriptedRedis } from './redis-scripts.js';
+import { redisKeys, transaction, type ScriptedRedis } from './redis-scripts.js';
 
 /** How often a cancel is tried again when the job changed between its read and the cancel. */
 const CANCEL_ATTEMPTS = 20;
@@ -58,26 +59,29 @@ export class RedisJobs implements JobBackend {
     const share = keyShare(retention, Math.max(keyCount, 1));
     let answer: unknown;
     try {
-      answer = await this.redis.svcSubmit(
-        redisKeys.job(job.id),
-        redisKeys.queue,
-        redisKeys.unread,
-        redisKeys.unreadBytes,
-        redisKeys.owner(owner),
-        job.id,
-        JSON.stringify(job),
-        job.status,
-        JSON.stringify(owner),
-        storedJson(args),
-        now,
-        retention.ttlMs,
-        retention.maxRetained,
-        retention.maxRetainedBytes,
-        keyCount,
-        share.maxRetained,
-        share.maxRetainedBytes,
-        this.options.maxQueue,
-      );
+      const key = redisKeys.job(job.id);
+      [, answer] = await transaction(this.redis, (multi) => {
+        multi.hset(key, 'args', storedJson(args));
+        return multi.svcSubmit(
+          key,
+          redisKeys.queue,
+          redisKeys.unread,
+          redisKeys.unreadBytes,
+          redisKeys.owner(owner),
+          job.id,
+          JSON.stringify(job),
+          job.status,
+          JSON.stringify(owner),
+          now,
+          retention.ttlMs,
+          retention.maxRetained,
+          retention.maxRetainedBytes,
+          keyCount,
+          share.maxRetained,
+          share.maxRetainedBytes,
+          this.options.maxQueue,
+        );
+      });
     } catch (error) {
       onEnd();
       throw this.connection.unavailable(error);
@@ -214,8 +218,16 @@ export class RedisJobs implements JobBackend {
       throw this.connection.unavailable(error);
     }
     if (answer === null) return undefined;
-    const [json, rev, from, ...chunks] = answer as [string, string, number, ...string[]];
+    const [json, rev, from, apart, ...chunks] = answer as [string, string, number, string, ...string[]];
     const job = JSON.parse(json) as Job;
+    if (apart === 'result') {
+      const result = await this.redis.getBuffer(redisKeys.result(id)).catch((error: unknown) => {
+        throw this.connection.unavailable(error);
+      });
+      // Expired since the job was read: gone, as the job itself is by now.
+      if (result === null) return undefined;
+      job.result = new JsonText([result]);
+    }
     const added = chunks.map((chunk) => JSON.parse(chunk) as Value);
     if (from > 0) {
       known.push(...added);

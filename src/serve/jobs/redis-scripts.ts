@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { ChainableCommander, Redis } from 'ioredis';
 import { TERMINAL_STATUSES } from './job-status.js';
 
 /**
@@ -8,9 +8,17 @@ import { TERMINAL_STATUSES } from './job-status.js';
  * two services on one would take each other's jobs.
  *
  * - `job:ID`, a hash: `job` (the job as JSON, but for its chunks), `status`, `rev` (counts changes), `owner`,
- *   `ownerkey`, `args` (until it ends), `runs` (how many times a replica took it), `read`.
- *   It expires its TTL after the job ends, as does `job:ID:chunks`, the list of a generator's
- *   chunks so far (appended to, so that a stream of many chunks is not written over and over).
+ *   `ownerkey`, `args` (until it ends), `runs` (how many times a replica took it), `read`, and
+ *   `apart` (`result` when its result is `job:ID:result`, not in `job`). It expires its TTL
+ *   after the job ends, as do `job:ID:chunks`, the list of a generator's chunks so far
+ *   (appended to, so that a stream of many chunks is not written over and over), and
+ *   `job:ID:result`, a result of RESULT_APART_BYTES or more as its JSON text.
+ *
+ * A large value never passes through a script: Redis hashes every byte of each string a
+ * script is given or reads (~1.5 ns a byte), which cost it ~12 ms of CPU per job with a 2 MB
+ * argument and result, shared by every replica (bench/RESULTS.md run 17). The arguments are
+ * written and read beside the script in one MULTI; a large result is written to a key of its
+ * own (`job:ID:result:NONCE`), which the ending script renames into place or drops.
  * - `queue`, a stream with one consumer group: an entry per job waiting or running, acknowledged
  *   and deleted as the job ends. A running job is an entry pending on its replica (its lease).
  * - `unread`, a sorted set of ended jobs nobody has read, by the time they ended, and
@@ -25,12 +33,18 @@ export const CONSUMER_GROUP = 'svc';
 export const redisKeys = {
   job: (id: string) => `${REDIS_PREFIX}job:${id}`,
   chunks: (id: string) => `${REDIS_PREFIX}job:${id}:chunks`,
+  result: (id: string) => `${REDIS_PREFIX}job:${id}:result`,
+  /** A result on its way in, unique to its write: two replicas ending one job (a lapsed lease) never drop each other's. */
+  incomingResult: (id: string, nonce: string) => `${REDIS_PREFIX}job:${id}:result:${nonce}`,
   owner: (owner: string | null) => `${REDIS_PREFIX}owner:${owner ?? '-'}`,
   queue: `${REDIS_PREFIX}queue`,
   unread: `${REDIS_PREFIX}unread`,
   unreadBytes: `${REDIS_PREFIX}unread-bytes`,
   events: `${REDIS_PREFIX}events`,
 };
+
+/** A result this long (JSON text, bytes) is kept as `job:ID:result`: shorter, hashing it costs Redis less than the key. */
+export const RESULT_APART_BYTES = 32 * 1024;
 
 /** A queued or running job's score in its owner's set: after every time an ended one has. */
 const ACTIVE = '9999999999999';
@@ -67,50 +81,59 @@ end
 
 const SCRIPTS = {
   /**
-   * KEYS job, queue, unread, unreadBytes, ownerKey; ARGV id, jobJson, status, ownerJson,
-   * argsJson, now, ttlMs, maxRetained, maxRetainedBytes, keyCount, shareJobs, shareBytes,
-   * maxQueue. {'ok'}, or why not: {'share', jobs, bytes, oldestEnded}, {'full', unread,
-   * bytes, oldestEnded}, {'queue', length}.
+   * Run in a MULTI after the HSET of the job's `args`, which it removes when it refuses the
+   * job. KEYS job, queue, unread, unreadBytes, ownerKey; ARGV id, jobJson, status, ownerJson,
+   * now, ttlMs, maxRetained, maxRetainedBytes, keyCount, shareJobs, shareBytes, maxQueue.
+   * {'ok'}, or why not: {'share', jobs, bytes, oldestEnded}, {'full', unread, bytes,
+   * oldestEnded}, {'queue', length}.
    */
   svcSubmit: {
     numberOfKeys: 5,
     lua: `${SWEEP}
-sweep(KEYS[3], KEYS[4], tonumber(ARGV[6]) - tonumber(ARGV[7]))
-redis.call('ZREMRANGEBYSCORE', KEYS[5], '-inf', tonumber(ARGV[6]) - tonumber(ARGV[7]))
-if tonumber(ARGV[10]) >= 2 then
+sweep(KEYS[3], KEYS[4], tonumber(ARGV[5]) - tonumber(ARGV[6]))
+redis.call('ZREMRANGEBYSCORE', KEYS[5], '-inf', tonumber(ARGV[5]) - tonumber(ARGV[6]))
+if tonumber(ARGV[9]) >= 2 then
   local jobs = redis.call('ZCARD', KEYS[5])
   local bytes = 0
   for _, id in ipairs(redis.call('ZRANGEBYSCORE', KEYS[5], '-inf', '(${ACTIVE}')) do
     bytes = bytes + tonumber(redis.call('HGET', KEYS[4], id) or '0')
   end
-  if jobs >= tonumber(ARGV[11]) or bytes >= tonumber(ARGV[12]) then
+  if jobs >= tonumber(ARGV[10]) or bytes >= tonumber(ARGV[11]) then
     local oldest = redis.call('ZRANGEBYSCORE', KEYS[5], '-inf', '(${ACTIVE}', 'WITHSCORES', 'LIMIT', 0, 1)
+    redis.call('DEL', KEYS[1])
     return {'share', jobs, bytes, oldest[2] or ''}
   end
 end
 local unread = redis.call('ZCARD', KEYS[3])
 local unreadBytes = tonumber(redis.call('HGET', KEYS[4], '#total') or '0')
-if unread > 0 and (unread >= tonumber(ARGV[8]) or unreadBytes >= tonumber(ARGV[9])) then
+if unread > 0 and (unread >= tonumber(ARGV[7]) or unreadBytes >= tonumber(ARGV[8])) then
   local oldest = redis.call('ZRANGE', KEYS[3], 0, 0, 'WITHSCORES')
+  redis.call('DEL', KEYS[1])
   return {'full', unread, unreadBytes, oldest[2]}
 end
 local waiting = redis.call('XLEN', KEYS[2])
-if waiting >= tonumber(ARGV[13]) then return {'queue', waiting} end
-redis.call('HSET', KEYS[1], 'job', ARGV[2], 'status', ARGV[3], 'owner', ARGV[4], 'ownerkey', KEYS[5], 'args', ARGV[5], 'runs', 0, 'rev', 1)
+if waiting >= tonumber(ARGV[12]) then
+  redis.call('DEL', KEYS[1])
+  return {'queue', waiting}
+end
+redis.call('HSET', KEYS[1], 'job', ARGV[2], 'status', ARGV[3], 'owner', ARGV[4], 'ownerkey', KEYS[5], 'runs', 0, 'rev', 1)
 redis.call('ZADD', KEYS[5], '${ACTIVE}', ARGV[1])
 redis.call('XADD', KEYS[2], '*', 'id', ARGV[1])
 return {'ok'}`,
   },
   /**
-   * KEYS job, unread, unreadBytes, queue, chunks; ARGV id, status, jobJson, allowed (the
-   * statuses it may move from, space-separated and -surrounded), ends ('1' when the status is
-   * terminal), ttlMs, finishedAt, size, group, entryId ('' for none), channel, rev ('' for any),
-   * resetChunks ('1': the chunks so far are dropped first), chunks to append... The new rev;
-   * 0 when the job's status may not move (it ended already), -1 when the job is gone, -2 when
-   * its rev is no longer `rev`. An ending acknowledges the job's queue entry in any case.
+   * KEYS job, unread, unreadBytes, queue, chunks, result, incomingResult; ARGV id, status,
+   * jobJson, allowed (the statuses it may move from, space-separated and -surrounded), ends
+   * ('1' when the status is terminal), ttlMs, finishedAt, size, group, entryId ('' for none),
+   * channel, rev ('' for any), resetChunks ('1': the chunks so far are dropped first),
+   * resultApart ('1': the result, `null` in jobJson, was SET at incomingResult in the same
+   * MULTI, and is renamed to result), chunks to append... The new rev; 0 when the job's
+   * status may not move (it ended already), -1 when the job is gone, -2 when its rev is no
+   * longer `rev` (and the incoming result is dropped). An ending acknowledges the job's queue
+   * entry in any case.
    */
   svcMove: {
-    numberOfKeys: 5,
+    numberOfKeys: 7,
     lua: `
 local function ack()
   if ARGV[10] ~= '' then
@@ -118,21 +141,30 @@ local function ack()
     redis.call('XDEL', KEYS[4], ARGV[10])
   end
 end
+local function refused(outcome)
+  if ARGV[14] == '1' then redis.call('DEL', KEYS[7]) end
+  return outcome
+end
 local current = redis.call('HGET', KEYS[1], 'status')
-if not current then ack() return -1 end
-if ARGV[12] ~= '' and redis.call('HGET', KEYS[1], 'rev') ~= ARGV[12] then return -2 end
+if not current then ack() return refused(-1) end
+if ARGV[12] ~= '' and redis.call('HGET', KEYS[1], 'rev') ~= ARGV[12] then return refused(-2) end
 if not string.find(ARGV[4], ' ' .. current .. ' ', 1, true) then
   if ARGV[5] == '1' then ack() end
-  return 0
+  return refused(0)
 end
 local rev = redis.call('HINCRBY', KEYS[1], 'rev', 1)
 redis.call('HSET', KEYS[1], 'job', ARGV[3], 'status', ARGV[2])
+if ARGV[14] == '1' then
+  redis.call('RENAME', KEYS[7], KEYS[6])
+  redis.call('HSET', KEYS[1], 'apart', 'result')
+end
 if ARGV[13] == '1' then redis.call('DEL', KEYS[5]) end
-for i = 14, #ARGV do redis.call('RPUSH', KEYS[5], ARGV[i]) end
+for i = 15, #ARGV do redis.call('RPUSH', KEYS[5], ARGV[i]) end
 if ARGV[5] == '1' then
   redis.call('HDEL', KEYS[1], 'args')
   redis.call('PEXPIRE', KEYS[1], ARGV[6])
   redis.call('PEXPIRE', KEYS[5], ARGV[6])
+  redis.call('PEXPIRE', KEYS[6], ARGV[6])
   redis.call('ZADD', KEYS[2], ARGV[7], ARGV[1])
   redis.call('HSET', KEYS[3], ARGV[1], ARGV[8])
   redis.call('HINCRBY', KEYS[3], '#total', ARGV[8])
@@ -144,37 +176,39 @@ return rev`,
   },
   /**
    * KEYS job, unread, unreadBytes, chunks; ARGV id, ownerJson ('' for any), markRead ('1'),
-   * fromChunk. {jobJson, rev, from, chunk...}: its chunks from `fromChunk` on, or from 0 (`from`)
-   * when it has fewer (they were dropped as it ran again); nil when the job is gone or another
+   * fromChunk. {jobJson, rev, from, apart, chunk...}: its chunks from `fromChunk` on, or from
+   * 0 (`from`) when it has fewer (they were dropped as it ran again), and `apart` `result`
+   * when its result is the key `job:ID:result` (else ''); nil when the job is gone or another
    * key's. An ended job read this way counts as read.
    */
   svcRead: {
     numberOfKeys: 4,
     lua: `${TERMINAL}${MARK_READ}
-local f = redis.call('HMGET', KEYS[1], 'job', 'owner', 'rev', 'status', 'read')
+local f = redis.call('HMGET', KEYS[1], 'job', 'owner', 'rev', 'status', 'read', 'apart')
 if not f[1] or (ARGV[2] ~= '' and f[2] ~= ARGV[2]) then return false end
 if ARGV[3] == '1' and f[5] ~= '1' and TERMINAL[f[4]] then markRead(KEYS[1], KEYS[2], KEYS[3], ARGV[1]) end
 local from = tonumber(ARGV[4])
 if from > redis.call('LLEN', KEYS[4]) then from = 0 end
-local answer = {f[1], f[3], from}
+local answer = {f[1], f[3], from, f[6] or ''}
 for _, chunk in ipairs(redis.call('LRANGE', KEYS[4], from, -1)) do table.insert(answer, chunk) end
 return answer`,
   },
   /**
-   * KEYS job, queue; ARGV group, entryId. {jobJson, argsJson, runs, rev} for a job to run, its
-   * runs counted; nil (the entry acknowledged) for one that ended while it waited, or is gone.
+   * Run in a MULTI before the HGET of the job's `args`. KEYS job, queue; ARGV group, entryId.
+   * {jobJson, runs, rev} for a job to run, its runs counted; nil (the entry acknowledged) for
+   * one that ended while it waited, or is gone.
    */
   svcTake: {
     numberOfKeys: 2,
     lua: `${TERMINAL}
-local f = redis.call('HMGET', KEYS[1], 'job', 'status', 'args', 'rev')
-if not f[1] or TERMINAL[f[2]] or not f[3] then
+local f = redis.call('HMGET', KEYS[1], 'job', 'status', 'rev')
+if not f[1] or TERMINAL[f[2]] or redis.call('HEXISTS', KEYS[1], 'args') == 0 then
   redis.call('XACK', KEYS[2], ARGV[1], ARGV[2])
   redis.call('XDEL', KEYS[2], ARGV[2])
   return false
 end
 local runs = redis.call('HINCRBY', KEYS[1], 'runs', 1)
-return {f[1], f[3], runs, f[4]}`,
+return {f[1], runs, f[3]}`,
   },
   /**
    * KEYS queue; ARGV group, consumer, entryIds... Renews the lease of each of these entries that
@@ -206,10 +240,28 @@ return {redis.call('ZCARD', KEYS[1]), tonumber(redis.call('HGET', KEYS[2], '#tot
 type ScriptName = keyof typeof SCRIPTS;
 type ScriptReply = string | number | null | ScriptReply[];
 
+type Scripts<Result> = { [name in ScriptName]: (...args: Array<string | number | Buffer>) => Result };
+
 /** A connection with the scripts defined on it (sent once, then called by their hash). */
-export type ScriptedRedis = Redis & { [name in ScriptName]: (...args: Array<string | number | Buffer>) => Promise<ScriptReply> };
+export type ScriptedRedis = Redis & Scripts<Promise<ScriptReply>>;
+
+/** A MULTI on such a connection, whose commands include the scripts. */
+export interface ScriptedMulti extends ChainableCommander, Scripts<ScriptedMulti> {}
 
 export function withScripts(redis: Redis): ScriptedRedis {
   for (const [name, { numberOfKeys, lua }] of Object.entries(SCRIPTS)) redis.defineCommand(name, { numberOfKeys, lua });
   return redis as ScriptedRedis;
+}
+
+/**
+ * Runs the commands `build` queues on a MULTI as one transaction: the replies, in order.
+ * Throws the first command's error (or Redis's, when it refused the transaction).
+ */
+export async function transaction(redis: ScriptedRedis, build: (multi: ScriptedMulti) => ChainableCommander): Promise<unknown[]> {
+  const replies = await build(redis.multi() as ScriptedMulti).exec();
+  if (replies === null) throw new Error('Redis discarded the transaction');
+  return replies.map(([error, reply]) => {
+    if (error) throw error;
+    return reply;
+  });
 }
