@@ -7,7 +7,8 @@
 //   large    a 2 MB JSON string echoed, a 1.5 MB PNG sent as base64 and answered as the image,
 //            and a JSON list of 200,000 numbers averaged (svc and FastAPI only); the string and
 //            the image also as svc jobs (serverless compute, `Prefer: wait`, answered with the
-//            job's envelope), their store a SQLite file and memory ("svc job", "svc job (memory)")
+//            job's envelope), their store a SQLite file, memory and Redis ("svc job", "svc job (memory)",
+//            "svc job (Redis)": a redis-server of the run's own, when one is installed)
 //   busy     the trivial echo at one concurrency with a CPU-bound process running beside it
 //   cold     spawn to the first 200 answer
 //   memory   resident memory of every process of a started, idle server (2 s and 15 s after one request)
@@ -24,7 +25,7 @@
 // Needs: wrk (`apt-get install wrk`) and the CLI bundle (`node scripts/bundle.js`). Creates a
 // virtualenv per peer under bench/serve/.venv-* on first use (pip, pinned versions).
 // Writes nothing outside bench/serve (servers' logs go to bench/serve/logs/) but the jobs'
-// SQLite file, in a temporary directory it removes.
+// SQLite file and Redis's, in a temporary directory it removes.
 import { spawn, spawnSync } from 'node:child_process';
 import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -74,6 +75,7 @@ for (const suite of suites) if (!SUITES.includes(suite)) throw new Error(`--only
 
 const started = [];
 const jobFiles = mkdtempSync(join(tmpdir(), 'svc-bench-serve-'));
+const redis = await startRedis(jobFiles);
 process.on('SIGINT', () => stopAll().then(() => process.exit(130)));
 
 try {
@@ -104,6 +106,7 @@ try {
   if (suites.has('cpu')) await cpuBenchmark(venvs, writeWrkScript('spin-json.lua', JSON.stringify({ n: Number(values['spin-n']) }), 'application/json'));
 } finally {
   await stopAll();
+  redis?.kill('SIGKILL');
   rmSync(jobFiles, { recursive: true, force: true });
 }
 
@@ -158,9 +161,15 @@ function definePeers(venvs, bodies) {
     },
     // Serverless compute: each call a job, answered once it ends (`Prefer: wait`) with the job's
     // envelope (an image as its base64), kept in a SQLite file of this run's own, and in memory.
-    ...[['svc job', `sqlite:${join(jobFiles, 'jobs.sqlite')}`], ['svc job (memory)', 'memory']].map(([name, store]) => ({
+    // Redis keeps each ended job for its TTL: at the default half hour, a suite's 2 MB results
+    // would hold gigabytes there.
+    ...[
+      ['svc job', `sqlite:${join(jobFiles, 'jobs.sqlite')}`],
+      ['svc job (memory)', 'memory'],
+      ...(redis ? [['svc job (Redis)', redis.url, '--job-ttl', '30']] : []),
+    ].map(([name, store, ...extra]) => ({
       name,
-      start: (port) => [process.execPath, [...svcStartArgs(venvs, port, 1), '--compute', 'serverless', '--job-store', store], here],
+      start: (port) => [process.execPath, [...svcStartArgs(venvs, port, 1), '--compute', 'serverless', '--job-store', store, ...extra], here],
       large: ['/echo', bodies.largeJob],
       image: ['/image', bodies.imageJob],
     })),
@@ -481,6 +490,21 @@ function latency(out, percentile) {
 }
 
 // --- set-up ---------------------------------------------------------------------------------
+
+/** Debian's redis-server on a free port, without persistence, for the Redis job peer; null when none is installed. */
+async function startRedis(dir) {
+  if (spawnSync('redis-server', ['--version']).error) {
+    process.stderr.write('redis-server is not installed (apt-get install redis-server): no "svc job (Redis)"\n');
+    return null;
+  }
+  const port = await freePort();
+  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir], { stdio: 'ignore' });
+  for (let attempt = 0; attempt < 100 && spawnSync('redis-cli', ['-p', String(port), 'ping']).stdout?.toString().trim() !== 'PONG'; attempt += 1) {
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  child.url = `redis://127.0.0.1:${port}`;
+  return child;
+}
 
 function checkTools() {
   if (spawnSync('wrk', ['-v']).error) throw new Error('wrk is not installed: apt-get install wrk');

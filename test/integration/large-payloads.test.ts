@@ -153,6 +153,11 @@ describe('large payloads', () => {
         const job = await fetch(`${replica.url}/image-digest`, { method: 'POST', headers: { 'content-type': 'application/json', prefer: 'wait=30' }, body: JSON.stringify({ image }) });
         expect(((await job.json()) as { result: unknown }).result).toEqual(expected);
       }
+      // Large results come back from Redis as the worker wrote them: an object, and an integer past 2**53 unchanged.
+      const object = await fetch(`${replica.url}/large-object`, { method: 'POST', headers: { 'content-type': 'application/json', prefer: 'wait=30' }, body: JSON.stringify({ unit: 'é"', count: 50_000 }) });
+      expect(((await object.json()) as { result: unknown }).result).toEqual({ text: 'é"'.repeat(50_000), items: [1, 2.5, null, true, { unit: 'é"' }], empty: {} });
+      const withId = await fetch(`${replica.url}/large-with-id`, { method: 'POST', headers: { 'content-type': 'application/json', prefer: 'wait=30' }, body: JSON.stringify({ count: 100_000 }) });
+      expect(await withId.text()).toContain('"result":{"id":18446744073709551617,');
     } finally {
       await replica.stop();
       await redis.stop();

@@ -1,6 +1,5 @@
 import { randomBytes } from 'node:crypto';
 import { setTimeout as delay } from 'node:timers/promises';
-import { JsonText } from '../../worker/json-text.js';
 import { storedJson, type JsonTree } from '../json-chunks.js';
 import { assertTransition, isTerminal, JOB_STATUSES, type JobStatus } from './job-status.js';
 import type { JobChanges } from './job-store.js';
@@ -102,8 +101,9 @@ export class RedisJobWrites {
     const size = ends ? approximateBytes([job.result, job.chunks, job.error?.message ?? null]) : 0;
     const from = chunks === 'append' ? (this.written.get(job.id) ?? 0) : 0;
     const added = chunks === 'none' ? [] : job.chunks.slice(from, chunkCount);
-    // A large result (the worker's JSON text) goes to a key of its own, not through the script.
-    const resultApart = ends && job.result instanceof JsonText && job.result.length >= RESULT_APART_BYTES ? job.result : null;
+    // A large result goes to a key of its own, not through the script.
+    const storedResult = ends && job.result !== null ? storedJson(job.result as JsonTree) : null;
+    const resultApart = storedResult !== null && Buffer.byteLength(storedResult) >= RESULT_APART_BYTES ? storedResult : null;
     // Named anew for each write (two replicas may end one job), and unused without such a result.
     const incoming = resultApart === null ? redisKeys.result(job.id) : redisKeys.incomingResult(job.id, randomBytes(6).toString('hex'));
     const move = [
@@ -135,7 +135,7 @@ export class RedisJobWrites {
         ? await this.redis.svcMove(...move)
         : (
             await transaction(this.redis, (multi) => {
-              multi.set(incoming, resultApart.joined(), 'PX', this.ttlMs);
+              multi.set(incoming, resultApart, 'PX', this.ttlMs);
               return multi.svcMove(...move);
             })
           )[1]
