@@ -177,6 +177,32 @@ describe('one job queue in Redis shared by several replicas (--job-store redis:/
     }
   }, 60_000);
 
+  it("keeps the end another replica wrote when a paused replica's lease lapsed and it ends the job too, and serves that end from every replica", async () => {
+    const store = ['--workers', '1', '--job-store', `${redis.url}/5`];
+    const paused = await replica(redis, store);
+    const { body: job } = await postJson(`${paused.url}/pid-after`, { seconds: 1, padding: 100_000 });
+    await waitUntil(paused, job.id, ['PROCESSING']);
+    // Its worker finishes while the gateway is stopped: no lease renewed, no end written.
+    paused.process.kill('SIGSTOP');
+    const other = await replica(redis, store);
+    const client = new Redis(`${redis.url}/5`);
+    try {
+      const ended = await waitUntil(other, job.id, ['FINISHED'], 30_000);
+      expect(ended.message).toBe('queued again: the replica running it stopped');
+      paused.process.kill('SIGCONT');
+      // The paused replica hands in its own run's end, which Redis refuses.
+      await expect.poll(() => busyWorkers(paused), { timeout: 10_000 }).toBe(0);
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      const fromPaused = await readJob(paused, job.id);
+      expect((fromPaused.body.result as { pid: number }).pid).toBe((ended.result as { pid: number }).pid);
+      expect(await client.keys('svc:job:*:result:*')).toEqual([]);
+    } finally {
+      paused.process.kill('SIGCONT');
+      client.disconnect();
+      await Promise.all([paused.stop(), other.stop()]);
+    }
+  }, 90_000);
+
   it('interrupts a running job when its cancel is sent to another replica, and follows jobs through any replica (SSE, Prefer: wait)', async () => {
     const [a, b] = (await Promise.all([replica(redis, ['--workers', '1']), replica(redis, ['--workers', '1'])])) as [RunningSvc, RunningSvc];
     try {

@@ -9,6 +9,7 @@ import { isTerminal } from './job-status.js';
 import type { Job } from './job.js';
 import { isRedisAway } from './redis-connection.js';
 import type { RedisJobEvents } from './redis-job-events.js';
+import type { RedisLocalValues } from './redis-local-values.js';
 import { NOT_ENDED, type RedisJobWrites } from './redis-job-writes.js';
 import { CONSUMER_GROUP, redisKeys, transaction, type ScriptedRedis } from './redis-scripts.js';
 
@@ -51,6 +52,7 @@ export class RedisDispatcher {
     private readonly blocking: Redis,
     events: RedisJobEvents,
     private readonly writes: RedisJobWrites,
+    private readonly local: RedisLocalValues,
     private readonly runner: JobRunner,
     /** How many jobs this replica runs at once: its workers. */
     private readonly capacity: number,
@@ -140,14 +142,17 @@ export class RedisDispatcher {
 
   private async take(entryId: string, id: string): Promise<void> {
     const key = redisKeys.job(id);
-    const [taken, storedArgs] = (await transaction(this.redis, (multi) => multi.svcTake(key, redisKeys.queue, CONSUMER_GROUP, entryId).hgetBuffer(key, 'args'))) as [
-      [string, number, string] | null,
-      Buffer | null,
-    ];
-    if (taken === null || storedArgs === null) return;
+    // Read from Redis only when this replica did not accept the job itself.
+    const kept = this.local.takeArguments(id);
+    const [taken, storedArgs] = (
+      kept === undefined
+        ? await transaction(this.redis, (multi) => multi.svcTake(key, redisKeys.queue, CONSUMER_GROUP, entryId).hgetBuffer(key, 'args'))
+        : [await this.redis.svcTake(key, redisKeys.queue, CONSUMER_GROUP, entryId), null]
+    ) as [[string, number, string] | null, Buffer | null];
+    const args = kept ?? (storedArgs === null ? null : storedJobArguments(storedArgs));
+    if (taken === null || args === null) return;
     const [json, runs] = taken;
     const job = JSON.parse(json) as Job;
-    const args = storedJobArguments(storedArgs);
     this.running.set(id, { job, entryId });
     this.busy.add(id);
     if (runs > MOST_RUNS) {

@@ -5,6 +5,7 @@ import { assertTransition, isTerminal, JOB_STATUSES, type JobStatus } from './jo
 import type { JobChanges } from './job-store.js';
 import type { Job } from './job.js';
 import { isRedisAway } from './redis-connection.js';
+import type { RedisLocalValues } from './redis-local-values.js';
 import { CONSUMER_GROUP, redisKeys, RESULT_APART_BYTES, transaction, type ScriptedRedis } from './redis-scripts.js';
 import { approximateBytes } from './value-size.js';
 
@@ -45,6 +46,7 @@ export class RedisJobWrites {
   constructor(
     private readonly redis: ScriptedRedis,
     private readonly ttlMs: number,
+    private readonly local: RedisLocalValues,
     /** The queue entry of a job this replica took, acknowledged as the job ends. */
     private readonly entryOf: (id: string) => string | undefined,
     private readonly onWriteError: (job: Job, error: unknown) => void,
@@ -140,6 +142,8 @@ export class RedisJobWrites {
             })
           )[1]
     ) as WriteResult;
+    // Redis has this replica's end of the job: nothing changes the result after it.
+    if (result > 0 && resultApart !== null) this.local.keepResult(job.id, resultApart);
     if (result > 0 && chunks !== 'none') {
       if (ends) this.written.delete(job.id);
       else this.written.set(job.id, from + added.length);

@@ -10,6 +10,7 @@ import type { Value } from '../../worker/protocol.js';
 import { keyShare, keyShareRefusal } from './key-share.js';
 import type { RedisConnection } from './redis-connection.js';
 import type { JobChange, RedisJobEvents } from './redis-job-events.js';
+import type { RedisLocalValues } from './redis-local-values.js';
 import { NOT_ENDED, type RedisJobWrites } from './redis-job-writes.js';
 import { redisKeys, transaction, type ScriptedRedis } from './redis-scripts.js';
 
@@ -44,6 +45,7 @@ export class RedisJobs implements JobBackend {
     private readonly redis: ScriptedRedis,
     private readonly events: RedisJobEvents,
     private readonly writes: RedisJobWrites,
+    private readonly local: RedisLocalValues,
     private readonly options: RedisJobsOptions,
   ) {}
 
@@ -92,7 +94,11 @@ export class RedisJobs implements JobBackend {
       throw this.refusal(outcome, { count: count ?? 0, bytes: bytes ?? 0, oldestEndedAt: oldest ? Number(oldest) : null }, { endpoint, keyCount });
     }
     this.revs.set(job, 1);
-    this.whenEnded(job.id, onEnd);
+    this.local.keepArguments(job.id, args);
+    this.whenEnded(job.id, () => {
+      this.local.takeArguments(job.id);
+      onEnd();
+    });
     return job;
   }
 
@@ -221,9 +227,15 @@ export class RedisJobs implements JobBackend {
     const [json, rev, from, apart, ...chunks] = answer as [string, string, number, string, ...string[]];
     const job = JSON.parse(json) as Job;
     if (apart === 'result') {
-      const result = await this.redis.getBuffer(redisKeys.result(id)).catch((error: unknown) => {
-        throw this.connection.unavailable(error);
-      });
+      const kept = this.local.takeResult(id);
+      const result =
+        kept !== undefined
+          ? typeof kept === 'string'
+            ? Buffer.from(kept)
+            : kept
+          : await this.redis.getBuffer(redisKeys.result(id)).catch((error: unknown) => {
+              throw this.connection.unavailable(error);
+            });
       // Expired since the job was read: gone, as the job itself is by now.
       if (result === null) return undefined;
       job.result = new JsonText([result]);

@@ -4,6 +4,7 @@ import { RedisConnection } from './redis-connection.js';
 import { RedisDispatcher } from './redis-dispatcher.js';
 import { RedisJobEvents } from './redis-job-events.js';
 import { RedisJobWrites } from './redis-job-writes.js';
+import { RedisLocalValues } from './redis-local-values.js';
 import { RedisJobs, type RedisJobsOptions } from './redis-jobs.js';
 import { withScripts } from './redis-scripts.js';
 
@@ -45,14 +46,15 @@ export class RedisReplica {
   jobs(calls: Pick<CallBackend, 'submit'>, options: RedisReplicaOptions): RedisJobs {
     const { commands, blocking, events } = this.parts;
     let dispatcher: RedisDispatcher | null = null;
-    const writes = new RedisJobWrites(commands, options.retention.ttlMs, (id) => dispatcher?.entryOf(id), (job, error) =>
+    const local = new RedisLocalValues();
+    const writes = new RedisJobWrites(commands, options.retention.ttlMs, local, (id) => dispatcher?.entryOf(id), (job, error) =>
       options.log.warn(`job ${job.id}: Redis refused its change (${(error as Error).message})`),
     );
     const runner = new JobRunner(writes, calls, options.runner);
-    dispatcher = new RedisDispatcher(commands, blocking, events, writes, runner, options.workers, options.log);
+    dispatcher = new RedisDispatcher(commands, blocking, events, writes, local, runner, options.workers, options.log);
     this.dispatcher = dispatcher;
     this.writes = writes;
-    return new RedisJobs(this.connection, commands, events, writes, options);
+    return new RedisJobs(this.connection, commands, events, writes, local, options);
   }
 
   /** This replica's workers take jobs from the queue from now on. */
