@@ -35,6 +35,7 @@ import { parseArgs } from 'node:util';
 import { median, ms, printTable, push, rotate } from '../lib/numbers.js';
 import { freePort, run } from '../lib/processes.js';
 import { imageBody, largeTextBody, numbersBody, randomPng } from '../lib/payloads.js';
+import { hasRedisServer, redisVersion, startRedisServer } from '../lib/redis.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const root = join(here, '..', '..');
@@ -106,7 +107,7 @@ try {
   if (suites.has('cpu')) await cpuBenchmark(venvs, writeWrkScript('spin-json.lua', JSON.stringify({ n: Number(values['spin-n']) }), 'application/json'));
 } finally {
   await stopAll();
-  redis?.kill('SIGKILL');
+  redis?.child.kill('SIGKILL');
   rmSync(jobFiles, { recursive: true, force: true });
 }
 
@@ -491,19 +492,14 @@ function latency(out, percentile) {
 
 // --- set-up ---------------------------------------------------------------------------------
 
-/** Debian's redis-server on a free port, without persistence, for the Redis job peer; null when none is installed. */
+/** A redis-server of the run's own, without persistence, for the Redis job peer; null when none is installed. */
 async function startRedis(dir) {
-  if (spawnSync('redis-server', ['--version']).error) {
+  if (!hasRedisServer()) {
     process.stderr.write('redis-server is not installed (apt-get install redis-server): no "svc job (Redis)"\n');
     return null;
   }
-  const port = await freePort();
-  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir], { stdio: 'ignore' });
-  for (let attempt = 0; attempt < 100 && spawnSync('redis-cli', ['-p', String(port), 'ping']).stdout?.toString().trim() !== 'PONG'; attempt += 1) {
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  child.url = `redis://127.0.0.1:${port}`;
-  return child;
+  const { port, child } = await startRedisServer(dir, { appendOnly: false });
+  return { url: `redis://127.0.0.1:${port}`, child };
 }
 
 function checkTools() {
@@ -533,6 +529,7 @@ function describeMachine(venvs) {
     `apipod ${version(venvs.apipod, 'apipod')} from PyPI, default mode (plain FastAPI, uvicorn, h11), form-encoded body`,
     `LitServe ${version(venvs.litserve, 'litserve')} (one inference worker), BentoML ${version(venvs.bentoml, 'bentoml')} (bentoml serve), coglet ${version(venvs.cog, 'coglet')} (python -m cog.server.http, async predict, COG_MAX_CONCURRENCY=64)`,
     'node:http: a bare echo, no validation, no worker: the ceiling',
+    ...(redis ? [`svc job (Redis): ${redisVersion({ appendOnly: false })}, --job-ttl 30`] : []),
   ].join('\n');
 }
 
