@@ -59,11 +59,12 @@ export class RedisJobs implements JobBackend {
     const now = job.createdAt;
     const { retention } = this.options;
     const share = keyShare(retention, Math.max(keyCount, 1));
+    const storedArgs = storedJson(args);
     let answer: unknown;
     try {
       const key = redisKeys.job(job.id);
       [, answer] = await transaction(this.redis, (multi) => {
-        multi.hset(key, 'args', storedJson(args));
+        multi.hset(key, 'args', storedArgs);
         return multi.svcSubmit(
           key,
           redisKeys.queue,
@@ -94,7 +95,7 @@ export class RedisJobs implements JobBackend {
       throw this.refusal(outcome, { count: count ?? 0, bytes: bytes ?? 0, oldestEndedAt: oldest ? Number(oldest) : null }, { endpoint, keyCount });
     }
     this.revs.set(job, 1);
-    this.local.keepArguments(job.id, args);
+    this.local.keepArguments(job.id, args, Buffer.byteLength(storedArgs));
     this.whenEnded(job.id, () => {
       this.local.takeArguments(job.id);
       onEnd();

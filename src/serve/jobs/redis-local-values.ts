@@ -2,6 +2,8 @@ import type { JobArguments } from './job-journal.js';
 
 /** How long a result this replica wrote stays here for a read of the job: the client waiting on it reads at once. */
 const RESULT_KEPT_MS = 2_000;
+/** The most this replica keeps at once (JSON bytes): past it, values are read back from Redis as before. */
+const MOST_KEPT_BYTES = 64 * 2 ** 20;
 
 /**
  * The large values of jobs this replica has in hand, which it would otherwise read back from
@@ -10,41 +12,51 @@ const RESULT_KEPT_MS = 2_000;
  * RESULT_KEPT_MS). With one replica, or when the one that took a submit also runs the job
  * and answers its client, a 2 MB job then crosses to Redis twice rather than four times.
  * Both are what Redis holds: arguments never change, and a result is kept only once Redis
- * has taken this replica's end of the job, after which nothing changes it.
+ * has taken this replica's end of the job, after which nothing changes it. Up to
+ * MOST_KEPT_BYTES: many jobs queued here for other replicas to run hold no more than that.
  */
 export class RedisLocalValues {
-  private readonly args = new Map<string, JobArguments>();
-  private readonly results = new Map<string, { stored: string | Buffer; timer: NodeJS.Timeout }>();
+  private readonly args = new Map<string, { args: JobArguments; bytes: number }>();
+  private readonly results = new Map<string, { stored: string | Buffer; bytes: number; timer: NodeJS.Timeout }>();
+  private keptBytes = 0;
 
-  keepArguments(id: string, args: JobArguments): void {
-    this.args.set(id, args);
+  /** `bytes`: the size of their stored JSON. */
+  keepArguments(id: string, args: JobArguments, bytes: number): void {
+    if (!this.hasRoomFor(bytes)) return;
+    this.args.set(id, { args, bytes });
+    this.keptBytes += bytes;
   }
 
   /** The job's arguments, if this replica accepted it and still keeps them; each is taken once (also to drop them as the job ends). */
   takeArguments(id: string): JobArguments | undefined {
-    const args = this.args.get(id);
+    const kept = this.args.get(id);
+    if (kept === undefined) return undefined;
     this.args.delete(id);
-    return args;
+    this.keptBytes -= kept.bytes;
+    return kept.args;
   }
 
   keepResult(id: string, stored: string | Buffer): void {
-    this.dropResult(id);
-    const timer = setTimeout(() => this.results.delete(id), RESULT_KEPT_MS);
+    this.takeResult(id);
+    const bytes = Buffer.byteLength(stored);
+    if (!this.hasRoomFor(bytes)) return;
+    const timer = setTimeout(() => this.takeResult(id), RESULT_KEPT_MS);
     timer.unref();
-    this.results.set(id, { stored, timer });
+    this.results.set(id, { stored, bytes, timer });
+    this.keptBytes += bytes;
   }
 
   /** The stored result this replica wrote, once. */
   takeResult(id: string): string | Buffer | undefined {
     const kept = this.results.get(id);
-    this.dropResult(id);
-    return kept?.stored;
-  }
-
-  private dropResult(id: string): void {
-    const kept = this.results.get(id);
-    if (kept === undefined) return;
+    if (kept === undefined) return undefined;
     clearTimeout(kept.timer);
     this.results.delete(id);
+    this.keptBytes -= kept.bytes;
+    return kept.stored;
+  }
+
+  private hasRoomFor(bytes: number): boolean {
+    return this.keptBytes + bytes <= MOST_KEPT_BYTES;
   }
 }

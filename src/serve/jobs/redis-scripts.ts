@@ -129,8 +129,8 @@ return {'ok'}`,
    * resultApart ('1': the result, `null` in jobJson, was SET at incomingResult in the same
    * MULTI, and is renamed to result), chunks to append... The new rev; 0 when the job's
    * status may not move (it ended already), -1 when the job is gone, -2 when its rev is no
-   * longer `rev` (and the incoming result is dropped). An ending acknowledges the job's queue
-   * entry in any case.
+   * longer `rev`: with each of these the incoming result is dropped. An ending acknowledges
+   * the job's queue entry in any case.
    */
   svcMove: {
     numberOfKeys: 7,
