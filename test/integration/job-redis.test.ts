@@ -177,6 +177,25 @@ describe('one job queue in Redis shared by several replicas (--job-store redis:/
     }
   }, 60_000);
 
+  it('runs a job with large arguments on a replica that did not take its submit, from the bytes kept in Redis', async () => {
+    const store = ['--workers', '1', '--job-store', `${redis.url}/6`];
+    const [a, b] = (await Promise.all([replica(redis, store), replica(redis, store)])) as [RunningSvc, RunningSvc];
+    try {
+      const { body: sleeping } = await postJson(`${a.url}/sleep`, { seconds: 3 });
+      await expect.poll(async () => (await busyWorkers(a)) + (await busyWorkers(b)), { timeout: 5_000, interval: 20 }).toBe(1);
+      // Submitted to the replica whose only worker sleeps: the other must run it.
+      const busy = (await busyWorkers(a)) === 1 ? a : b;
+      const tag = `${'z'.repeat(300_000)}é`;
+      const { body: job } = await postJson(`${busy.url}/order`, { tag }, { prefer: 'wait=20' });
+      expect(job.status).toBe('FINISHED');
+      expect(job.result === tag).toBe(true);
+      // The sleeping job still holds the first replica's only worker: the other ran this one.
+      expect((await readJob(busy, sleeping.id)).body.status).toBe('PROCESSING');
+    } finally {
+      await Promise.all([a.stop(), b.stop()]);
+    }
+  }, 60_000);
+
   it("keeps the end another replica wrote when a paused replica's lease lapsed and it ends the job too, and serves that end from every replica", async () => {
     const store = ['--workers', '1', '--job-store', `${redis.url}/5`];
     const paused = await replica(redis, store);

@@ -5,13 +5,14 @@ import { MOST_RUNS } from './job-recovery.js';
 import type { JobRunner } from './job-runner.js';
 import { PoolClosedError } from '../../worker/worker-pool.js';
 import { storedJobArguments } from './job-arguments.js';
+import type { JobArguments } from './job-journal.js';
 import { isTerminal } from './job-status.js';
 import type { Job } from './job.js';
 import { isRedisAway } from './redis-connection.js';
 import type { RedisJobEvents } from './redis-job-events.js';
 import type { RedisLocalValues } from './redis-local-values.js';
 import { NOT_ENDED, type RedisJobWrites } from './redis-job-writes.js';
-import { CONSUMER_GROUP, redisKeys, transaction, type ScriptedRedis } from './redis-scripts.js';
+import { CONSUMER_GROUP, redisKeys, type ScriptedRedis } from './redis-scripts.js';
 
 /**
  * How long a replica holds a job it runs without renewing its lease: past it, the replica is
@@ -142,16 +143,14 @@ export class RedisDispatcher {
 
   private async take(entryId: string, id: string): Promise<void> {
     const key = redisKeys.job(id);
-    // Read from Redis only when this replica did not accept the job itself.
+    // Read from Redis only when this replica did not accept the job itself; large ones beside the script.
     const kept = this.local.takeArguments(id);
-    const [taken, storedArgs] = (
-      kept === undefined
-        ? await transaction(this.redis, (multi) => multi.svcTake(key, redisKeys.queue, CONSUMER_GROUP, entryId).hgetBuffer(key, 'args'))
-        : [await this.redis.svcTake(key, redisKeys.queue, CONSUMER_GROUP, entryId), null]
-    ) as [[string, number, string] | null, Buffer | null];
-    const args = kept ?? (storedArgs === null ? null : storedJobArguments(storedArgs));
-    if (taken === null || args === null) return;
-    const [json, runs] = taken;
+    const taken = (await this.redis.svcTake(key, redisKeys.queue, CONSUMER_GROUP, entryId, kept === undefined ? '1' : '0')) as [string, number, string, string] | null;
+    if (taken === null) return;
+    const [json, runs, , smallArgs] = taken;
+    const args = kept ?? (smallArgs !== '' ? (JSON.parse(smallArgs) as JobArguments) : await this.largeArguments(key));
+    // Gone between the two reads: it ended and expired meanwhile.
+    if (args === null) return;
     const job = JSON.parse(json) as Job;
     this.running.set(id, { job, entryId });
     this.busy.add(id);
@@ -177,6 +176,12 @@ export class RedisDispatcher {
       this.writes.move(job, 'FAILED', { error: { type: 'NotRunnable', message: `this replica could not run the job: ${(error as Error).message}` } });
       this.ended(id);
     }
+  }
+
+  /** A job's arguments of LARGE_VALUE_BYTES or more, read as bytes: its long strings go to the worker as they are. */
+  private async largeArguments(key: string): Promise<JobArguments | null> {
+    const stored = await this.redis.hgetBuffer(key, 'args');
+    return stored === null ? null : storedJobArguments(stored);
   }
 
   /** Puts a job this replica took but cannot run (its pool is stopping) back at the end of the queue, for another. */

@@ -6,7 +6,7 @@ import type { JobChanges } from './job-store.js';
 import type { Job } from './job.js';
 import { isRedisAway } from './redis-connection.js';
 import type { RedisLocalValues } from './redis-local-values.js';
-import { CONSUMER_GROUP, redisKeys, RESULT_APART_BYTES, transaction, type ScriptedRedis } from './redis-scripts.js';
+import { CONSUMER_GROUP, redisKeys, LARGE_VALUE_BYTES, transaction, type ScriptedRedis } from './redis-scripts.js';
 import { approximateBytes } from './value-size.js';
 
 /** How long a replica waits before it writes a job's end again while Redis is away. */
@@ -105,7 +105,7 @@ export class RedisJobWrites {
     const added = chunks === 'none' ? [] : job.chunks.slice(from, chunkCount);
     // A large result goes to a key of its own, not through the script.
     const storedResult = ends && job.result !== null ? storedJson(job.result as JsonTree) : null;
-    const resultApart = storedResult !== null && Buffer.byteLength(storedResult) >= RESULT_APART_BYTES ? storedResult : null;
+    const resultApart = storedResult !== null && Buffer.byteLength(storedResult) >= LARGE_VALUE_BYTES ? storedResult : null;
     // Named anew for each write (two replicas may end one job), and unused without such a result.
     const incoming = resultApart === null ? redisKeys.result(job.id) : redisKeys.incomingResult(job.id, randomBytes(6).toString('hex'));
     const move = [

@@ -12,7 +12,7 @@ import type { RedisConnection } from './redis-connection.js';
 import type { JobChange, RedisJobEvents } from './redis-job-events.js';
 import type { RedisLocalValues } from './redis-local-values.js';
 import { NOT_ENDED, type RedisJobWrites } from './redis-job-writes.js';
-import { redisKeys, transaction, type ScriptedRedis } from './redis-scripts.js';
+import { LARGE_VALUE_BYTES, redisKeys, transaction, type ScriptedRedis } from './redis-scripts.js';
 
 /** How often a cancel is tried again when the job changed between its read and the cancel. */
 const CANCEL_ATTEMPTS = 20;
@@ -63,28 +63,35 @@ export class RedisJobs implements JobBackend {
     let answer: unknown;
     try {
       const key = redisKeys.job(job.id);
-      [, answer] = await transaction(this.redis, (multi) => {
-        multi.hset(key, 'args', storedArgs);
-        return multi.svcSubmit(
-          key,
-          redisKeys.queue,
-          redisKeys.unread,
-          redisKeys.unreadBytes,
-          redisKeys.owner(owner),
-          job.id,
-          JSON.stringify(job),
-          job.status,
-          JSON.stringify(owner),
-          now,
-          retention.ttlMs,
-          retention.maxRetained,
-          retention.maxRetainedBytes,
-          keyCount,
-          share.maxRetained,
-          share.maxRetainedBytes,
-          this.options.maxQueue,
-        );
-      });
+      const large = Buffer.byteLength(storedArgs) >= LARGE_VALUE_BYTES;
+      const submit = [
+        key,
+        redisKeys.queue,
+        redisKeys.unread,
+        redisKeys.unreadBytes,
+        redisKeys.owner(owner),
+        job.id,
+        JSON.stringify(job),
+        job.status,
+        JSON.stringify(owner),
+        now,
+        retention.ttlMs,
+        retention.maxRetained,
+        retention.maxRetainedBytes,
+        keyCount,
+        share.maxRetained,
+        share.maxRetainedBytes,
+        this.options.maxQueue,
+        large ? '' : storedArgs,
+      ];
+      answer = large
+        ? (
+            await transaction(this.redis, (multi) => {
+              multi.hset(key, 'args', storedArgs);
+              return multi.svcSubmit(...submit);
+            })
+          )[1]
+        : await this.redis.svcSubmit(...submit);
     } catch (error) {
       onEnd();
       throw this.connection.unavailable(error);

@@ -14,11 +14,12 @@ import { TERMINAL_STATUSES } from './job-status.js';
  *   (appended to, so that a stream of many chunks is not written over and over), and
  *   `job:ID:result`, a result of RESULT_APART_BYTES or more as its JSON text.
  *
- * A large value never passes through a script: Redis hashes every byte of each string a
- * script is given or reads (~1.5 ns a byte), which cost it ~12 ms of CPU per job with a 2 MB
- * argument and result, shared by every replica (bench/RESULTS.md run 17). The arguments are
- * written and read beside the script in one MULTI; a large result is written to a key of its
- * own (`job:ID:result:NONCE`), which the ending script renames into place or drops.
+ * A large value (LARGE_VALUE_BYTES or more) never passes through a script: Redis hashes every
+ * byte of each string a script is given or reads (~1.5 ns a byte), which cost it ~12 ms of
+ * CPU per job with a 2 MB argument and result, shared by every replica (bench/RESULTS.md run
+ * 17). Large arguments are written beside the script in one MULTI and read after it; a large
+ * result is written to a key of its own (`job:ID:result:NONCE`), which the ending script
+ * renames into place or drops. Small ones go through the scripts: a MULTI costs more.
  * - `queue`, a stream with one consumer group: an entry per job waiting or running, acknowledged
  *   and deleted as the job ends. A running job is an entry pending on its replica (its lease).
  * - `unread`, a sorted set of ended jobs nobody has read, by the time they ended, and
@@ -43,8 +44,8 @@ export const redisKeys = {
   events: `${REDIS_PREFIX}events`,
 };
 
-/** A result this long (JSON text, bytes) is kept as `job:ID:result`: shorter, hashing it costs Redis less than the key. */
-export const RESULT_APART_BYTES = 32 * 1024;
+/** A value this long (JSON text, bytes) stays out of the scripts: shorter, hashing it costs Redis less than a command more. */
+export const LARGE_VALUE_BYTES = 32 * 1024;
 
 /** A queued or running job's score in its owner's set: after every time an ended one has. */
 const ACTIVE = '9999999999999';
@@ -81,11 +82,11 @@ end
 
 const SCRIPTS = {
   /**
-   * Run in a MULTI after the HSET of the job's `args`, which it removes when it refuses the
-   * job. KEYS job, queue, unread, unreadBytes, ownerKey; ARGV id, jobJson, status, ownerJson,
-   * now, ttlMs, maxRetained, maxRetainedBytes, keyCount, shareJobs, shareBytes, maxQueue.
-   * {'ok'}, or why not: {'share', jobs, bytes, oldestEnded}, {'full', unread, bytes,
-   * oldestEnded}, {'queue', length}.
+   * KEYS job, queue, unread, unreadBytes, ownerKey; ARGV id, jobJson, status, ownerJson,
+   * now, ttlMs, maxRetained, maxRetainedBytes, keyCount, shareJobs, shareBytes, maxQueue,
+   * argsJson ('': large ones, HSET as the job's `args` before it in the same MULTI, which it
+   * removes when it refuses the job). {'ok'}, or why not: {'share', jobs, bytes,
+   * oldestEnded}, {'full', unread, bytes, oldestEnded}, {'queue', length}.
    */
   svcSubmit: {
     numberOfKeys: 5,
@@ -117,6 +118,7 @@ if waiting >= tonumber(ARGV[12]) then
   return {'queue', waiting}
 end
 redis.call('HSET', KEYS[1], 'job', ARGV[2], 'status', ARGV[3], 'owner', ARGV[4], 'ownerkey', KEYS[5], 'runs', 0, 'rev', 1)
+if ARGV[13] ~= '' then redis.call('HSET', KEYS[1], 'args', ARGV[13]) end
 redis.call('ZADD', KEYS[5], '${ACTIVE}', ARGV[1])
 redis.call('XADD', KEYS[2], '*', 'id', ARGV[1])
 return {'ok'}`,
@@ -194,21 +196,25 @@ for _, chunk in ipairs(redis.call('LRANGE', KEYS[4], from, -1)) do table.insert(
 return answer`,
   },
   /**
-   * Run in a MULTI before the HGET of the job's `args`. KEYS job, queue; ARGV group, entryId.
-   * {jobJson, runs, rev} for a job to run, its runs counted; nil (the entry acknowledged) for
-   * one that ended while it waited, or is gone.
+   * KEYS job, queue; ARGV group, entryId, withArgs ('1': the caller has none of its own).
+   * {jobJson, runs, rev, argsJson} for a job to run, its runs counted, its arguments when
+   * asked for and shorter than LARGE_VALUE_BYTES (else '': the caller reads them beside); nil
+   * (the entry acknowledged) for one that ended while it waited, or is gone.
    */
   svcTake: {
     numberOfKeys: 2,
     lua: `${TERMINAL}
 local f = redis.call('HMGET', KEYS[1], 'job', 'status', 'rev')
-if not f[1] or TERMINAL[f[2]] or redis.call('HEXISTS', KEYS[1], 'args') == 0 then
+local argsBytes = redis.call('HSTRLEN', KEYS[1], 'args')
+if not f[1] or TERMINAL[f[2]] or argsBytes == 0 then
   redis.call('XACK', KEYS[2], ARGV[1], ARGV[2])
   redis.call('XDEL', KEYS[2], ARGV[2])
   return false
 end
 local runs = redis.call('HINCRBY', KEYS[1], 'runs', 1)
-return {f[1], runs, f[3]}`,
+local args = ''
+if ARGV[3] == '1' and argsBytes < ${LARGE_VALUE_BYTES} then args = redis.call('HGET', KEYS[1], 'args') end
+return {f[1], runs, f[3], args}`,
   },
   /**
    * KEYS queue; ARGV group, consumer, entryIds... Renews the lease of each of these entries that
