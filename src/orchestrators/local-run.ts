@@ -200,7 +200,7 @@ async function serveWithFileDir(options: LocalServeOptions, fileDir: string, hel
   /** Webhooks follow the store's jobs; their deliveries live where the jobs do. */
   const openWebhooks = (store: JobStore): Webhooks => {
     const location = held.journal?.location;
-    const log = location?.startsWith('sqlite:') ? SqliteDeliveryLog.open(location.slice('sqlite:'.length)) : MEMORY_DELIVERY_LOG;
+    const log = location?.startsWith('sqlite:') ? SqliteDeliveryLog.open(location.slice('sqlite:'.length), (message) => options.log.warn(message)) : MEMORY_DELIVERY_LOG;
     const secretsFile = options.webhooks.secretsFile ?? join(projectStateDirectory(root, process.env, homedir()), 'webhook-secrets.json');
     const secrets = new WebhookSecrets(secretsFile, Date.now, process.env[WEBHOOK_SECRETS_ENV] || undefined);
     secrets.check();

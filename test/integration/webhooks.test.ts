@@ -1,7 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -209,7 +209,10 @@ describe('job webhooks', () => {
     verifyAll(hooks.received, [secret]);
   }, 60_000);
 
-  it('goes on retrying after svc is killed (kill -9) mid-retry and started again on the same job file', async () => {
+  it.each([
+    ['small', 'survives'],
+    ['large (kept in a file beside the job file)', `survives ${'x'.repeat(300_000)}`],
+  ])('goes on retrying after svc is killed (kill -9) mid-retry and started again on the same job file: a %s payload', async (_size, tag) => {
     const file = secretsFile();
     await makeSecret(file);
     const jobFile = join(mkdtempSync(join(tmpdir(), 'svc-hooks-jobs-')), 'jobs.sqlite');
@@ -217,7 +220,7 @@ describe('job webhooks', () => {
     const hooks = await receiver(() => (accepting ? 200 : 503));
     const args = ['--job-store', `sqlite:${jobFile}`, '--webhook-allow-private', '--webhook-secrets', file, '--webhook-retry-delays', Array(40).fill('0.25').join(',')];
     const first = await startSvc([SERVICE, '--compute', 'serverless', ...args]);
-    const { body } = await postJson(`${first.url}/order`, { tag: 'survives' }, { webhook: hooks.url, 'webhook-events-filter': 'completed' });
+    const { body } = await postJson(`${first.url}/order`, { tag }, { webhook: hooks.url, 'webhook-events-filter': 'completed' });
     await hooks.until(() => hooks.received.length >= 2, 'two attempts');
     expect((await readJob(first, body.id)).webhook).toMatchObject({ status: 'retrying', last_error: 'HTTP 503: not now' });
     first.process.kill('SIGKILL');
@@ -229,8 +232,11 @@ describe('job webhooks', () => {
     await hooks.until(() => hooks.received.some((delivery) => delivery.answered === 200), 'the delivery after the restart');
     expect(hooks.received.length).toBeGreaterThan(beforeRestart);
     expect(new Set(hooks.received.map((delivery) => delivery.headers['webhook-id'])).size).toBe(1);
-    expect(JSON.parse(hooks.received.at(-1)!.body)).toMatchObject({ event: 'completed', result: 'survives' });
+    expect(JSON.parse(hooks.received.at(-1)!.body)).toMatchObject({ event: 'completed', result: tag });
+    // The same bytes each time, under one signature.
+    expect(new Set(hooks.received.map((delivery) => delivery.body)).size).toBe(1);
     await expect.poll(async () => (await readJob(second, body.id)).webhook?.status).toBe('delivered');
+    await expect.poll(() => (existsSync(`${jobFile}.deliveries`) ? readdirSync(`${jobFile}.deliveries`) : [])).toEqual([]);
   }, 90_000);
 
   it('stops delivering to a URL that answers 410, and the result stays readable by polling', async () => {

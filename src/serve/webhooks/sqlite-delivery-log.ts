@@ -1,8 +1,14 @@
+import { mkdirSync, readdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { join } from 'node:path';
 import type BetterSqlite3 from 'better-sqlite3';
 import type { Delivery, DeliveryLog, DeliveryState, Subscription } from './delivery-log.js';
 import type { WebhookEvent } from './webhook-events.js';
 import { SqliteWriteGroups } from '../sqlite-write-groups.js';
+import { APART_BYTES } from '../jobs/job-value-files.js';
+
+/** The message ids svc makes (webhook-dispatcher.ts): nothing else names a file. */
+const MESSAGE_ID = /^msg_[0-9a-f]{32}$/;
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS webhook_subscriptions (
@@ -44,8 +50,10 @@ interface DeliveryRow {
   message_id: string;
   job_id: string;
   event: WebhookEvent;
-  /** Text, or a BLOB of UTF-8 when it was written as bytes. */
+  /** Text, or a BLOB of UTF-8 when it was written as bytes; '' when it is in its file. */
   payload: string | Buffer;
+  /** 1: the payload is the file `PATH.deliveries/MESSAGE_ID`. */
+  apart: number;
   attempts: number;
   next_at: number;
 }
@@ -56,28 +64,52 @@ interface DeliveryRow {
  * cost two thirds of the jobs/s): a submit is answered once its subscription's is done
  * (`persisted`), like its job's; a delivery's write lost to a crash comes with its job's end
  * lost too (the job journal groups those over 10 ms), so the job runs again and says it again.
+ *
+ * A payload of APART_BYTES or more (a large result's `completed`) is a file of its own,
+ * `PATH.deliveries/MESSAGE_ID`, as a job's large values are (job-value-files.ts): written
+ * into the row, SQLite's log took it in and out again, half the gateway's work on a job with
+ * a 2 MB result and a webhook (bench/RESULTS.md run 17). The file is written before its row's
+ * commit and removed after the commit that drops the row; one no row names is removed at the
+ * next start, and a row whose file is gone loses that delivery, which the start says.
  */
 export class SqliteDeliveryLog implements DeliveryLog {
   private readonly statements;
   private readonly writes: SqliteWriteGroups;
+  private readonly directory: string;
+  /** Payload files of rows dropped by the writes not yet committed: removed once they are. */
+  private dropped: string[] = [];
 
   constructor(
     private readonly db: BetterSqlite3.Database,
     path: string,
     private readonly now: () => number = Date.now,
+    private readonly warn: (message: string) => void = () => {},
   ) {
+    this.directory = `${path}.deliveries`;
     // Every write is `soon` (committed at the end of its turn), so there is no later group.
-    this.writes = new SqliteWriteGroups(db, { where: `--job-store sqlite:${path}`, consequence: "the job's webhook was not recorded", laterMs: 0 });
+    this.writes = new SqliteWriteGroups(db, {
+      where: `--job-store sqlite:${path}`,
+      consequence: "the job's webhook was not recorded",
+      laterMs: 0,
+      // A failed commit kept its rows, and so their files.
+      afterCommit: (error) => {
+        const dropped = this.dropped;
+        this.dropped = [];
+        if (error === null) for (const messageId of dropped) this.removeFile(messageId);
+      },
+    });
     db.pragma('journal_mode = WAL');
     db.pragma('synchronous = NORMAL');
     db.pragma('busy_timeout = 5000');
     db.exec(SCHEMA);
+    addApartColumn(db);
     this.statements = {
       subscribe: db.prepare(
         "INSERT OR REPLACE INTO webhook_subscriptions (job_id, owner, url, events, base_url, status, attempts, updated_at) VALUES (?, ?, ?, ?, ?, 'pending', 0, ?)",
       ),
-      enqueue: db.prepare('INSERT INTO webhook_deliveries (message_id, job_id, event, payload, attempts, next_at) VALUES (?, ?, ?, ?, ?, ?)'),
-      replace: db.prepare('UPDATE webhook_deliveries SET payload = ? WHERE message_id = ?'),
+      enqueue: db.prepare('INSERT INTO webhook_deliveries (message_id, job_id, event, payload, apart, attempts, next_at) VALUES (?, ?, ?, ?, ?, ?, ?)'),
+      replace: db.prepare('UPDATE webhook_deliveries SET payload = ?, apart = ? WHERE message_id = ?'),
+      apartOfJob: db.prepare('SELECT message_id FROM webhook_deliveries WHERE job_id = ? AND apart = 1').pluck(),
       attempted: db.prepare('UPDATE webhook_deliveries SET attempts = ?, next_at = ? WHERE message_id = ?'),
       done: db.prepare('DELETE FROM webhook_deliveries WHERE message_id = ?'),
       state: db.prepare('UPDATE webhook_subscriptions SET status = ?, attempts = ?, last_event = ?, last_error = ?, updated_at = ? WHERE job_id = ?'),
@@ -87,9 +119,9 @@ export class SqliteDeliveryLog implements DeliveryLog {
   }
 
   /** Opens the job file's path; the job journal has already made and checked it. */
-  static open(path: string): SqliteDeliveryLog {
+  static open(path: string, warn?: (message: string) => void): SqliteDeliveryLog {
     const Database = createRequire(import.meta.url)('better-sqlite3') as typeof BetterSqlite3;
-    return new SqliteDeliveryLog(new Database(path), path);
+    return new SqliteDeliveryLog(new Database(path), path, Date.now, warn);
   }
 
   subscribe(subscription: Subscription): void {
@@ -104,11 +136,17 @@ export class SqliteDeliveryLog implements DeliveryLog {
 
   enqueue(delivery: Delivery): void {
     const { messageId, jobId, event, payload, attempts, nextAt } = delivery;
-    this.writes.soon(() => this.statements.enqueue.run(messageId, jobId, event, payload, attempts, nextAt));
+    const apart = this.writeFile(messageId, payload);
+    this.writes.soon(() => this.statements.enqueue.run(messageId, jobId, event, apart ? '' : payload, apart ? 1 : 0, attempts, nextAt));
   }
 
   replace(messageId: string, payload: string | Buffer): void {
-    this.writes.soon(() => this.statements.replace.run(payload, messageId));
+    const apart = this.writeFile(messageId, payload);
+    this.writes.soon(() => {
+      // A large payload it replaces has its file overwritten; a small one leaves the file to go.
+      if (!apart) this.dropped.push(messageId);
+      this.statements.replace.run(apart ? '' : payload, apart ? 1 : 0, messageId);
+    });
   }
 
   attempted(messageId: string, attempts: number, nextAt: number): void {
@@ -116,7 +154,10 @@ export class SqliteDeliveryLog implements DeliveryLog {
   }
 
   done(messageId: string): void {
-    this.writes.soon(() => this.statements.done.run(messageId));
+    this.writes.soon(() => {
+      this.dropped.push(messageId);
+      this.statements.done.run(messageId);
+    });
   }
 
   state(jobId: string, state: DeliveryState): void {
@@ -127,6 +168,7 @@ export class SqliteDeliveryLog implements DeliveryLog {
 
   forget(jobId: string): void {
     this.writes.soon(() => {
+      this.dropped.push(...(this.statements.apartOfJob.all(jobId) as string[]));
       this.statements.forgetDeliveries.run(jobId);
       this.statements.forget.run(jobId);
     });
@@ -139,14 +181,13 @@ export class SqliteDeliveryLog implements DeliveryLog {
       state: { status: row.status, attempts: row.attempts, lastEvent: row.last_event, lastError: row.last_error },
       updatedAt: row.updated_at,
     }));
-    const deliveries = (this.db.prepare('SELECT * FROM webhook_deliveries ORDER BY seq').all() as DeliveryRow[]).map((row) => ({
-      messageId: row.message_id,
-      jobId: row.job_id,
-      event: row.event,
-      payload: row.payload,
-      attempts: row.attempts,
-      nextAt: row.next_at,
-    }));
+    const rows = this.db.prepare('SELECT * FROM webhook_deliveries ORDER BY seq').all() as DeliveryRow[];
+    this.removeUnnamedFiles(new Set(rows.filter((row) => row.apart === 1).map((row) => row.message_id)));
+    const deliveries = rows.flatMap((row) => {
+      const payload = row.apart === 1 ? this.readFile(row) : row.payload;
+      if (payload === null) return [];
+      return [{ messageId: row.message_id, jobId: row.job_id, event: row.event, payload, attempts: row.attempts, nextAt: row.next_at }];
+    });
     return { subscriptions, deliveries };
   }
 
@@ -154,4 +195,54 @@ export class SqliteDeliveryLog implements DeliveryLog {
     this.writes.flush();
     this.db.close();
   }
+
+  /** Whether `payload` went to its file (large, and written); else the row holds it. */
+  private writeFile(messageId: string, payload: string | Buffer): boolean {
+    if (Buffer.byteLength(payload) < APART_BYTES || !MESSAGE_ID.test(messageId)) return false;
+    const file = join(this.directory, messageId);
+    try {
+      mkdirSync(this.directory, { recursive: true, mode: 0o700 });
+      writeFileSync(file, payload, { mode: 0o600 });
+      return true;
+    } catch {
+      // A full disk: the row holds it, as it did before files (a failed write leaves no part behind).
+      this.removeFile(messageId);
+      return false;
+    }
+  }
+
+  private readFile(row: DeliveryRow): Buffer | null {
+    try {
+      return readFileSync(join(this.directory, row.message_id));
+    } catch (error) {
+      this.warn(`${this.directory}/${row.message_id} cannot be read (${(error as NodeJS.ErrnoException).code ?? (error as Error).message}): the ${row.event} event of job ${row.job_id} is not delivered`);
+      this.writes.soon(() => this.statements.done.run(row.message_id));
+      return null;
+    }
+  }
+
+  /** Files of deliveries the process was killed between writing and committing (or dropping and removing). */
+  private removeUnnamedFiles(named: ReadonlySet<string>): void {
+    let names: string[];
+    try {
+      names = readdirSync(this.directory);
+    } catch {
+      return; // none made yet
+    }
+    for (const name of names) if (MESSAGE_ID.test(name) && !named.has(name)) this.removeFile(name);
+  }
+
+  private removeFile(messageId: string): void {
+    try {
+      unlinkSync(join(this.directory, messageId));
+    } catch {
+      // Never written (a small payload), or already gone.
+    }
+  }
+}
+
+/** A job file made before payloads had files of their own gets the column. */
+function addApartColumn(db: BetterSqlite3.Database): void {
+  const columns = db.prepare('PRAGMA table_info(webhook_deliveries)').all() as Array<{ name: string }>;
+  if (!columns.some((column) => column.name === 'apart')) db.exec('ALTER TABLE webhook_deliveries ADD COLUMN apart INTEGER NOT NULL DEFAULT 0');
 }

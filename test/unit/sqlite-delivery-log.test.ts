@@ -1,0 +1,92 @@
+import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { Delivery } from '../../src/serve/webhooks/delivery-log.js';
+import { SqliteDeliveryLog } from '../../src/serve/webhooks/sqlite-delivery-log.js';
+
+const LARGE = Buffer.from(`{"event":"completed","result":"${'x'.repeat(300_000)}"}`);
+const messageId = (n: number) => `msg_${String(n).padStart(32, '0')}`;
+const delivery = (n: number, payload: string | Buffer): Delivery => ({ messageId: messageId(n), jobId: `job-${n}`, event: 'completed', payload, attempts: 0, nextAt: 0 });
+
+describe('webhook deliveries in the job file: a large payload in a file of its own', () => {
+  const dirs: string[] = [];
+  const jobFile = () => {
+    const dir = mkdtempSync(join(tmpdir(), 'svc-deliveries-'));
+    dirs.push(dir);
+    return join(dir, 'jobs.sqlite');
+  };
+  afterEach(() => {
+    for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('keeps a large payload in its file, gives it back at the next start, and removes the file once the delivery is done', () => {
+    const path = jobFile();
+    const log = SqliteDeliveryLog.open(path);
+    log.enqueue(delivery(1, LARGE));
+    log.enqueue(delivery(2, '{"event":"started"}'));
+    log.close();
+    expect(readdirSync(`${path}.deliveries`)).toEqual([messageId(1)]);
+    const row = new Database(path).prepare('SELECT payload, apart FROM webhook_deliveries WHERE message_id = ?').get(messageId(1));
+    expect(row).toEqual({ payload: '', apart: 1 });
+
+    const again = SqliteDeliveryLog.open(path);
+    const payloads = new Map(again.load().deliveries.map((kept) => [kept.messageId, Buffer.from(kept.payload)]));
+    expect([...payloads.keys()]).toEqual([messageId(1), messageId(2)]);
+    expect(payloads.get(messageId(1))?.equals(LARGE)).toBe(true);
+    expect(payloads.get(messageId(2))?.toString()).toBe('{"event":"started"}');
+    again.done(messageId(1));
+    again.close();
+    expect(readdirSync(`${path}.deliveries`)).toEqual([]);
+  });
+
+  it('removes the file of a job it forgets, and of a payload replaced by a small one', () => {
+    const path = jobFile();
+    const log = SqliteDeliveryLog.open(path);
+    log.enqueue(delivery(1, LARGE));
+    log.enqueue(delivery(2, LARGE));
+    log.close();
+    const again = SqliteDeliveryLog.open(path);
+    again.forget('job-1');
+    again.replace(messageId(2), '{"event":"completed","result":"small"}');
+    again.close();
+    expect(readdirSync(`${path}.deliveries`)).toEqual([]);
+    const last = SqliteDeliveryLog.open(path);
+    expect(last.load().deliveries.map((kept) => [kept.messageId, String(kept.payload)])).toEqual([[messageId(2), '{"event":"completed","result":"small"}']]);
+    last.close();
+  });
+
+  it('at a start, removes files no delivery names, and drops a delivery whose file is gone, saying so', () => {
+    const path = jobFile();
+    const log = SqliteDeliveryLog.open(path);
+    log.enqueue(delivery(1, LARGE));
+    log.close();
+    writeFileSync(join(`${path}.deliveries`, messageId(9)), 'left by a killed server');
+    rmSync(join(`${path}.deliveries`, messageId(1)));
+    const warnings: string[] = [];
+    const again = SqliteDeliveryLog.open(path, (message) => warnings.push(message));
+    expect(again.load().deliveries).toEqual([]);
+    again.close();
+    expect(existsSync(join(`${path}.deliveries`, messageId(9)))).toBe(false);
+    expect(warnings).toEqual([`${path}.deliveries/${messageId(1)} cannot be read (ENOENT): the completed event of job job-1 is not delivered`]);
+    // The dropped delivery's row went with it.
+    const reopened = SqliteDeliveryLog.open(path);
+    expect(reopened.load().deliveries).toEqual([]);
+    reopened.close();
+  });
+
+  it('opens a job file written before payloads had files, and reads its deliveries', () => {
+    const path = jobFile();
+    const old = new Database(path);
+    old.exec(`CREATE TABLE webhook_deliveries (seq INTEGER PRIMARY KEY AUTOINCREMENT, message_id TEXT NOT NULL UNIQUE, job_id TEXT NOT NULL,
+      event TEXT NOT NULL, payload TEXT NOT NULL, attempts INTEGER NOT NULL, next_at INTEGER NOT NULL)`);
+    old.prepare('INSERT INTO webhook_deliveries (message_id, job_id, event, payload, attempts, next_at) VALUES (?, ?, ?, ?, ?, ?)').run(messageId(1), 'job-1', 'completed', LARGE, 2, 5);
+    old.close();
+    const log = SqliteDeliveryLog.open(path);
+    const [kept] = log.load().deliveries;
+    expect(kept).toMatchObject({ messageId: messageId(1), attempts: 2, nextAt: 5 });
+    expect(Buffer.from(kept!.payload).equals(LARGE)).toBe(true);
+    log.close();
+  });
+});
