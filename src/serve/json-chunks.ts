@@ -35,9 +35,9 @@ const BASE64_SLICE_BYTES = (STRING_SLICE_CHARS / 4) * 3;
  * A piece is a string's slice of at most 64 Ki characters (escaped, up to six times that),
  * the punctuation and short values between them, or a slice of a JsonText's bytes. Walked
  * with a stack of its own, as a deeply nested result would overflow the call stack. Values
- * come from JSON (the worker's pipe) or are svc's own job envelopes, built without optional
- * fields left `undefined`, so there is no `undefined`, other `toJSON` or non-finite number to
- * consider.
+ * come from JSON (the worker's pipe) or are svc's own job envelopes, so there is no `toJSON`
+ * (but JsonText's) or non-finite number to consider; an `undefined` is written as
+ * JSON.stringify writes it, should an envelope field ever be left so.
  */
 export function* jsonChunks(value: JsonTree): Generator<string | Buffer, void, undefined> {
   const pending: Pending[] = [{ kind: 'value', value }];
@@ -70,8 +70,9 @@ export function* jsonChunks(value: JsonTree): Generator<string | Buffer, void, u
       }
       pending.push({ kind: 'text', text: '[' });
     } else if (next.value !== null && typeof next.value === 'object') {
-      const object = next.value as { [key: string]: JsonTree };
-      const keys = Object.keys(object);
+      const object = next.value as { [key: string]: JsonTree | undefined };
+      // As JSON.stringify does: a key whose value is undefined is left out.
+      const keys = Object.keys(object).filter((key) => object[key] !== undefined);
       pending.push({ kind: 'text', text: '}' });
       for (let index = keys.length - 1; index >= 0; index--) {
         const key = keys[index] as string;
@@ -83,7 +84,8 @@ export function* jsonChunks(value: JsonTree): Generator<string | Buffer, void, u
       }
       pending.push({ kind: 'text', text: '{' });
     } else {
-      buffered += JSON.stringify(next.value);
+      // An array's undefined item is null, as JSON.stringify writes it.
+      buffered += next.value === undefined ? 'null' : JSON.stringify(next.value);
     }
     if (buffered.length >= STRING_SLICE_CHARS) {
       yield buffered;

@@ -18,6 +18,8 @@ describe('a JSON value written in pieces', () => {
     'plain slices beside one to escape, and non-ASCII text that needs none': `${'plain é 漢 '.repeat(SLICE)}"${'q'.repeat(SLICE)}\u001f${'z'.repeat(SLICE)}`,
     'long texts inside containers': { image: 'A'.repeat(3 * SLICE + 7), list: ['b'.repeat(SLICE + 1), 'short', { c: 'c'.repeat(SLICE * 2) }] },
     'many small items': Array.from({ length: 50_000 }, (_, index) => ({ index, name: `item ${index}` })),
+    // An envelope field left undefined: left out of an object, null in a list.
+    'undefined beside long texts': { first: undefined, text: 'u'.repeat(SLICE + 1), list: [undefined, 1], last: undefined } as unknown as Value,
   };
   for (const [name, value] of Object.entries(values)) {
     it(`joins to what JSON.stringify writes: ${name}`, () => {
