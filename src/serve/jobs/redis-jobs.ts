@@ -60,6 +60,9 @@ export class RedisJobs implements JobBackend {
     const { retention } = this.options;
     const share = keyShare(retention, Math.max(keyCount, 1));
     const storedArgs = storedJson(args);
+    // Kept before the submit is written: this replica's dispatcher may take the job before
+    // the submit's answer is read.
+    this.local.keepArguments(job.id, args, Buffer.byteLength(storedArgs));
     let answer: unknown;
     try {
       const key = redisKeys.job(job.id);
@@ -93,16 +96,17 @@ export class RedisJobs implements JobBackend {
           )[1]
         : await this.redis.svcSubmit(...submit);
     } catch (error) {
+      this.local.takeArguments(job.id);
       onEnd();
       throw this.connection.unavailable(error);
     }
     const [outcome, count, bytes, oldest] = answer as [string, number?, number?, string?];
     if (outcome !== 'ok') {
+      this.local.takeArguments(job.id);
       onEnd();
       throw this.refusal(outcome, { count: count ?? 0, bytes: bytes ?? 0, oldestEndedAt: oldest ? Number(oldest) : null }, { endpoint, keyCount });
     }
     this.revs.set(job, 1);
-    this.local.keepArguments(job.id, args, Buffer.byteLength(storedArgs));
     this.whenEnded(job.id, () => {
       this.local.takeArguments(job.id);
       onEnd();
