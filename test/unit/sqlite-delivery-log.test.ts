@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
@@ -29,7 +29,7 @@ describe('webhook deliveries in the job file: a large payload in a file of its o
     log.close();
     expect(readdirSync(`${path}.deliveries`)).toEqual([messageId(1)]);
     const row = new Database(path).prepare('SELECT payload, apart FROM webhook_deliveries WHERE message_id = ?').get(messageId(1));
-    expect(row).toEqual({ payload: '', apart: 1 });
+    expect(row).toEqual({ payload: '', apart: LARGE.length });
 
     const again = SqliteDeliveryLog.open(path);
     const payloads = new Map(again.load().deliveries.map((kept) => [kept.messageId, Buffer.from(kept.payload)]));
@@ -57,19 +57,26 @@ describe('webhook deliveries in the job file: a large payload in a file of its o
     last.close();
   });
 
-  it('at a start, removes files no delivery names, and drops a delivery whose file is gone, saying so', () => {
+  it('at a start, removes files no delivery names, and drops a delivery whose file is gone or cut short, saying so', () => {
     const path = jobFile();
     const log = SqliteDeliveryLog.open(path);
     log.enqueue(delivery(1, LARGE));
+    log.enqueue(delivery(2, LARGE));
     log.close();
-    writeFileSync(join(`${path}.deliveries`, messageId(9)), 'left by a killed server');
-    rmSync(join(`${path}.deliveries`, messageId(1)));
+    const files = `${path}.deliveries`;
+    writeFileSync(join(files, messageId(9)), 'left by a killed server');
+    writeFileSync(join(files, `${messageId(8)}.part`), 'cut short while written');
+    rmSync(join(files, messageId(1)));
+    writeFileSync(join(files, messageId(2)), LARGE.subarray(0, 1000)); // a power cut
     const warnings: string[] = [];
     const again = SqliteDeliveryLog.open(path, (message) => warnings.push(message));
     expect(again.load().deliveries).toEqual([]);
     again.close();
-    expect(existsSync(join(`${path}.deliveries`, messageId(9)))).toBe(false);
-    expect(warnings).toEqual([`${path}.deliveries/${messageId(1)} cannot be read (ENOENT): the completed event of job job-1 is not delivered`]);
+    expect(readdirSync(files)).toEqual([]);
+    expect(warnings).toEqual([
+      `${files}/${messageId(1)} cannot be read (ENOENT): the completed event of job job-1 is not delivered`,
+      `${files}/${messageId(2)} holds 1000 of its ${LARGE.length} bytes: the completed event of job job-2 is not delivered`,
+    ]);
     // The dropped delivery's row went with it.
     const reopened = SqliteDeliveryLog.open(path);
     expect(reopened.load().deliveries).toEqual([]);

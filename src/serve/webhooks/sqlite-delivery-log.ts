@@ -1,4 +1,4 @@
-import { mkdirSync, readdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import type BetterSqlite3 from 'better-sqlite3';
@@ -9,6 +9,8 @@ import { APART_BYTES } from '../jobs/job-value-files.js';
 
 /** The message ids svc makes (webhook-dispatcher.ts): nothing else names a file. */
 const MESSAGE_ID = /^msg_[0-9a-f]{32}$/;
+/** A payload file being written, renamed into place once whole. */
+const PART = '.part';
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS webhook_subscriptions (
@@ -52,7 +54,7 @@ interface DeliveryRow {
   event: WebhookEvent;
   /** Text, or a BLOB of UTF-8 when it was written as bytes; '' when it is in its file. */
   payload: string | Buffer;
-  /** 1: the payload is the file `PATH.deliveries/MESSAGE_ID`. */
+  /** The payload's size when it is the file `PATH.deliveries/MESSAGE_ID`; 0 when the row holds it. */
   apart: number;
   attempts: number;
   next_at: number;
@@ -69,8 +71,9 @@ interface DeliveryRow {
  * `PATH.deliveries/MESSAGE_ID`, as a job's large values are (job-value-files.ts): written
  * into the row, SQLite's log took it in and out again, half the gateway's work on a job with
  * a 2 MB result and a webhook (bench/RESULTS.md run 17). The file is written before its row's
- * commit and removed after the commit that drops the row; one no row names is removed at the
- * next start, and a row whose file is gone loses that delivery, which the start says.
+ * commit (whole: written aside, then renamed into place) and removed after the commit that
+ * drops the row; one no row names is removed at the next start, and a row whose file is gone
+ * or shorter than the row says (a power cut) loses that delivery, which the start says.
  */
 export class SqliteDeliveryLog implements DeliveryLog {
   private readonly statements;
@@ -109,7 +112,7 @@ export class SqliteDeliveryLog implements DeliveryLog {
       ),
       enqueue: db.prepare('INSERT INTO webhook_deliveries (message_id, job_id, event, payload, apart, attempts, next_at) VALUES (?, ?, ?, ?, ?, ?, ?)'),
       replace: db.prepare('UPDATE webhook_deliveries SET payload = ?, apart = ? WHERE message_id = ?'),
-      apartOfJob: db.prepare('SELECT message_id FROM webhook_deliveries WHERE job_id = ? AND apart = 1').pluck(),
+      apartOfJob: db.prepare('SELECT message_id FROM webhook_deliveries WHERE job_id = ? AND apart > 0').pluck(),
       attempted: db.prepare('UPDATE webhook_deliveries SET attempts = ?, next_at = ? WHERE message_id = ?'),
       done: db.prepare('DELETE FROM webhook_deliveries WHERE message_id = ?'),
       state: db.prepare('UPDATE webhook_subscriptions SET status = ?, attempts = ?, last_event = ?, last_error = ?, updated_at = ? WHERE job_id = ?'),
@@ -137,15 +140,15 @@ export class SqliteDeliveryLog implements DeliveryLog {
   enqueue(delivery: Delivery): void {
     const { messageId, jobId, event, payload, attempts, nextAt } = delivery;
     const apart = this.writeFile(messageId, payload);
-    this.writes.soon(() => this.statements.enqueue.run(messageId, jobId, event, apart ? '' : payload, apart ? 1 : 0, attempts, nextAt));
+    this.writes.soon(() => this.statements.enqueue.run(messageId, jobId, event, apart > 0 ? '' : payload, apart, attempts, nextAt));
   }
 
   replace(messageId: string, payload: string | Buffer): void {
     const apart = this.writeFile(messageId, payload);
     this.writes.soon(() => {
       // A large payload it replaces has its file overwritten; a small one leaves the file to go.
-      if (!apart) this.dropped.push(messageId);
-      this.statements.replace.run(apart ? '' : payload, apart ? 1 : 0, messageId);
+      if (apart === 0) this.dropped.push(messageId);
+      this.statements.replace.run(apart > 0 ? '' : payload, apart, messageId);
     });
   }
 
@@ -182,9 +185,9 @@ export class SqliteDeliveryLog implements DeliveryLog {
       updatedAt: row.updated_at,
     }));
     const rows = this.db.prepare('SELECT * FROM webhook_deliveries ORDER BY seq').all() as DeliveryRow[];
-    this.removeUnnamedFiles(new Set(rows.filter((row) => row.apart === 1).map((row) => row.message_id)));
+    this.removeUnnamedFiles(new Set(rows.filter((row) => row.apart > 0).map((row) => row.message_id)));
     const deliveries = rows.flatMap((row) => {
-      const payload = row.apart === 1 ? this.readFile(row) : row.payload;
+      const payload = row.apart > 0 ? this.readFile(row) : row.payload;
       if (payload === null) return [];
       return [{ messageId: row.message_id, jobId: row.job_id, event: row.event, payload, attempts: row.attempts, nextAt: row.next_at }];
     });
@@ -196,29 +199,40 @@ export class SqliteDeliveryLog implements DeliveryLog {
     this.db.close();
   }
 
-  /** Whether `payload` went to its file (large, and written); else the row holds it. */
-  private writeFile(messageId: string, payload: string | Buffer): boolean {
-    if (Buffer.byteLength(payload) < APART_BYTES || !MESSAGE_ID.test(messageId)) return false;
+  /** The size of `payload` when it went to its file (large, and written); 0 when the row holds it. */
+  private writeFile(messageId: string, payload: string | Buffer): number {
+    const bytes = Buffer.byteLength(payload);
+    if (bytes < APART_BYTES || !MESSAGE_ID.test(messageId)) return 0;
     const file = join(this.directory, messageId);
     try {
       mkdirSync(this.directory, { recursive: true, mode: 0o700 });
-      writeFileSync(file, payload, { mode: 0o600 });
-      return true;
+      // Whole or not at all, even over the file of the payload it replaces.
+      writeFileSync(file + PART, payload, { mode: 0o600 });
+      renameSync(file + PART, file);
+      return bytes;
     } catch {
       // A full disk: the row holds it, as it did before files (a failed write leaves no part behind).
-      this.removeFile(messageId);
-      return false;
+      this.removeFile(messageId + PART);
+      return 0;
     }
   }
 
   private readFile(row: DeliveryRow): Buffer | null {
+    const file = join(this.directory, row.message_id);
+    let problem: string;
     try {
-      return readFileSync(join(this.directory, row.message_id));
+      const payload = readFileSync(file);
+      if (payload.length === row.apart) return payload;
+      problem = `holds ${payload.length} of its ${row.apart} bytes`;
     } catch (error) {
-      this.warn(`${this.directory}/${row.message_id} cannot be read (${(error as NodeJS.ErrnoException).code ?? (error as Error).message}): the ${row.event} event of job ${row.job_id} is not delivered`);
-      this.writes.soon(() => this.statements.done.run(row.message_id));
-      return null;
+      problem = `cannot be read (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`;
     }
+    this.warn(`${file} ${problem}: the ${row.event} event of job ${row.job_id} is not delivered`);
+    this.writes.soon(() => {
+      this.dropped.push(row.message_id);
+      this.statements.done.run(row.message_id);
+    });
+    return null;
   }
 
   /** Files of deliveries the process was killed between writing and committing (or dropping and removing). */
@@ -229,12 +243,15 @@ export class SqliteDeliveryLog implements DeliveryLog {
     } catch {
       return; // none made yet
     }
-    for (const name of names) if (MESSAGE_ID.test(name) && !named.has(name)) this.removeFile(name);
+    for (const name of names) {
+      const messageId = name.endsWith(PART) ? name.slice(0, -PART.length) : name;
+      if (MESSAGE_ID.test(messageId) && (name !== messageId || !named.has(name))) this.removeFile(name);
+    }
   }
 
-  private removeFile(messageId: string): void {
+  private removeFile(name: string): void {
     try {
-      unlinkSync(join(this.directory, messageId));
+      unlinkSync(join(this.directory, name));
     } catch {
       // Never written (a small payload), or already gone.
     }
