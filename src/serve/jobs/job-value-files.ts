@@ -160,8 +160,8 @@ export class JobValueFiles {
   }
 }
 
-/** Best effort: a file left is removed at the next start (removeUnnamed). */
-function removeQuietly(file: string): void {
+/** Best effort: a file left is removed at the next start. */
+export function removeQuietly(file: string): void {
   try {
     unlinkSync(file);
   } catch {
@@ -169,8 +169,8 @@ function removeQuietly(file: string): void {
   }
 }
 
-/** A value's file, which must hold `size` bytes. */
-function readWhole(file: string, size: number): Buffer {
+/** A value's file, which must hold `size` bytes; throws MissingValueFile naming it when it is gone or short. */
+export function readWhole(file: string, size: number): Buffer {
   let bytes: Buffer;
   try {
     bytes = readFileSync(file);

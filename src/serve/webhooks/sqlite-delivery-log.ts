@@ -1,11 +1,11 @@
-import { mkdirSync, readdirSync, readFileSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, renameSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import type BetterSqlite3 from 'better-sqlite3';
 import type { Delivery, DeliveryLog, DeliveryState, Subscription } from './delivery-log.js';
 import type { WebhookEvent } from './webhook-events.js';
 import { SqliteWriteGroups } from '../sqlite-write-groups.js';
-import { APART_BYTES } from '../jobs/job-value-files.js';
+import { APART_BYTES, MissingValueFile, readWhole, removeQuietly } from '../jobs/job-value-files.js';
 
 /** The message ids svc makes (webhook-dispatcher.ts): nothing else names a file. */
 const MESSAGE_ID = /^msg_[0-9a-f]{32}$/;
@@ -218,16 +218,12 @@ export class SqliteDeliveryLog implements DeliveryLog {
   }
 
   private readFile(row: DeliveryRow): Buffer | null {
-    const file = join(this.directory, row.message_id);
-    let problem: string;
     try {
-      const payload = readFileSync(file);
-      if (payload.length === row.apart) return payload;
-      problem = `holds ${payload.length} of its ${row.apart} bytes`;
+      return readWhole(join(this.directory, row.message_id), row.apart);
     } catch (error) {
-      problem = `cannot be read (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`;
+      if (!(error instanceof MissingValueFile)) throw error;
+      this.warn(`${error.message}: the ${row.event} event of job ${row.job_id} is not delivered`);
     }
-    this.warn(`${file} ${problem}: the ${row.event} event of job ${row.job_id} is not delivered`);
     this.writes.soon(() => {
       this.dropped.push(row.message_id);
       this.statements.done.run(row.message_id);
@@ -249,12 +245,9 @@ export class SqliteDeliveryLog implements DeliveryLog {
     }
   }
 
+  /** Never written (a small payload) or already gone is no error. */
   private removeFile(name: string): void {
-    try {
-      unlinkSync(join(this.directory, name));
-    } catch {
-      // Never written (a small payload), or already gone.
-    }
+    removeQuietly(join(this.directory, name));
   }
 }
 
