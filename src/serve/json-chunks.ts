@@ -102,18 +102,22 @@ export function* jsonChunks(value: JsonTree): Generator<string | Buffer, void, u
  */
 export function storedJson(value: JsonTree): string | Buffer {
   if (value instanceof JsonText) return value.joined();
-  if (isSmallJson(value)) return JSON.stringify(value);
+  const small = smallJson(value);
+  if (small !== null) return small;
   return Buffer.concat([...jsonChunks(value)].map((piece) => (typeof piece === 'string' ? Buffer.from(piece) : piece)));
 }
 
 /**
- * Whether a value's JSON text is short enough to write as one string: about 64 Ki
+ * A value's JSON text as one string when it is short enough, else null: about 64 Ki
  * characters, its strings and keys counted by their length, a number by the longest one
- * takes, a container by CONTAINER_CHARS. Stops as soon as the budget is spent, so it costs a large
- * value next to nothing, and a small one (a job envelope) a fraction of serialising it.
+ * takes, a container by CONTAINER_CHARS. Stops as soon as the budget is spent, so it costs a
+ * large value next to nothing, and a small one (a job envelope) a fraction of serialising it.
+ * JSON text it holds (a job's result as the worker wrote it) goes in as it is, never parsed
+ * and serialised again: so an integer beyond 2^53 keeps its digits.
  */
-export function isSmallJson(value: JsonTree): boolean {
+export function smallJson(value: JsonTree): string | null {
   let budget = STRING_SLICE_CHARS;
+  let holdsText = false;
   const pending: JsonTree[] = [value];
   while (pending.length > 0 && budget >= 0) {
     const next = pending.pop() as JsonTree;
@@ -121,6 +125,7 @@ export function isSmallJson(value: JsonTree): boolean {
       budget -= next.length + 2;
     } else if (next instanceof JsonText) {
       budget -= next.length;
+      holdsText = true;
     } else if (Array.isArray(next)) {
       budget -= CONTAINER_CHARS;
       for (const item of next) pending.push(item);
@@ -136,7 +141,19 @@ export function isSmallJson(value: JsonTree): boolean {
       budget -= NUMBER_CHARS;
     }
   }
-  return budget >= 0;
+  if (budget < 0) return null;
+  return holdsText ? joinedChunks(value) : JSON.stringify(value);
+}
+
+/** A value's JSON as one string, however large, JSON text it holds written as it is (smallJson). */
+export function jsonString(value: JsonTree): string {
+  return smallJson(value) ?? joinedChunks(value);
+}
+
+function joinedChunks(value: JsonTree): string {
+  let text = '';
+  for (const piece of jsonChunks(value)) text += typeof piece === 'string' ? piece : piece.toString('utf8');
+  return text;
 }
 
 /**

@@ -1,8 +1,11 @@
 import { Readable } from 'node:stream';
 import type { FastifyReply } from 'fastify';
 import type { JsonText } from '../worker/json-text.js';
-import { isSmallJson, jsonChunks, TEXT_SLICE_BYTES, type JsonTree } from './json-chunks.js';
+import { jsonChunks, smallJson, TEXT_SLICE_BYTES, type JsonTree } from './json-chunks.js';
 import { disconnectStalled } from './stalled-client.js';
+
+/** A JSON text this long or shorter is sent at once: as long as the text of a value sendJson sends as one string. */
+const SMALL_TEXT_BYTES = 64 * 1024;
 
 /**
  * Sends a value as JSON (`application/json`, with its Content-Length). A small value goes
@@ -14,7 +17,8 @@ import { disconnectStalled } from './stalled-client.js';
  */
 export function sendJson(reply: FastifyReply, value: JsonTree, sendTimeoutMs: number): FastifyReply {
   reply.type('application/json; charset=utf-8');
-  if (isSmallJson(value)) return reply.send(JSON.stringify(value));
+  const small = smallJson(value);
+  if (small !== null) return reply.send(small);
   // Counted in a pass of its own, so the text is never whole in memory.
   let length = 0;
   for (const piece of jsonChunks(value)) length += Buffer.byteLength(piece);
@@ -22,12 +26,14 @@ export function sendJson(reply: FastifyReply, value: JsonTree, sendTimeoutMs: nu
 }
 
 /**
- * Sends JSON text that is already bytes (a large result as the worker wrote it, in one or
- * more buffers) as it is, in slices of those buffers, with the same backpressure and
- * `--send-timeout` as sendJson.
+ * Sends JSON text that is already bytes (a result as the worker wrote it, in one or more
+ * buffers) as it is: a small one in one piece, as sendJson sends a small value; a large one
+ * in slices of those buffers, with the same backpressure and `--send-timeout` as sendJson.
  */
 export function sendJsonText(reply: FastifyReply, text: JsonText, sendTimeoutMs: number): FastifyReply {
   reply.type('application/json; charset=utf-8');
+  const { pieces } = text;
+  if (pieces.length === 1 && text.length <= SMALL_TEXT_BYTES) return reply.send(pieces[0]);
   return sendPieces(reply, text.length, text.slices(TEXT_SLICE_BYTES), sendTimeoutMs);
 }
 

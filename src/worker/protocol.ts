@@ -246,26 +246,29 @@ function doublesOf(numbers: readonly number[]): Buffer {
   return bytes;
 }
 
-/** A `result` line at least this long is read by readLargeResult, its value left as bytes. */
-export const LARGE_RESULT_BYTES = 64 * 1024;
 const RESULT_START = Buffer.from('{"type":"result","call":"');
 const VALUE_KEY = Buffer.from('","value":');
+/** A value shorter than this is copied out of the pipe's read: a job keeps its result for its TTL, and a view would keep the whole read. */
+const COPIED_VALUE_BYTES = 64 * 1024;
 
 /**
- * A large `result` event as its call and its value's JSON text (UTF-8 bytes), without reading
- * the value: the worker writes a result compact and in this order,
+ * A `result` event as its call and its value's JSON text (UTF-8 bytes), without reading the
+ * value: the worker writes a result compact and in this order,
  * `{"type":"result","call":"ID","value":VALUE}` (docs/worker-protocol.md), so the value is the
- * line between the call and the last `}`. Null for any other line (a short one, another type,
- * a call id with an escape), which parseEvent reads.
+ * line between the call and the last `}`. The gateway answers with those bytes, never parsing
+ * and serialising them again: an integer beyond 2^53 keeps its digits, and a result of
+ * numbers costs no formatting. Null for any other line (another type, a call id with an
+ * escape), which parseEvent reads.
  */
-export function readLargeResult(line: Buffer): { call: string; value: Buffer } | null {
-  if (line.length < LARGE_RESULT_BYTES || line[line.length - 1] !== 0x7d) return null;
-  if (!line.subarray(0, RESULT_START.length).equals(RESULT_START)) return null;
-  const callEnd = line.indexOf(VALUE_KEY, RESULT_START.length);
-  if (callEnd === -1) return null;
+export function readResultValue(line: Buffer): { call: string; value: Buffer } | null {
+  if (line[line.length - 1] !== 0x7d || !line.subarray(0, RESULT_START.length).equals(RESULT_START)) return null;
+  // Right after the call's id (which holds no quote), or not at all.
+  const callEnd = line.indexOf(0x22, RESULT_START.length);
+  if (callEnd === -1 || !line.subarray(callEnd, callEnd + VALUE_KEY.length).equals(VALUE_KEY)) return null;
   const call = line.toString('utf8', RESULT_START.length, callEnd);
-  if (call === '' || /["\\]/.test(call)) return null;
-  return { call, value: line.subarray(callEnd + VALUE_KEY.length, line.length - 1) };
+  if (call === '' || call.includes('\\')) return null;
+  const value = line.subarray(callEnd + VALUE_KEY.length, line.length - 1);
+  return { call, value: value.length < COPIED_VALUE_BYTES ? Buffer.from(value) : value };
 }
 
 const TEXTS_KEY = Buffer.from('","texts":[');

@@ -7,7 +7,7 @@ import type { CancelSignal } from './cancel-signal.js';
 import { FileReferenceError, ResultTooLarge, deleteReferencedFiles, inlineFileReferences, type InlineBudget } from './file-references.js';
 import { lineBytes, readLines, readLogLines } from './line-reader.js';
 import { JsonText, withTexts } from './json-text.js';
-import { MAX_EVENT_BYTES, MAX_INLINE_MEDIA_CHARS, MAX_VALUE_DEPTH, ProtocolError, encodeCallWithStrings, encodeCallWithText, encodeCommand, parseEvent, readLargeResult, readResultWithTexts } from './protocol.js';
+import { MAX_EVENT_BYTES, MAX_INLINE_MEDIA_CHARS, MAX_VALUE_DEPTH, ProtocolError, encodeCallWithStrings, encodeCallWithText, encodeCommand, parseEvent, readResultValue, readResultWithTexts } from './protocol.js';
 import type { CallEvent, Command, ErrorInfo, LongString, NumberList, ReadyEvent, Value } from './protocol.js';
 import { MINIMUM_PYTHON, type PythonReport } from './python-interpreter.js';
 import { toolkitPythonDir } from './svc-package.js';
@@ -495,9 +495,9 @@ export class WorkerProcess {
         this.textsToCome = { ...resultWithTexts, texts: [] };
         return;
       }
-      const large = readLargeResult(line);
-      if (large !== null) {
-        await this.handleResultText(large.call, new JsonText([large.value]));
+      const result = readResultValue(line);
+      if (result !== null) {
+        await this.handleResultText(result.call, new JsonText([result.value]));
         return;
       }
       const event = parseEvent(line.toString('utf8'));
@@ -524,7 +524,7 @@ export class WorkerProcess {
     }
   }
 
-  /** A result read as its JSON text: a large one, or one whose texts came after it. */
+  /** A result read as its JSON text, with or without texts after it. */
   private async handleResultText(call: string, json: JsonText): Promise<void> {
     if (this.running?.id === call && !json.mayHoldKey('$file')) {
       this.confirmStarted(this.running);

@@ -87,6 +87,30 @@ describe('large payloads', () => {
     }
   });
 
+  it('answers a small result with the JSON the worker wrote too: as a call, a job when it ends, polled, as an event and after a restart', async () => {
+    const exact = '{"id":18446744073709551617,"text":"x"}';
+    const { status, text } = await post(`${server.url}/large-with-id`, JSON.stringify({ count: 1 }));
+    expect([status, text]).toEqual([200, exact]);
+    const state = { XDG_STATE_HOME: mkdtempSync(join(tmpdir(), 'svc-test-state-')) };
+    let serverless = await startSvc([LARGE_ANSWERS, '--compute', 'serverless'], state);
+    try {
+      const submitted = await fetch(`${serverless.url}/large-with-id`, { method: 'POST', headers: { 'content-type': 'application/json', prefer: 'wait=30' }, body: JSON.stringify({ count: 1 }) });
+      const envelope = await submitted.text();
+      expect(envelope).toContain(`"result":${exact}`);
+      const { id } = JSON.parse(envelope) as { id: string };
+      expect(await (await fetch(`${serverless.url}/v1/jobs/${id}`)).text()).toContain(`"result":${exact}`);
+      // Both framings: svc's own, and the one fastsdk reads.
+      for (const stream of [`/v1/jobs/${id}/stream`, `/stream/${id}`]) {
+        expect(await (await fetch(`${serverless.url}${stream}`)).text()).toContain(`"result":${exact}`);
+      }
+      await serverless.stop();
+      serverless = await startSvc([LARGE_ANSWERS, '--compute', 'serverless'], state);
+      expect(await (await fetch(`${serverless.url}/v1/jobs/${id}`)).text()).toContain(`"result":${exact}`);
+    } finally {
+      await serverless.stop();
+    }
+  });
+
   it("hands a long base64 image to the function as the bytes it stands for, and refuses bad base64 as for a short one", async () => {
     const png = noisePng(200, 200);
     const expected = { size: png.length, sha256: createHash('sha256').update(png).digest('hex'), content_type: 'image/png' };

@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { inlineFileReferences } from '../../src/worker/file-references.js';
 import { JsonText } from '../../src/worker/json-text.js';
 import type { Value } from '../../src/worker/protocol.js';
-import { isSmallJson, jsonChunks } from '../../src/serve/json-chunks.js';
+import { jsonChunks, smallJson } from '../../src/serve/json-chunks.js';
 
 const SLICE = 64 * 1024;
 
@@ -31,16 +31,17 @@ describe('a JSON value written in pieces', () => {
   }
 
   it('tells a value small enough to write as one string from one to write in pieces', () => {
-    expect(isSmallJson({ greeting: 'Hello.', items: [1, 2, null], nested: { ok: true } })).toBe(true);
-    expect(isSmallJson({ image: 'A'.repeat(SLICE) })).toBe(false);
+    const small = { greeting: 'Hello.', items: [1, 2, null], nested: { ok: true } };
+    expect(smallJson(small)).toBe(JSON.stringify(small));
+    expect(smallJson({ image: 'A'.repeat(SLICE) })).toBeNull();
     // Numbers count at their longest: 10,000 of them may take 240,000 characters.
-    expect(isSmallJson(Array.from({ length: 10_000 }, () => -1.2345678901234567e-300))).toBe(false);
+    expect(smallJson(Array.from({ length: 10_000 }, () => -1.2345678901234567e-300))).toBeNull();
   });
 
   it('sends a result nested too deep for JSON.stringify in pieces, never to JSON.stringify', () => {
     let nested: Value = 'bottom';
     for (let depth = 0; depth < 5_000; depth++) nested = [nested];
-    expect(isSmallJson(nested)).toBe(false);
+    expect(smallJson(nested)).toBeNull();
   });
 
   it('writes a result nested deeper than the call stack goes', () => {
@@ -57,8 +58,10 @@ describe('a JSON value written in pieces', () => {
     const written = Buffer.concat([...jsonChunks(envelope)].map((piece) => (typeof piece === 'string' ? Buffer.from(piece) : piece))).toString();
     expect(written).toBe(`{"status":"FINISHED","result":{"id":18446744073709551617,"text":"${'t'.repeat(3 * SLICE)}"},"error":null}`);
     expect(JSON.parse(JSON.stringify(envelope))).toEqual({ status: 'FINISHED', result: { id: 18446744073709551617, text: 't'.repeat(3 * SLICE) }, error: null });
-    expect(isSmallJson(envelope)).toBe(false);
-    expect(isSmallJson({ result: new JsonText([Buffer.from('{"ok":true}')]) })).toBe(true);
+    expect(smallJson(envelope)).toBeNull();
+    // A small one goes into a small value's string as it is, its digits kept.
+    expect(smallJson({ status: 'FINISHED', result: new JsonText([Buffer.from('{"id":18446744073709551617,"é":true}')]) }))
+      .toBe('{"status":"FINISHED","result":{"id":18446744073709551617,"é":true}}');
   });
 
   it("writes a media value made from the worker's file as JSON.stringify would, its base64 made from the bytes in slices", async () => {
@@ -71,10 +74,10 @@ describe('a JSON value written in pieces', () => {
       const expected = JSON.stringify({ status: 'FINISHED', result: { image: { file_name: 'out.png', content_type: 'image/png', content: bytes.toString('base64') }, caption: 'a "quoted" caption' } });
       const pieces = [...jsonChunks(envelope)];
       expect(pieces.join('')).toBe(expected);
-      expect(isSmallJson(envelope)).toBe(false);
+      expect(smallJson(envelope)).toBeNull();
       await writeFile(join(dir, 'small.png'), Buffer.from('tiny'));
       const small = await inlineFileReferences({ $file: { path: join(dir, 'small.png'), file_name: null, content_type: null } }, dir, { maxChars: 1 << 22, usedChars: 0 });
-      expect(isSmallJson({ image: small })).toBe(true);
+      expect(smallJson({ image: small })).toBe(JSON.stringify({ image: small }));
     } finally {
       await rm(dir, { recursive: true, force: true });
     }

@@ -3,7 +3,7 @@ import { basename, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { withTexts } from '../../src/worker/json-text.js';
-import { LARGE_RESULT_BYTES, ProtocolError, encodeCommand, parseEvent, readLargeResult, readResultWithTexts } from '../../src/worker/protocol.js';
+import { ProtocolError, encodeCommand, parseEvent, readResultValue, readResultWithTexts } from '../../src/worker/protocol.js';
 import type { Command } from '../../src/worker/protocol.js';
 
 // The examples python/apipod/_runtime/protocol.py is tested against too: one file per message type.
@@ -70,20 +70,38 @@ describe('protocol commands', () => {
   });
 });
 
-describe('large results', () => {
-  const text = 'é'.repeat(LARGE_RESULT_BYTES);
+describe('result values as bytes', () => {
+  const text = 'é'.repeat(64 * 1024);
   const line = (call: string, value: unknown) => Buffer.from(`{"type":"result","call":${JSON.stringify(call)},"value":${JSON.stringify(value)}}`);
 
-  it('gives a large result value as the bytes the worker wrote, which parse to what parseEvent reads', () => {
-    const read = readLargeResult(line('c-7', { text }));
-    expect(read?.call).toBe('c-7');
-    expect(JSON.parse(read!.value.toString('utf8'))).toEqual((parseEvent(line('c-7', { text }).toString()) as { value: unknown }).value);
+  it('gives a result value, large or small, as the bytes the worker wrote, which parse to what parseEvent reads', () => {
+    for (const value of [{ text }, 'short', { ok: true, list: [1, 2.5, null] }]) {
+      const read = readResultValue(line('c-7', value));
+      expect(read?.call).toBe('c-7');
+      expect(JSON.parse(read!.value.toString('utf8'))).toEqual((parseEvent(line('c-7', value).toString()) as { value: unknown }).value);
+    }
   });
 
-  it('leaves a short result, another event, and a call id with an escape to parseEvent', () => {
-    expect(readLargeResult(line('c-1', 'short'))).toBeNull();
-    expect(readLargeResult(Buffer.from(`{"type":"chunk","call":"c-1","value":${JSON.stringify(text)}}`))).toBeNull();
-    expect(readLargeResult(line('c-"1', text))).toBeNull();
+  it('keeps the digits of an integer beyond 2^53, which parsing rounds', () => {
+    const read = readResultValue(Buffer.from('{"type":"result","call":"c-1","value":{"seed":18446744073709551617}}'));
+    expect(read?.value.toString()).toBe('{"seed":18446744073709551617}');
+  });
+
+  it('copies a small value out of the line it was read in, and keeps a large one as a view of it', () => {
+    const small = line('c-1', { ok: true });
+    const read = readResultValue(small)!;
+    small.fill(0x20);
+    expect(read.value.toString()).toBe('{"ok":true}');
+    const large = line('c-2', text);
+    expect(readResultValue(large)!.value.buffer).toBe(large.buffer);
+  });
+
+  it('leaves another event, a call id with an escape, and a line cut short to parseEvent', () => {
+    expect(readResultValue(Buffer.from(`{"type":"chunk","call":"c-1","value":${JSON.stringify(text)}}`))).toBeNull();
+    expect(readResultValue(line('c-"1', text))).toBeNull();
+    expect(readResultValue(line('c-\\1', 'x'))).toBeNull();
+    expect(readResultValue(Buffer.from('{"type":"result","call":"c-1"}'))).toBeNull();
+    expect(readResultValue(Buffer.from('}'))).toBeNull();
   });
 });
 

@@ -25,8 +25,9 @@ def _note_large_integer(value: int) -> None:
     global _noted_large_integer
     if not _noted_large_integer:
         _noted_large_integer = True
-        print(f"apipod: a result holds {value}, beyond 2**53 - 1: JSON readers, svc's gateway among them, "
-              "round such integers; return them as str to keep every digit", file=sys.stderr)
+        print(f"apipod: a result holds {value}, beyond 2**53 - 1: svc sends it with every digit, but many JSON "
+              "readers (JavaScript's among them) round such integers; return them as str to keep every digit for them",
+              file=sys.stderr)
 
 
 def to_json_value(value: Any, max_depth: Optional[int] = None) -> Any:
@@ -41,7 +42,7 @@ def _json_value(value: Any, levels_left: float, max_depth: Optional[int]) -> Any
     if type(value) is dict:  # the commonest result: no media, enum or model check can match it
         return _dict_value(value, levels_left, max_depth)
     if isinstance(value, int) and not isinstance(value, bool) and abs(value) > _LARGEST_EXACT_INTEGER:
-        _note_large_integer(value)  # sent as is, but the gateway (and most JSON readers) read it rounded
+        _note_large_integer(value)  # sent as is; many JSON readers read it rounded
         return value
     if value is None or isinstance(value, (str, bool, int)):
         return value

@@ -1,7 +1,7 @@
 import type { OutgoingHttpHeaders } from 'node:http';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Value } from '../../worker/protocol.js';
-import type { JsonTree } from '../json-chunks.js';
+import { jsonString, type JsonTree } from '../json-chunks.js';
 import { sendJson } from '../json-reply.js';
 import { disconnectWhenStalled } from '../stalled-client.js';
 import { toEnvelope, type JobEnvelope, type ServiceSpecification, type WebhookStatus } from './job-envelope.js';
@@ -133,7 +133,8 @@ export function sendEnvelope(reply: FastifyReply, envelope: JobEnvelope, sendTim
 }
 
 function namedEvent(event: string, data: unknown): string {
-  return `event: ${event}\ndata: ${JSON.stringify(data)}\n\n`;
+  // A result the worker wrote goes in as its text, digits and all (json-chunks.ts).
+  return `event: ${event}\ndata: ${jsonString(data as JsonTree)}\n\n`;
 }
 
 /** A text as `data:` lines: a line break in the text would otherwise end the field. */
