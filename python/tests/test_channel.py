@@ -9,6 +9,7 @@ import time
 import unittest
 
 from apipod._runtime.channel import LONG_TEXT_CHARS, EventWriter, PollWindow, ResultTooLarge, read_commands
+from apipod._runtime.serialise import to_json_value
 from apipod._runtime import protocol
 
 
@@ -133,7 +134,7 @@ class PollWindowTest(unittest.TestCase):
 class EventWriterTest(unittest.TestCase):
     def test_a_result_is_written_compact_with_its_value_last(self):
         # The gateway reads a large result's value as the bytes between this start and the last "}"
-        # (readLargeResult in src/worker/protocol.ts).
+        # (readResultValue in src/worker/protocol.ts).
         read_end, write_end = os.pipe()
         self.addCleanup(os.close, read_end)
         EventWriter(write_end).send(protocol.result("c-1", {"text": "é", "n": [1, 2]}))
@@ -181,6 +182,34 @@ class EventWriterTest(unittest.TestCase):
                 written = self.written(protocol.result("c-1", value))
                 self.assertEqual(written.count(b"\n"), 1)
                 self.assertTrue(written.startswith(b'{"type":"result","call":"c-1","value":'))
+
+    def test_a_results_lists_of_floats_follow_it_as_doubles_in_value_order_with_its_texts(self):
+        embedding = [math.pi * index / 7 for index in range(-40, 60)]
+        long = "é" * LONG_TEXT_CHARS
+        value = {"data": [{"embedding": embedding, "index": 0}], "text": long, "rows": [embedding[:70], [1.0] * 3]}
+        written = self.written(protocol.result("c-1", to_json_value(value, doubles=True)))
+        line, *rest = written.split(b"\n")
+        self.assertEqual(len(rest), 4)
+        start = b'{"type":"result","call":"c-1","texts":['
+        self.assertTrue(line.startswith(start))
+        texts = json.loads(line[len(start) - 1:line.index(b"]") + 1])
+        numbers = json.loads(line[line.index(b',"numbers":') + len(b',"numbers":'):line.index(b',"value":')])
+        value_text = line[line.index(b',"value":') + len(b',"value":'):-1]
+        # Lines in the order their places sit in the value: a list, the text, a list.
+        self.assertEqual(sorted(texts + numbers), [numbers[0], texts[0], numbers[1]])
+        lists = [list(struct.unpack(f"<{len(base64.b64decode(rest[index])) // 8}d", base64.b64decode(rest[index]))) for index in (0, 2)]
+        self.assertEqual(lists, [embedding, embedding[:70]])
+        self.assertEqual(rest[1], long.encode())
+        for offset, item in reversed([(numbers[0], lists[0]), (texts[0], long), (numbers[1], lists[1])]):
+            self.assertEqual(value_text[offset:offset + 2], b'""')
+            value_text = value_text[:offset] + json.dumps(item, ensure_ascii=False).encode() + value_text[offset + 2:]
+        self.assertEqual(json.loads(value_text), value)
+
+    def test_a_result_holding_the_numbers_marker_is_sent_as_json_with_its_lists(self):
+        value = {"marker": "\x00svc-numbers\x00", "embedding": [0.5] * 64}
+        written = self.written(protocol.result("c-1", to_json_value(value, doubles=True)))
+        self.assertEqual(written.count(b"\n"), 1)
+        self.assertEqual(json.loads(written)["value"], value)
 
     def test_a_result_whose_texts_pass_the_limit_is_too_large(self):
         with self.assertRaisesRegex(ResultTooLarge, "the result is 0.1 MiB as JSON"):

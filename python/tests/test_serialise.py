@@ -3,7 +3,9 @@ import dataclasses
 import contextlib
 import datetime
 import enum
+import importlib.util
 import io
+import math
 import os
 import unittest
 import uuid
@@ -11,6 +13,7 @@ import uuid
 from apipod import ChatCompletionResponse, ImageFile
 from apipod._runtime.file_reference import INLINE_LIMIT
 from apipod._runtime import serialise
+from apipod._runtime.doubles import DOUBLES_MIN, Doubles
 from apipod._runtime.serialise import to_json_value
 from apipod._runtime.value_depth import ResultTooDeep
 
@@ -24,6 +27,43 @@ class Result:
     mode: Mode
     scores: tuple
     image: ImageFile
+
+
+class DoublesTest(unittest.TestCase):
+    """A result's long lists of floats may travel as doubles (docs/worker-protocol.md, `numbers`)."""
+
+    def test_a_long_list_or_tuple_of_finite_floats_becomes_doubles_that_give_it_back(self):
+        floats = [index / 3 for index in range(DOUBLES_MIN)]
+        value = to_json_value({"a": floats, "b": [tuple(floats)]}, doubles=True)
+        self.assertIsInstance(value["a"], Doubles)
+        self.assertEqual((value["a"].tolist(), value["b"][0].tolist()), (floats, floats))
+        self.assertEqual(to_json_value({"a": floats}), {"a": floats})  # only where asked: a result, not a chunk
+
+    def test_anything_but_a_long_list_of_finite_floats_stays_as_json_writes_it(self):
+        floats = [index / 3 for index in range(DOUBLES_MIN)]
+        for other in (floats[:-1], floats[:-1] + [1], floats[:-1] + [True], floats[:-1] + [float("nan")],
+                      floats[:-1] + [float("inf")], [float(index) for index in range(DOUBLES_MIN - 1)] + [2**60]):
+            with self.subTest(last=repr(other[-1]), length=len(other)):
+                value = to_json_value(other, doubles=True)
+                self.assertIsInstance(value, list)
+                self.assertEqual(value, [item if not isinstance(item, float) or math.isfinite(item) else None for item in other])
+        huge = [1.5e308] * DOUBLES_MIN  # finite, though their sum is not
+        self.assertEqual(to_json_value(huge, doubles=True).tolist(), huge)
+
+    @unittest.skipUnless(importlib.util.find_spec("numpy"), "numpy is not installed")
+    def test_a_numpy_arrays_rows_of_finite_floats_become_doubles_and_the_rest_lists_as_tolist_makes_them(self):
+        import numpy
+        matrix = numpy.arange(2 * DOUBLES_MIN, dtype=numpy.float32).reshape(2, DOUBLES_MIN) / 7
+        value = to_json_value({"m": matrix, "v": matrix[0]}, doubles=True)
+        self.assertEqual([row.tolist() for row in value["m"]], matrix.tolist())
+        self.assertEqual(value["v"].tolist(), matrix[0].tolist())
+        with_nan = matrix[0].copy()
+        with_nan[3] = numpy.nan
+        for array in (numpy.arange(DOUBLES_MIN), matrix[0][:4], with_nan):
+            with self.subTest(dtype=str(array.dtype), length=len(array)):
+                self.assertEqual(to_json_value(array, doubles=True), to_json_value(array))
+        with self.assertRaises(ResultTooDeep):
+            to_json_value(matrix, max_depth=1, doubles=True)
 
 
 class SerialiseTest(unittest.TestCase):

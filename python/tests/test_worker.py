@@ -40,7 +40,7 @@ class WorkerTestCase(unittest.TestCase):
 class ReadyTest(WorkerTestCase):
     def test_the_hello_example_reports_its_endpoints_and_schemas(self):
         worker, ready = self.start_ready_worker(os.path.join(REPOSITORY, "examples", "hello", "service.py"))
-        self.assertEqual(ready["protocol"], 8)
+        self.assertEqual(ready["protocol"], 9)
         self.assertEqual(ready["app"], {"title": "Hello", "compute": "dedicated", "provider": "localhost"})
         hello, add = ready["endpoints"]
         self.assertEqual(hello["path"], "/hello")

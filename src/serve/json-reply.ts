@@ -27,13 +27,15 @@ export function sendJson(reply: FastifyReply, value: JsonTree, sendTimeoutMs: nu
 
 /**
  * Sends JSON text that is already bytes (a result as the worker wrote it, in one or more
- * buffers) as it is: a small one in one piece, as sendJson sends a small value; a large one
+ * buffers) as it is: a small one as one buffer, as sendJson sends a small value; a large one
  * in slices of those buffers, with the same backpressure and `--send-timeout` as sendJson.
  */
 export function sendJsonText(reply: FastifyReply, text: JsonText, sendTimeoutMs: number): FastifyReply {
   reply.type('application/json; charset=utf-8');
-  const { pieces } = text;
-  if (pieces.length === 1 && text.length <= SMALL_TEXT_BYTES) return reply.send(pieces[0]);
+  if (text.length <= SMALL_TEXT_BYTES) {
+    const { pieces } = text;
+    return reply.send(pieces.length === 1 ? pieces[0] : Buffer.concat(pieces, text.length));
+  }
   return sendPieces(reply, text.length, text.slices(TEXT_SLICE_BYTES), sendTimeoutMs);
 }
 

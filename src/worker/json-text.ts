@@ -1,5 +1,6 @@
 import { hasControlByte } from './control-bytes.js';
-import type { Value } from './protocol.js';
+import { doublesJson } from './doubles-json.js';
+import { COPIED_VALUE_BYTES, type ResultPlace, type Value } from './protocol.js';
 
 /**
  * A value's JSON text as the worker wrote it (UTF-8), kept as bytes: a large result the
@@ -121,26 +122,31 @@ export class PlainStringText extends JsonText {
 }
 
 /**
- * A result's value with its long strings put back (docs/worker-protocol.md, `texts`): `value`
- * has `""` at each of `offsets`, and each text is a string's UTF-8, in the pieces its line was
- * read in (line-reader.ts), which go on as they are rather than joined. Such a string is its
- * own JSON when it holds no quote, backslash or control byte, as long strings mostly do; one
- * that does is escaped by JSON.stringify.
+ * A result's value with its long strings and lists of doubles put back (docs/worker-protocol.md,
+ * `texts` and `numbers`): `value` has `""` at each place, and each line is, in the pieces it
+ * was read in (line-reader.ts), a string's UTF-8, which goes on as it is rather than joined,
+ * or base64 of doubles, written as JSON here (doublesJson). Such a string is its own JSON when
+ * it holds no quote, backslash or control byte, as long strings mostly do; one that does is
+ * escaped by JSON.stringify. A small value is copied out of its line: a job keeps its result
+ * for its TTL, and a view would keep the pipe's whole read.
  */
-export function withTexts(value: Buffer, offsets: readonly number[], texts: readonly (readonly Buffer[])[]): JsonText {
+export function withTexts(value: Buffer, places: readonly ResultPlace[], lines: readonly (readonly Buffer[])[]): JsonText {
+  const own = value.length < COPIED_VALUE_BYTES ? Buffer.from(value) : value;
   const pieces: Buffer[] = [];
   let from = 0;
-  offsets.forEach((offset, index) => {
-    const text = texts[index]!;
-    pieces.push(value.subarray(from, offset));
-    if (text.some((part) => part.includes(QUOTE) || part.includes(BACKSLASH) || hasControlByte(part, 0, part.length))) {
-      pieces.push(Buffer.from(JSON.stringify(Buffer.concat(text).toString('utf8'))));
+  places.forEach(({ offset, kind }, index) => {
+    const line = lines[index]!;
+    pieces.push(own.subarray(from, offset));
+    if (kind === 'numbers') {
+      pieces.push(doublesJson(line.length === 1 ? line[0]! : Buffer.concat(line)));
+    } else if (line.some((part) => part.includes(QUOTE) || part.includes(BACKSLASH) || hasControlByte(part, 0, part.length))) {
+      pieces.push(Buffer.from(JSON.stringify(Buffer.concat(line).toString('utf8'))));
     } else {
-      pieces.push(QUOTE_BYTES, ...text, QUOTE_BYTES);
+      pieces.push(QUOTE_BYTES, ...line, QUOTE_BYTES);
     }
     from = offset + 2;
   });
-  pieces.push(value.subarray(from));
+  pieces.push(own.subarray(from));
   return new JsonText(pieces);
 }
 

@@ -8,7 +8,7 @@ import { endianness } from 'node:os';
 import { COMPUTE_VALUES, PROVIDER_VALUES } from '../deployment-target.js';
 import type { Compute, Provider } from '../deployment-target.js';
 
-export const PROTOCOL_VERSION = 8;
+export const PROTOCOL_VERSION = 9;
 
 /**
  * The longest event line a worker sends (it is told so in APIPOD_MAX_EVENT_BYTES and fails a
@@ -249,7 +249,7 @@ function doublesOf(numbers: readonly number[]): Buffer {
 const RESULT_START = Buffer.from('{"type":"result","call":"');
 const VALUE_KEY = Buffer.from('","value":');
 /** A value shorter than this is copied out of the pipe's read: a job keeps its result for its TTL, and a view would keep the whole read. */
-const COPIED_VALUE_BYTES = 64 * 1024;
+export const COPIED_VALUE_BYTES = 64 * 1024;
 
 /**
  * A `result` event as its call and its value's JSON text (UTF-8 bytes), without reading the
@@ -272,31 +272,56 @@ export function readResultValue(line: Buffer): { call: string; value: Buffer } |
 }
 
 const TEXTS_KEY = Buffer.from('","texts":[');
-const TEXTS_END = Buffer.from('],"value":');
+const NUMBERS_KEY = Buffer.from('],"numbers":[');
+const LIST_END = Buffer.from('],"value":');
+
+/** Where a result's value holds `""` for a line that follows it: a long string's, or a list of doubles'. */
+export interface ResultPlace {
+  offset: number;
+  kind: 'text' | 'numbers';
+}
 
 /**
- * A `result` whose long strings follow it as lines of their own (docs/worker-protocol.md,
- * `texts`): `{"type":"result","call":"ID","texts":[OFFSET,...],"value":VALUE}`, VALUE
- * holding `""` at each byte offset, where its string goes. Null for any other line; a
+ * A `result` whose long strings and lists of doubles follow it as lines of their own
+ * (docs/worker-protocol.md, `texts` and `numbers`):
+ * `{"type":"result","call":"ID","texts":[OFFSET,...],"numbers":[OFFSET,...],"value":VALUE}`
+ * (`numbers` may be left out), VALUE holding `""` at each byte offset, where a string or a
+ * list goes; the lines follow in the order of their offsets. Null for any other line; a
  * ProtocolError for offsets that do not point at such places.
  */
-export function readResultWithTexts(line: Buffer): { call: string; offsets: number[]; value: Buffer } | null {
+export function readResultWithTexts(line: Buffer): { call: string; places: ResultPlace[]; value: Buffer } | null {
   if (line[line.length - 1] !== 0x7d || !line.subarray(0, RESULT_START.length).equals(RESULT_START)) return null;
   // Right after the call's id (which holds no quote), or not at all: a large result is not searched through.
   const callEnd = line.indexOf(0x22, RESULT_START.length);
   if (callEnd === -1 || !line.subarray(callEnd, callEnd + TEXTS_KEY.length).equals(TEXTS_KEY)) return null;
   const call = line.toString('utf8', RESULT_START.length, callEnd);
-  const offsetsEnd = line.indexOf(TEXTS_END, callEnd);
-  if (call === '' || /["\\]/.test(call) || offsetsEnd === -1) return null;
-  const offsets = line.toString('latin1', callEnd + TEXTS_KEY.length, offsetsEnd).split(',').map(Number);
-  const value = line.subarray(offsetsEnd + TEXTS_END.length, line.length - 1);
-  offsets.forEach((offset, index) => {
-    const after = index === 0 ? 0 : offsets[index - 1]! + 2;
+  const textsStart = callEnd + TEXTS_KEY.length;
+  const textsEnd = line.indexOf(0x5d, textsStart);
+  if (call === '' || /["\\]/.test(call) || textsEnd === -1) return null;
+  let numbersEnd = textsEnd;
+  if (line.subarray(textsEnd, textsEnd + NUMBERS_KEY.length).equals(NUMBERS_KEY)) {
+    numbersEnd = line.indexOf(0x5d, textsEnd + NUMBERS_KEY.length);
+    if (numbersEnd === -1) return null;
+  }
+  if (!line.subarray(numbersEnd, numbersEnd + LIST_END.length).equals(LIST_END)) return null;
+  const value = line.subarray(numbersEnd + LIST_END.length, line.length - 1);
+  const offsetsIn = (start: number, end: number) => {
+    const list = line.toString('latin1', start, end);
+    return list === '' ? [] : list.split(',').map(Number);
+  };
+  const places: ResultPlace[] = [
+    ...offsetsIn(textsStart, textsEnd).map((offset) => ({ offset, kind: 'text' as const })),
+    ...(numbersEnd === textsEnd ? [] : offsetsIn(textsEnd + NUMBERS_KEY.length, numbersEnd).map((offset) => ({ offset, kind: 'numbers' as const }))),
+  ].sort((first, second) => first.offset - second.offset);
+  const lists = line.toString('latin1', callEnd + 2, numbersEnd + 1);
+  if (places.length === 0) throw new ProtocolError(`result: ${lists} name no place in its value`);
+  places.forEach(({ offset }, index) => {
+    const after = index === 0 ? 0 : places[index - 1]!.offset + 2;
     if (!Number.isInteger(offset) || offset < after || value[offset] !== 0x22 || value[offset + 1] !== 0x22) {
-      throw new ProtocolError(`result: its texts' offsets ${JSON.stringify(offsets)} do not each point at an empty string in its value`);
+      throw new ProtocolError(`result: the offsets of ${lists} do not each point at an empty string in its value`);
     }
   });
-  return { call, offsets, value };
+  return { call, places, value };
 }
 
 /**

@@ -7,7 +7,7 @@ import type { CancelSignal } from './cancel-signal.js';
 import { FileReferenceError, ResultTooLarge, deleteReferencedFiles, inlineFileReferences, type InlineBudget } from './file-references.js';
 import { lineBytes, readLines, readLogLines } from './line-reader.js';
 import { JsonText, withTexts } from './json-text.js';
-import { MAX_EVENT_BYTES, MAX_INLINE_MEDIA_CHARS, MAX_VALUE_DEPTH, ProtocolError, encodeCallWithStrings, encodeCallWithText, encodeCommand, parseEvent, readResultValue, readResultWithTexts } from './protocol.js';
+import { MAX_EVENT_BYTES, MAX_INLINE_MEDIA_CHARS, MAX_VALUE_DEPTH, ProtocolError, encodeCallWithStrings, encodeCallWithText, encodeCommand, parseEvent, readResultValue, readResultWithTexts, type ResultPlace } from './protocol.js';
 import type { CallEvent, Command, ErrorInfo, LongString, NumberList, ReadyEvent, Value } from './protocol.js';
 import { MINIMUM_PYTHON, type PythonReport } from './python-interpreter.js';
 import { toolkitPythonDir } from './svc-package.js';
@@ -188,8 +188,8 @@ export class WorkerProcess {
   /** How long the running call's endpoint took last time, as it started: what calls were sent behind it expecting. */
   private runningExpectedMs = Number.POSITIVE_INFINITY;
   private readonly callDurations: Map<string, number>;
-  /** A result read, whose texts are the next event lines (readResultWithTexts). */
-  private textsToCome: { call: string; offsets: number[]; value: Buffer; texts: Buffer[][] } | null = null;
+  /** A result read, whose texts and lists of numbers are the next event lines (readResultWithTexts). */
+  private textsToCome: { call: string; places: ResultPlace[]; value: Buffer; lines: Buffer[][] } | null = null;
   private killed: { reason: KillReason; detail: string } | null = null;
   /** Events are handled one after another: inlining a file is asynchronous, and order matters. */
   private handling: Promise<void> = Promise.resolve();
@@ -483,16 +483,16 @@ export class WorkerProcess {
     try {
       if (this.textsToCome !== null) {
         const result = this.textsToCome;
-        result.texts.push(parts);
-        if (result.texts.length < result.offsets.length) return;
+        result.lines.push(parts);
+        if (result.lines.length < result.places.length) return;
         this.textsToCome = null;
-        await this.handleResultText(result.call, withTexts(result.value, result.offsets, result.texts));
+        await this.handleResultText(result.call, withTexts(result.value, result.places, result.lines));
         return;
       }
       const line = lineBytes(parts);
       const resultWithTexts = readResultWithTexts(line);
       if (resultWithTexts !== null) {
-        this.textsToCome = { ...resultWithTexts, texts: [] };
+        this.textsToCome = { ...resultWithTexts, lines: [] };
         return;
       }
       const result = readResultValue(line);

@@ -111,6 +111,21 @@ describe('large payloads', () => {
     }
   });
 
+  it('answers lists of floats, sent by the worker as doubles, with the same numbers, whole ones written as floats, as a call and as a job', async () => {
+    const embedding = Array.from({ length: 1536 }, (_, index) => index / 7 - 100);
+    const rows = [embedding, embedding].map((row) => row.map((number) => Math.fround(number)));
+    const whole = Array.from({ length: 64 }, (_, index) => index);
+    for (const prefer of [null, 'respond-async, wait=30']) {
+      const response = await fetch(`${server.url}/floats`, { method: 'POST', headers: { 'content-type': 'application/json', ...(prefer === null ? {} : { prefer }) }, body: '{}' });
+      const text = await response.text();
+      const result = (prefer === null ? JSON.parse(text) : JSON.parse(text).result) as Record<string, unknown>;
+      expect([response.status, result]).toEqual([prefer === null ? 200 : 202, { embedding, whole, rows, ints: whole }]);
+      // Python's json, as fastsdk reads it, takes 1.0 as a float and 1 as an int.
+      expect(text).toContain(`"whole":[${whole.map((number) => `${number}.0`).join(',')}],`);
+      expect(text).toContain(`"ints":[${whole.join(',')}]`);
+    }
+  });
+
   it("hands a long base64 image to the function as the bytes it stands for, and refuses bad base64 as for a short one", async () => {
     const png = noisePng(200, 200);
     const expected = { size: png.length, sha256: createHash('sha256').update(png).digest('hex'), content_type: 'image/png' };

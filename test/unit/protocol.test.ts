@@ -114,8 +114,8 @@ describe('results with texts', () => {
     const offsets = [skeleton.indexOf('""'), skeleton.lastIndexOf('""')];
     const line = Buffer.from(`{"type":"result","call":"c-3","texts":[${offsets.join(',')}],"value":${skeleton.toString()}}`);
     const read = readResultWithTexts(line)!;
-    expect([read.call, read.offsets]).toEqual(['c-3', offsets]);
-    const text = withTexts(read.value, read.offsets, texts.map((item) => [Buffer.from(item)]));
+    expect([read.call, read.places]).toEqual(['c-3', offsets.map((offset) => ({ offset, kind: 'text' }))]);
+    const text = withTexts(read.value, read.places, texts.map((item) => [Buffer.from(item)]));
     expect(Buffer.concat(text.pieces).toString()).toBe(json({ id: 1, first: texts[0], list: [''], second: texts[1] }));
     expect(text.value).toEqual({ id: 1, first: texts[0], list: [''], second: texts[1] });
     expect(text.length).toBe(Buffer.byteLength(json(text.value)));
@@ -124,9 +124,36 @@ describe('results with texts', () => {
   it('refuse offsets that point anywhere but at an empty string, and leave other lines alone', () => {
     const skeleton = '{"a":"","b":1}';
     const line = (offsets: string) => Buffer.from(`{"type":"result","call":"c-1","texts":[${offsets}],"value":${skeleton}}`);
-    expect(readResultWithTexts(line('5'))?.offsets).toEqual([5]);
+    expect(readResultWithTexts(line('5'))?.places).toEqual([{ offset: 5, kind: 'text' }]);
     for (const offsets of ['4', '6', '5,5', '-1', 'x', '', '99']) expect(() => readResultWithTexts(line(offsets))).toThrow(ProtocolError);
     expect(readResultWithTexts(Buffer.from(`{"type":"result","call":"c-1","value":${skeleton}}`))).toBeNull();
+  });
+
+  it('put each list of doubles back as JSON that reads as the same floats, in value order with the texts', () => {
+    const numbers = [0.1, -2.5, 1, -0, 1e-7, 1e16, 1.5e300, 2 ** 53 + 2, 5e-324, 0.00001];
+    const doubles = Buffer.alloc(numbers.length * 8);
+    numbers.forEach((number, index) => doubles.writeDoubleLE(number, index * 8));
+    const skeleton = Buffer.from('{"embedding":"","text":"","more":""}');
+    const [first, second, third] = [skeleton.indexOf('""'), skeleton.indexOf('""', 14), skeleton.lastIndexOf('""')];
+    const line = Buffer.from(`{"type":"result","call":"c-4","texts":[${second}],"numbers":[${first},${third}],"value":${skeleton}}`);
+    const read = readResultWithTexts(line)!;
+    expect(read.places).toEqual([{ offset: first, kind: 'numbers' }, { offset: second, kind: 'text' }, { offset: third, kind: 'numbers' }]);
+    const base64 = Buffer.from(doubles.toString('base64'));
+    const text = withTexts(read.value, read.places, [[base64.subarray(0, 7), base64.subarray(7)], [Buffer.from('words')], [base64]]);
+    const json = '[0.1,-2.5,1.0,-0.0,1e-7,10000000000000000.0,1.5e+300,9007199254740994.0,5e-324,0.00001]';
+    expect(Buffer.concat(text.pieces).toString()).toBe(`{"embedding":${json},"text":"words","more":${json}}`);
+    expect(text.value).toEqual({ embedding: numbers, text: 'words', more: numbers });
+  });
+
+  it('refuse a list of numbers that is not base64 of finite doubles, and a result that names no place', () => {
+    const line = Buffer.from('{"type":"result","call":"c-1","texts":[],"numbers":[5],"value":{"a":""}}');
+    const read = readResultWithTexts(line)!;
+    const nan = Buffer.alloc(8);
+    nan.writeDoubleLE(Number.NaN);
+    for (const bad of ['AAAAAAAA8D8', 'AAAAAAAA8D8=!', nan.toString('base64'), 'AAAA']) {
+      expect(() => withTexts(read.value, read.places, [[Buffer.from(bad)]])).toThrow(ProtocolError);
+    }
+    expect(() => readResultWithTexts(Buffer.from('{"type":"result","call":"c-1","texts":[],"value":{"a":""}}'))).toThrow(ProtocolError);
   });
 });
 

@@ -65,7 +65,7 @@ class CallRunner:
                 if isinstance(value, StreamedChunks):
                     outcome = protocol.streamed(call_id, value.count)
                 else:
-                    outcome = protocol.result(call_id, to_json_value(value, self._max_value_depth))
+                    outcome = protocol.result(call_id, to_json_value(value, self._max_value_depth, doubles=True))
         except CallWithdrawn:
             return  # another worker runs it, with its uploads: nothing to say, nothing to delete
         except CallCancelled:

@@ -14,7 +14,7 @@ from typing import Any, Callable, Optional
 from ..app import COMPUTE_CHOICES, PROVIDER_CHOICES
 from ..common.exceptions import JobException
 
-PROTOCOL_VERSION = 8  # 2: cancels have a pipe of their own; 3: a generator ends with `streamed`; 4: `direct`; 5: a call's `texts`; 6: its `numbers`; 7: their `line_bytes`; 8: `withdraw`
+PROTOCOL_VERSION = 9  # 2: cancels have a pipe of their own; 3: a generator ends with `streamed`; 4: `direct`; 5: a call's `texts`; 6: its `numbers`; 7: their `line_bytes`; 8: `withdraw`; 9: a result's `numbers`
 SETUP_STAGES = ("import", "lifespan", "schema")
 
 

@@ -1,6 +1,7 @@
 """Endpoint results (and chunks) -> the JSON VALUE of docs/worker-protocol.md."""
 from __future__ import annotations
 
+import array
 import dataclasses
 import datetime
 import enum
@@ -10,6 +11,7 @@ import sys
 from typing import Any, Optional
 
 from ..file_model import FileModel
+from .doubles import DOUBLES_MIN, Doubles
 from .file_reference import INLINE_LIMIT, write_file_reference
 from ..media import ImageFile, MediaFile
 from .value_depth import ResultTooDeep
@@ -30,17 +32,18 @@ def _note_large_integer(value: int) -> None:
               file=sys.stderr)
 
 
-def to_json_value(value: Any, max_depth: Optional[int] = None) -> Any:
+def to_json_value(value: Any, max_depth: Optional[int] = None, doubles: bool = False) -> Any:
     """Plain JSON for `value`. Media above 64 KiB become `$file` references; values without a
     JSON form raise TypeError naming their type, and lists and dicts nested more than
-    `max_depth` levels deep raise ResultTooDeep."""
-    return _json_value(value, max_depth if max_depth is not None else math.inf, max_depth)
+    `max_depth` levels deep raise ResultTooDeep. With `doubles`, a long list of floats (or a
+    numpy array of them) may be a Doubles instead of a list."""
+    return _json_value(value, max_depth if max_depth is not None else math.inf, max_depth, doubles)
 
 
-def _json_value(value: Any, levels_left: float, max_depth: Optional[int]) -> Any:
+def _json_value(value: Any, levels_left: float, max_depth: Optional[int], doubles: bool = False) -> Any:
     """`levels_left`: how many more lists and dicts may nest from here."""
     if type(value) is dict:  # the commonest result: no media, enum or model check can match it
-        return _dict_value(value, levels_left, max_depth)
+        return _dict_value(value, levels_left, max_depth, doubles)
     if isinstance(value, int) and not isinstance(value, bool) and abs(value) > _LARGEST_EXACT_INTEGER:
         _note_large_integer(value)  # sent as is; many JSON readers read it rounded
         return value
@@ -53,32 +56,38 @@ def _json_value(value: Any, levels_left: float, max_depth: Optional[int]) -> Any
     if is_media_toolkit_file(value):  # media-toolkit's own, as services written for apipod return
         return _media_value(MediaFile.from_bytes(value.to_bytes(), value.file_name, value.content_type))
     if isinstance(value, enum.Enum):
-        return _json_value(value.value, levels_left, max_depth)
+        return _json_value(value.value, levels_left, max_depth, doubles)
     if is_pydantic_model(value):
         # Before `to_json`: the openai SDK's models (ChatCompletion, ...) and LangChain's
         # messages have one, returning a JSON text or LangChain's own envelope, not their fields.
-        return _json_value(value.model_dump() if hasattr(value, "model_dump") else value.dict(), levels_left, max_depth)
+        return _json_value(value.model_dump() if hasattr(value, "model_dump") else value.dict(), levels_left, max_depth, doubles)
     # Containers go item by item, MediaList and MediaDict too (before their to_json), so their
     # large media travel as files.
     if isinstance(value, dict):
-        return _dict_value(value, levels_left, max_depth)
+        return _dict_value(value, levels_left, max_depth, doubles)
     if isinstance(value, (list, tuple, set, frozenset)):
         below = _level_below(levels_left, max_depth)
-        return [_json_value(item, below, max_depth) for item in value]
+        if doubles and isinstance(value, (list, tuple)):
+            as_doubles = _float_list_doubles(value)
+            if as_doubles is not None:
+                return as_doubles
+        return [_json_value(item, below, max_depth, doubles) for item in value]
     if callable(getattr(value, "to_json", None)) and not isinstance(value, type):
-        return _json_value(value.to_json(), levels_left, max_depth)
+        return _json_value(value.to_json(), levels_left, max_depth, doubles)
     if isinstance(value, FileModel):
         return _file_model_value(value)
     if isinstance(value, (bytes, bytearray, memoryview)):  # a file, as its schema says (and large ones by reference)
         return _media_value(MediaFile.from_bytes(bytes(value)))
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         below = _level_below(levels_left, max_depth)
-        return {field.name: _json_value(getattr(value, field.name), below, max_depth) for field in dataclasses.fields(value)}
+        return {field.name: _json_value(getattr(value, field.name), below, max_depth, doubles) for field in dataclasses.fields(value)}
     if isinstance(value, (datetime.datetime, datetime.date, datetime.time)):
         return value.isoformat()
     if is_uuid(value):
         return str(value)
     if is_numpy_value(value):
+        if doubles and getattr(value, "ndim", 0) >= 1:
+            return _numpy_array_value(value, levels_left, max_depth)
         return _json_value(value.tolist(), levels_left, max_depth)  # arrays to nested lists, numpy scalars to Python numbers
     if is_pil_image(value):
         return _media_value(ImageFile.from_pil(value))
@@ -86,9 +95,36 @@ def _json_value(value: Any, levels_left: float, max_depth: Optional[int]) -> Any
                     "a pydantic model, bytes or a media file (ImageFile, ...)")
 
 
-def _dict_value(value: dict, levels_left: float, max_depth: Optional[int]) -> dict:
+def _dict_value(value: dict, levels_left: float, max_depth: Optional[int], doubles: bool = False) -> dict:
     below = _level_below(levels_left, max_depth)
-    return {_json_key(key): _json_value(item, below, max_depth) for key, item in value.items()}
+    return {_json_key(key): _json_value(item, below, max_depth, doubles) for key, item in value.items()}
+
+
+def _float_list_doubles(items: list | tuple) -> Optional[Doubles]:
+    """A long list of finite floats (exactly float: an int, a bool or a float subclass stays
+    as JSON writes it) as Doubles; each check runs in C, ~0.1 us an item."""
+    if len(items) < DOUBLES_MIN or set(map(type, items)) != {float}:
+        return None
+    data = array.array("d", items)
+    # A sum of finite floats may overflow; a non-finite one (sent as null) makes it non-finite.
+    if not math.isfinite(sum(data)) and not all(map(math.isfinite, data)):
+        return None
+    if sys.byteorder == "big":
+        data.byteswap()
+    return Doubles(data.tobytes(), len(items))
+
+
+def _numpy_array_value(value: Any, levels_left: float, max_depth: Optional[int]) -> Any:
+    """A numpy array as nested lists, as `tolist()` makes them, but each long row of finite
+    floats as Doubles, made from its memory without a Python float for each item."""
+    below = _level_below(levels_left, max_depth)
+    if value.ndim > 1:
+        return [_numpy_array_value(row, below, max_depth) for row in value]
+    if value.dtype.kind == "f" and len(value) >= DOUBLES_MIN:
+        data = value.astype("<f8")
+        if bool(sys.modules["numpy"].isfinite(data).all()):  # a NaN or infinity is sent as null
+            return Doubles(data.tobytes(), len(data))
+    return _json_value(value.tolist(), levels_left, max_depth)
 
 
 def _level_below(levels_left: float, max_depth: Optional[int]) -> float:
