@@ -9,6 +9,8 @@
 //            the image also as svc jobs (serverless compute, `Prefer: wait`, answered with the
 //            job's envelope), their store a SQLite file, memory and Redis ("svc job", "svc job (memory)",
 //            "svc job (Redis)": a redis-server of the run's own, when one is installed)
+//   embedding  POST /embed {"text":"hello"} answered with an embedding, {"embedding": 1,536 floats,
+//            "tokens": N} (svc, its job and FastAPI only), at the large suite's concurrencies
 //   busy     the trivial echo at one concurrency with a CPU-bound process running beside it
 //   cold     spawn to the first 200 answer
 //   memory   resident memory of every process of a started, idle server (2 s and 15 s after one request)
@@ -19,7 +21,7 @@
 //
 // Usage: node bench/serve/run.js [--duration 5] [--rounds 3] [--concurrency 1,16,64]
 //          [--large-concurrency 1,4] [--busy-concurrency 16] [--spin-n 90000]
-//          [--spin-concurrency 4] [--only trivial,large,busy,cold,memory,cpu]
+//          [--spin-concurrency 4] [--only trivial,large,embedding,busy,cold,memory,cpu]
 //          [--peers svc,'FastAPI async'] [--markdown]
 // --peers keeps only the named servers (FastAPI async, the base of every ratio, always stays).
 // Needs: wrk (`apt-get install wrk`) and the CLI bundle (`node scripts/bundle.js`). Creates a
@@ -51,7 +53,7 @@ const PINS = {
   bentoml: ['bentoml==1.4.40'],
   cog: ['cog==0.23.1'],
 };
-const SUITES = ['trivial', 'large', 'busy', 'cold', 'memory', 'cpu'];
+const SUITES = ['trivial', 'large', 'embedding', 'busy', 'cold', 'memory', 'cpu'];
 const BASE = 'FastAPI async';
 
 const { values } = parseArgs({
@@ -96,6 +98,9 @@ try {
     await loadSuite(peers.filter((peer) => peer.image), 'image', list(values['large-concurrency']), '1.5 MB PNG sent as base64 in JSON, answered as the image');
     await loadSuite(peers.filter((peer) => peer.numbers), 'numbers', list(values['large-concurrency']), 'a JSON list of 200,000 numbers (1.6 MB) averaged');
   }
+  if (suites.has('embedding')) {
+    await loadSuite(peers.filter((peer) => peer.embed), 'embed', list(values['large-concurrency']), 'An embedding answered: POST /embed {"text":"hello"}, {"embedding": 1,536 floats, "tokens": 1}');
+  }
   if (suites.has('busy')) {
     const fastapis = peers.filter((peer) => ['svc', 'FastAPI def', BASE, 'node:http'].includes(peer.name));
     await loadSuite(fastapis, 'echo', list(values['busy-concurrency']), 'Busy machine: POST /echo with `python3 -c "while True: pass"` running beside', { busy: true });
@@ -128,6 +133,7 @@ function writeBodies() {
     cogLarge: writeWrkScript('large-cog.lua', json({ input: { text } }), 'application/json'),
     image: writeWrkScript('image.lua', imageBody(png), 'application/json', { Accept: 'image/png' }),
     largeJob: writeWrkScript('large-job.lua', largeTextBody(), 'application/json', { Prefer: 'wait=30' }),
+    embedJob: writeWrkScript('echo-job.lua', json({ text: 'hello' }), 'application/json', { Prefer: 'wait=30' }),
     imageJob: writeWrkScript('image-job.lua', imageBody(png), 'application/json', { Prefer: 'wait=30' }),
     cogImage: writeWrkScript('image-cog.lua', json({ input: { image: `data:image/png;base64,${image}` } }), 'application/json'),
   };
@@ -159,6 +165,7 @@ function definePeers(venvs, bodies) {
       large: ['/echo', bodies.large],
       image: ['/image', bodies.image],
       numbers: ['/mean', bodies.numbers],
+      embed: ['/embed', bodies.echo],
     },
     // Serverless compute: each call a job, answered once it ends (`Prefer: wait`) with the job's
     // envelope (an image as its base64), kept in a SQLite file of this run's own, and in memory.
@@ -173,9 +180,10 @@ function definePeers(venvs, bodies) {
       start: (port) => [process.execPath, [...svcStartArgs(venvs, port, 1), '--compute', 'serverless', '--job-store', store, ...extra], here],
       large: ['/echo', bodies.largeJob],
       image: ['/image', bodies.imageJob],
+      embed: ['/embed', bodies.embedJob],
     })),
-    { name: 'FastAPI def', start: uvicorn, echo: ['/echo', bodies.echo], large: ['/echo', bodies.large] },
-    { name: BASE, start: uvicorn, echo: ['/echo-async', bodies.echo], large: ['/echo-async', bodies.large], image: ['/image-async', bodies.image], numbers: ['/mean-async', bodies.numbers] },
+    { name: 'FastAPI def', start: uvicorn, echo: ['/echo', bodies.echo], large: ['/echo', bodies.large], embed: ['/embed', bodies.echo] },
+    { name: BASE, start: uvicorn, echo: ['/echo-async', bodies.echo], large: ['/echo-async', bodies.large], image: ['/image-async', bodies.image], numbers: ['/mean-async', bodies.numbers], embed: ['/embed-async', bodies.echo] },
     {
       name: 'apipod (PyPI)',
       start: (port) => [...py('apipod', 'python', 'service.py'), join(here, 'apipod_pypi'), { APIPOD_HOST: '127.0.0.1', APIPOD_PORT: String(port) }],

@@ -1,4 +1,6 @@
 # Served by `svc start bench/serve/svc` (svc's own python/apipod toolkit).
+import math
+
 from apipod import APIPod, ImageFile
 
 app = APIPod(title="bench")
@@ -25,3 +27,13 @@ def spin(n: int) -> dict:
 @app.endpoint("/mean")
 def mean(values: list[float]) -> dict:
     return {"count": len(values), "mean": sum(values) / len(values)}
+
+
+# An embedding model's answer: 1,536 floats of full precision (a model's are computed per
+# request; the same list here, as in bench/serve/fastapi).
+EMBEDDING = [math.sin(index * 12.9898) * 0.05 for index in range(1536)]
+
+
+@app.endpoint("/embed")
+def embed(text: str) -> dict:
+    return {"embedding": EMBEDDING, "tokens": len(text.split())}
