@@ -17,6 +17,12 @@ export function imageBody(png = randomPng(700, 700)) {
   return JSON.stringify({ image: png.toString('base64') });
 }
 
+/** A PNG as a multipart form's one file part, `image`, as `curl -F image=@photo.png` sends it. */
+export function multipartImageBody(png, boundary) {
+  const head = `--${boundary}\r\nContent-Disposition: form-data; name="image"; filename="photo.png"\r\nContent-Type: image/png\r\n\r\n`;
+  return Buffer.concat([Buffer.from(head), png, Buffer.from(`\r\n--${boundary}--\r\n`)]);
+}
+
 /** An RGB PNG of random pixels: the size a photo has, which compression cannot shrink. */
 export function randomPng(width, height) {
   const chunk = (type, data) => {

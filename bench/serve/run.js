@@ -5,6 +5,7 @@
 // bare node:http echo as the ceiling. Suites:
 //   trivial  POST /echo {"text":"hello"} at several concurrencies (req/s, p50, p99)
 //   large    a 2 MB JSON string echoed, a 1.5 MB PNG sent as base64 and answered as the image,
+//            the PNG uploaded as a multipart form (svc and FastAPI only),
 //            and a JSON list of 200,000 numbers averaged (svc and FastAPI only); the string and
 //            the image also as svc jobs (serverless compute, `Prefer: wait`, answered with the
 //            job's envelope), their store a SQLite file, memory and Redis ("svc job", "svc job (memory)",
@@ -36,7 +37,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { median, ms, printTable, push, rotate } from '../lib/numbers.js';
 import { freePort, run } from '../lib/processes.js';
-import { imageBody, largeTextBody, numbersBody, randomPng } from '../lib/payloads.js';
+import { imageBody, largeTextBody, multipartImageBody, numbersBody, randomPng } from '../lib/payloads.js';
 import { hasRedisServer, redisVersion, startRedisServer } from '../lib/redis.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -47,7 +48,7 @@ const svcBin = join(root, 'bin', 'svc.js');
 // (this machine's imports certifi at start-up: +5 MiB and +20 ms a process) that no peer loads.
 const PINS = {
   svc: [],
-  fastapi: ['fastapi==0.165.0', 'uvicorn[standard]==0.54.0'],
+  fastapi: ['fastapi==0.165.0', 'uvicorn[standard]==0.54.0', 'python-multipart==0.0.34'],
   apipod: ['apipod==1.0.33'],
   litserve: ['litserve==0.2.19'],
   bentoml: ['bentoml==1.4.40'],
@@ -96,6 +97,7 @@ try {
   if (suites.has('large')) {
     await loadSuite(peers.filter((peer) => peer.large), 'large', list(values['large-concurrency']), '2 MB JSON string echoed ({"text": 2,000,000 characters})');
     await loadSuite(peers.filter((peer) => peer.image), 'image', list(values['large-concurrency']), '1.5 MB PNG sent as base64 in JSON, answered as the image');
+    await loadSuite(peers.filter((peer) => peer.upload), 'upload', list(values['large-concurrency']), '1.5 MB PNG uploaded as a multipart form, answered as the image');
     await loadSuite(peers.filter((peer) => peer.numbers), 'numbers', list(values['large-concurrency']), 'a JSON list of 200,000 numbers (1.6 MB) averaged');
   }
   if (suites.has('embedding')) {
@@ -132,6 +134,7 @@ function writeBodies() {
     numbers: writeWrkScript('numbers.lua', numbersBody(), 'application/json'),
     cogLarge: writeWrkScript('large-cog.lua', json({ input: { text } }), 'application/json'),
     image: writeWrkScript('image.lua', imageBody(png), 'application/json', { Accept: 'image/png' }),
+    upload: writeWrkScript('upload.lua', multipartImageBody(png, 'svc-bench-boundary'), 'multipart/form-data; boundary=svc-bench-boundary', { Accept: 'image/png' }),
     largeJob: writeWrkScript('large-job.lua', largeTextBody(), 'application/json', { Prefer: 'wait=30' }),
     embedJob: writeWrkScript('echo-job.lua', json({ text: 'hello' }), 'application/json', { Prefer: 'wait=30' }),
     imageJob: writeWrkScript('image-job.lua', imageBody(png), 'application/json', { Prefer: 'wait=30' }),
@@ -166,6 +169,7 @@ function definePeers(venvs, bodies) {
       image: ['/image', bodies.image],
       numbers: ['/mean', bodies.numbers],
       embed: ['/embed', bodies.echo],
+      upload: ['/image', bodies.upload],
     },
     // Serverless compute: each call a job, answered once it ends (`Prefer: wait`) with the job's
     // envelope (an image as its base64), kept in a SQLite file of this run's own, and in memory.
@@ -183,7 +187,7 @@ function definePeers(venvs, bodies) {
       embed: ['/embed', bodies.embedJob],
     })),
     { name: 'FastAPI def', start: uvicorn, echo: ['/echo', bodies.echo], large: ['/echo', bodies.large], embed: ['/embed', bodies.echo] },
-    { name: BASE, start: uvicorn, echo: ['/echo-async', bodies.echo], large: ['/echo-async', bodies.large], image: ['/image-async', bodies.image], numbers: ['/mean-async', bodies.numbers], embed: ['/embed-async', bodies.echo] },
+    { name: BASE, start: uvicorn, echo: ['/echo-async', bodies.echo], large: ['/echo-async', bodies.large], image: ['/image-async', bodies.image], upload: ['/upload-async', bodies.upload], numbers: ['/mean-async', bodies.numbers], embed: ['/embed-async', bodies.echo] },
     {
       name: 'apipod (PyPI)',
       start: (port) => [...py('apipod', 'python', 'service.py'), join(here, 'apipod_pypi'), { APIPOD_HOST: '127.0.0.1', APIPOD_PORT: String(port) }],

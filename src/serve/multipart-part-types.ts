@@ -17,7 +17,7 @@ const CLOSE = Buffer.from('--');
  */
 export class PartContentTypes {
   private readonly delimiter: Buffer;
-  private pending = Buffer.from('\r\n'); // the body's first delimiter has no CRLF before it
+  private pending: Buffer = Buffer.from('\r\n'); // the body's first delimiter has no CRLF before it
   private state: 'body' | 'headers' | 'done' = 'body';
   private readonly fileParts: boolean[] = [];
 
@@ -43,7 +43,7 @@ export class PartContentTypes {
     // Past the closing delimiter, or a header block too long to read: the rest of the body is
     // the parser's alone, and kept here it would be copied again with every chunk.
     if (this.state === 'done') return;
-    this.pending = Buffer.concat([this.pending, chunk]);
+    this.pending = this.pending.length === 0 ? chunk : this.state === 'body' ? this.afterSeam(chunk) : Buffer.concat([this.pending, chunk]);
     for (;;) {
       if (this.state === 'body') {
         const found = this.pending.indexOf(this.delimiter);
@@ -70,6 +70,23 @@ export class PartContentTypes {
       this.pending = this.pending.subarray(end + HEADER_END.length);
       this.state = 'body';
     }
+  }
+
+  /**
+   * In a part's body only a delimiter matters, and the bytes kept from the last chunk are
+   * fewer than one: what of a delimiter they start is finished within this chunk's first bytes.
+   * So they are joined to those bytes alone, not the whole chunk copied behind them (a 1.5 MB
+   * upload was copied whole, a chunk at a time). Returns what is left to read: the chunk, or
+   * from the start of the part's headers when the delimiter crossed into it.
+   */
+  private afterSeam(chunk: Buffer): Buffer {
+    const kept = this.pending.length;
+    const seam = Buffer.concat([this.pending, chunk.subarray(0, this.delimiter.length - 1)]);
+    const found = seam.indexOf(this.delimiter);
+    // A chunk shorter than that may end inside a delimiter still: all of it is kept.
+    if (found === -1) return chunk.length >= this.delimiter.length - 1 ? chunk : seam;
+    this.state = 'headers';
+    return chunk.subarray(found + this.delimiter.length - kept);
   }
 
   /** The rest of the delimiter line, then one header a line. */

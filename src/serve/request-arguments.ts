@@ -1,11 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { createWriteStream } from 'node:fs';
-import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { pipeline } from 'node:stream/promises';
 import type { FastifyRequest } from 'fastify';
 import type { CancelSignal } from '../worker/cancel-signal.js';
-import { removeStagedFiles, writeTransitFile } from '../worker/transit-files.js';
+import { removeStagedFiles, writeTransitFile, writeTransitStream } from '../worker/transit-files.js';
 import { isJsonObject, jsonTypeOf, type LongString, type Value } from '../worker/protocol.js';
 import type { EndpointInputs, ParameterInput } from './endpoint-inputs.js';
 import { fieldPath, HttpError } from './http-error.js';
@@ -220,9 +217,9 @@ async function readMultipart(request: FastifyRequest, inputs: EndpointInputs, up
       }
       const path = join(uploadDir, randomUUID());
       stagedFiles.push(path);
-      await pipeline(part.file, createWriteStream(path));
+      const size = await writeTransitStream(path, part.file);
       // What a browser's form sends for a file input left empty: no name, no bytes. It is no file.
-      if (part.filename === '' && (await stat(path)).size === 0) continue;
+      if (part.filename === '' && size === 0) continue;
       // No content type given: the worker tells it from the bytes and the file name.
       const reference = { $file: { path, file_name: part.filename || null, content_type: (gaveContentType && part.mimetype) || null } };
       files[part.fieldname] = upload?.repeated ? [...((files[part.fieldname] as Value[] | undefined) ?? []), reference] : reference;

@@ -1,5 +1,6 @@
-import { closeSync, fstatSync, openSync, readSync, rmSync, writeFileSync } from 'node:fs';
+import { closeSync, fstatSync, openSync, readSync, rmSync, write, writeFileSync, writeSync } from 'node:fs';
 import { readFile, rm, writeFile } from 'node:fs/promises';
+import { promisify } from 'node:util';
 
 /*
  * The files gateway and workers hand each other's payloads in (APIPOD_FILE_DIR: uploads,
@@ -16,6 +17,33 @@ export async function writeTransitFile(path: string, bytes: Buffer): Promise<voi
   if (isWrittenAtOnce(bytes.length)) writeFileSync(path, bytes);
   else await writeFile(path, bytes);
 }
+
+/**
+ * Writes a transit file from a stream as its chunks arrive (a multipart upload's part): its
+ * first AT_ONCE_BYTES on the event loop, a chunk at a time, as writeTransitFile writes a file
+ * of that size; the rest through the pool. Streamed to a write stream, each 64 KiB chunk was a
+ * hand-off to the pool and back: 1-1.7 ms of the gateway's CPU for a 1.5 MB upload. Returns
+ * the file's size.
+ */
+export async function writeTransitStream(path: string, chunks: AsyncIterable<Buffer>): Promise<number> {
+  const descriptor = openSync(path, 'w');
+  try {
+    let written = 0;
+    for await (const chunk of chunks) {
+      written += chunk.length;
+      for (let offset = 0; offset < chunk.length; ) {
+        offset += isWrittenAtOnce(written) ? writeSync(descriptor, chunk, offset) : await writeInPool(descriptor, chunk, offset);
+      }
+    }
+    return written;
+  } finally {
+    closeSync(descriptor);
+  }
+}
+
+const writeInPool = promisify((descriptor: number, bytes: Buffer, offset: number, done: (error: Error | null, written: number) => void) => {
+  write(descriptor, bytes, offset, bytes.length - offset, null, (error, written) => done(error, written));
+});
 
 /** Whether a transit file of this size is written on the event loop (writeTransitFile): one that can be written without waiting. */
 export function isWrittenAtOnce(size: number): boolean {

@@ -3,7 +3,7 @@
 import base64
 import math
 
-from fastapi import FastAPI, Response
+from fastapi import FastAPI, File, Response, UploadFile
 from pydantic import BaseModel
 
 app = FastAPI(title="bench")
@@ -39,6 +39,12 @@ async def echo_async(body: EchoIn) -> dict:
 async def image_async(body: ImageIn) -> Response:
     # As svc's ImageFile takes it: base64 in, the image's bytes out.
     return Response(base64.b64decode(body.image), media_type="image/png")
+
+
+@app.post("/upload-async")
+async def upload_async(image: UploadFile = File(...)) -> Response:
+    # As svc's ImageFile takes a multipart upload: the file in, the image's bytes out.
+    return Response(await image.read(), media_type="image/png")
 
 
 @app.post("/mean-async")
