@@ -6,6 +6,8 @@ import { disconnectStalled } from './stalled-client.js';
 
 /** A JSON text this long or shorter is sent at once: as long as the text of a value sendJson sends as one string. */
 const SMALL_TEXT_BYTES = 64 * 1024;
+/** A JSON text this long or shorter is sent as a string: decoding it costs less than a second piece to write. */
+const SHORT_TEXT_BYTES = 4 * 1024;
 
 /**
  * Sends a value as JSON (`application/json`, with its Content-Length). A small value goes
@@ -32,6 +34,10 @@ export function sendJson(reply: FastifyReply, value: JsonTree, sendTimeoutMs: nu
  */
 export function sendJsonText(reply: FastifyReply, text: JsonText, sendTimeoutMs: number): FastifyReply {
   reply.type('application/json; charset=utf-8');
+  if (text.length <= SHORT_TEXT_BYTES && text.pieces.length === 1) {
+    // As a string, Node writes it in one write with the response's head; a buffer takes a writev of both (~2-4 µs more a response).
+    return reply.send(text.pieces[0]!.toString('utf8'));
+  }
   if (text.length <= SMALL_TEXT_BYTES) {
     const { pieces } = text;
     return reply.send(pieces.length === 1 ? pieces[0] : Buffer.concat(pieces, text.length));

@@ -88,8 +88,20 @@ export class JsonText {
    * `"key"`. True may be a false alarm (the text inside a string); the caller then parses.
    */
   mayHoldKey(key: string): boolean {
-    return this.pieces.some((piece) => piece.includes(`"${key}"`));
+    const quoted = quotedKey(key);
+    return this.pieces.some((piece) => piece.includes(quoted));
   }
+}
+
+/** A key as JSON writes it, as bytes: made once per key, since every result is searched for the same few. */
+const quotedKeys = new Map<string, Buffer>();
+function quotedKey(key: string): Buffer {
+  let quoted = quotedKeys.get(key);
+  if (quoted === undefined) {
+    quoted = Buffer.from(`"${key}"`);
+    quotedKeys.set(key, quoted);
+  }
+  return quoted;
 }
 
 /**
