@@ -12,11 +12,10 @@ class Doubles:
     carries as base64 (EventWriter): Python writes a float as JSON in ~0.45 us, the gateway
     in a tenth of that, and an embedding's 1,536 of them were most of its call's time."""
 
-    __slots__ = ("data", "count")
+    __slots__ = ("data",)
 
-    def __init__(self, data: bytes, count: int):
+    def __init__(self, data: bytes):
         self.data = data
-        self.count = count
 
     def tolist(self) -> list[float]:
         doubles = array.array("d", self.data)

@@ -111,7 +111,7 @@ def _float_list_doubles(items: list | tuple) -> Optional[Doubles]:
         return None
     if sys.byteorder == "big":
         data.byteswap()
-    return Doubles(data.tobytes(), len(items))
+    return Doubles(data.tobytes())
 
 
 def _numpy_array_value(value: Any, levels_left: float, max_depth: Optional[int]) -> Any:
@@ -123,7 +123,7 @@ def _numpy_array_value(value: Any, levels_left: float, max_depth: Optional[int])
     if value.dtype.kind == "f" and len(value) >= DOUBLES_MIN:
         data = value.astype("<f8")
         if bool(sys.modules["numpy"].isfinite(data).all()):  # a NaN or infinity is sent as null
-            return Doubles(data.tobytes(), len(data))
+            return Doubles(data.tobytes())
     return _json_value(value.tolist(), levels_left, max_depth)
 
 
