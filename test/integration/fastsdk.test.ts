@@ -57,6 +57,12 @@ describe('fastsdk against svc start --compute serverless', () => {
     expect(seen.cancel_seconds).toBeLessThan(5);
   });
 
+  it('receives an embedding as the same floats, whole ones as floats, and a seed past 2^53 exact', () => {
+    expect(seen.embed).toEqual({
+      value: { embedding_exact: true, types: ['float'], whole_exact: true, tokens: 2, seed: '18446744073709551617', seed_type: 'int' },
+    });
+  });
+
   it("streams a generator's chunks as they come, by the envelope's stream link", () => {
     expect(seen.stream_chunks).toEqual({ value: ['token 1', 'token 2', 'token 3'] });
     // The result, as the toolkit gives it: the text chunks joined.
