@@ -194,6 +194,18 @@ describe('jobs written to a SQLite file', () => {
     expect(rowsOnDisk(path).map((row) => row.result?.length)).toEqual(Array(20).fill(each + 2));
   });
 
+  it("copies the log back in the thread too once many commits' results come to much together (embeddings, one a commit)", async () => {
+    const { store, path } = openStore();
+    // A 1,536-float embedding's JSON is ~30 KB: ten commits of one pass what asks for a copy, and SQLite alone waits for 4 MiB.
+    for (let count = 0; count < 10; count++) {
+      const job = store.create('/embed', null, false, {});
+      store.move(job, 'PROCESSING');
+      store.move(job, 'FINISHED', { result: 'e'.repeat(30_000) });
+      await store.persisted();
+    }
+    await expect.poll(() => logCopiedBack(path), { timeout: 5000 }).toBe(true);
+  });
+
   it('keeps a large result in a file of its own beside the SQLite file, out of its log, and gives it back to the next server', async () => {
     const { store, journal, path } = openStore();
     const text = `é ${'r'.repeat(2 * 2 ** 20)}`;

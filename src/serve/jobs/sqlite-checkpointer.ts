@@ -7,8 +7,9 @@ import { Worker } from 'node:worker_threads';
  * each took that commit from ~3 to ~8 ms on average, up to 22 ms, the copy and its fsync
  * (bench/RESULTS.md). Every request waits while the event loop does.
  *
- * Asked after each commit that wrote much, the thread copies that commit while the event loop
- * goes on; the next commit then finds the log copied and writes it from its start again. The
+ * Asked once commits have written much (one commit of a large result, or many of medium
+ * ones), the thread copies them while the event loop goes on; the next commit then finds the
+ * log copied and writes it from its start again. The
  * commit's own checkpoint stays as it was: when the thread falls behind (commits quicker than
  * their copies), the log still stops at 4 MiB, and that checkpoint has little left to copy.
  * Commits of small jobs never ask, and never start the thread (a few MiB of memory).

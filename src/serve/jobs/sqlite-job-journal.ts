@@ -26,7 +26,7 @@ const GROUP_MS = 10;
 const GATHER_MS = 1;
 /** How long gathering stays off after a commit that waited gathered no other answer (jobs end too slowly for it to pay). */
 const GATHER_PAUSE_MS = 20;
-/** A commit whose results, arguments and chunks come to this many characters has its log copied back by the checkpointer's thread. */
+/** Once commits' results, arguments and chunks come to this many characters, the checkpointer's thread copies the log back. */
 const CHECKPOINT_AFTER_CHARS = 256 * 1024;
 
 const SCHEMA = `
@@ -130,6 +130,7 @@ export class SqliteJobJournal implements JobJournal {
   private readonly checkpointer: SqliteCheckpointer;
   /** How much of results, arguments and chunks (characters, or bytes) the commit under way writes. */
   private charsThisCommit = 0;
+  private charsSinceCheckpoint = 0;
   /** When the last job recorded to be written when answered was (performance.now()). */
   private lastAnswerAt = -Infinity;
   /** Jobs answered since the last commit, and whether one of them waited to gather others. */
@@ -164,8 +165,12 @@ export class SqliteJobJournal implements JobJournal {
         this.written = false;
         if (error === null) this.uncommitted = null;
         if (error === null) this.settleApartValues();
-        if (error === null && this.charsThisCommit >= CHECKPOINT_AFTER_CHARS) this.checkpointer.request();
+        if (error === null) this.charsSinceCheckpoint += this.charsThisCommit;
         this.charsThisCommit = 0;
+        if (this.charsSinceCheckpoint >= CHECKPOINT_AFTER_CHARS) {
+          this.checkpointer.request();
+          this.charsSinceCheckpoint = 0;
+        }
         if (error !== null && !failing) {
           warn(`${where} cannot be written (${error.message}): new jobs get 503 until it can; the changes of the jobs already accepted are kept and written then`);
         } else if (error === null && failing) warn(`${where} is written again`);
