@@ -17,7 +17,7 @@ const STRING_SLICE_CHARS = 64 * 1024;
 /** The longest a JSON number, true, false or null is written (-1.2345678901234567e-300). */
 const NUMBER_CHARS = 24;
 /**
- * What an array or object counts for in `isSmallJson`: more than its brackets, so that
+ * What an array or object counts for in `smallJson`: more than its brackets, so that
  * JSON.stringify, which recurses, never meets more than 2,048 of them (Node's stack
  * overflows near 4,500 levels).
  */

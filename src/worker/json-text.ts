@@ -1,6 +1,6 @@
 import { hasControlByte } from './control-bytes.js';
 import { doublesJson } from './doubles-json.js';
-import { COPIED_VALUE_BYTES, type ResultPlace, type Value } from './protocol.js';
+import type { ResultPlace, Value } from './protocol.js';
 
 /**
  * A value's JSON text as the worker wrote it (UTF-8), kept as bytes: a large result the
@@ -139,16 +139,14 @@ export class PlainStringText extends JsonText {
  * was read in (line-reader.ts), a string's UTF-8, which goes on as it is rather than joined,
  * or base64 of doubles, written as JSON here (doublesJson). Such a string is its own JSON when
  * it holds no quote, backslash or control byte, as long strings mostly do; one that does is
- * escaped by JSON.stringify. A small value is copied out of its line: a job keeps its result
- * for its TTL, and a view would keep the pipe's whole read.
+ * escaped by JSON.stringify.
  */
 export function withTexts(value: Buffer, places: readonly ResultPlace[], lines: readonly (readonly Buffer[])[]): JsonText {
-  const own = value.length < COPIED_VALUE_BYTES ? Buffer.from(value) : value;
   const pieces: Buffer[] = [];
   let from = 0;
   places.forEach(({ offset, kind }, index) => {
     const line = lines[index]!;
-    pieces.push(own.subarray(from, offset));
+    pieces.push(value.subarray(from, offset));
     if (kind === 'numbers') {
       pieces.push(doublesJson(line.length === 1 ? line[0]! : Buffer.concat(line)));
     } else if (line.some((part) => part.includes(QUOTE) || part.includes(BACKSLASH) || hasControlByte(part, 0, part.length))) {
@@ -158,7 +156,7 @@ export function withTexts(value: Buffer, places: readonly ResultPlace[], lines: 
     }
     from = offset + 2;
   });
-  pieces.push(own.subarray(from));
+  pieces.push(value.subarray(from));
   return new JsonText(pieces);
 }
 

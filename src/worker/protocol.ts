@@ -249,7 +249,7 @@ function doublesOf(numbers: readonly number[]): Buffer {
 const RESULT_START = Buffer.from('{"type":"result","call":"');
 const VALUE_KEY = Buffer.from('","value":');
 /** A value shorter than this is copied out of the pipe's read: a job keeps its result for its TTL, and a view would keep the whole read. */
-export const COPIED_VALUE_BYTES = 64 * 1024;
+const COPIED_VALUE_BYTES = 64 * 1024;
 
 /**
  * A `result` event as its call and its value's JSON text (UTF-8 bytes), without reading the
@@ -261,14 +261,26 @@ export const COPIED_VALUE_BYTES = 64 * 1024;
  * escape), which parseEvent reads.
  */
 export function readResultValue(line: Buffer): { call: string; value: Buffer } | null {
+  const head = resultHead(line, VALUE_KEY);
+  return head === null ? null : { call: head.call, value: valueFrom(line, head.after) };
+}
+
+/**
+ * A result line's call, and where what follows `key` starts, when `key` comes right after
+ * the call's id (which holds no quote), or null: a large result is not searched through.
+ */
+function resultHead(line: Buffer, key: Buffer): { call: string; after: number } | null {
   if (line[line.length - 1] !== 0x7d || !line.subarray(0, RESULT_START.length).equals(RESULT_START)) return null;
-  // Right after the call's id (which holds no quote), or not at all.
   const callEnd = line.indexOf(0x22, RESULT_START.length);
-  if (callEnd === -1 || !line.subarray(callEnd, callEnd + VALUE_KEY.length).equals(VALUE_KEY)) return null;
+  if (callEnd === -1 || !line.subarray(callEnd, callEnd + key.length).equals(key)) return null;
   const call = line.toString('utf8', RESULT_START.length, callEnd);
-  if (call === '' || call.includes('\\')) return null;
-  const value = line.subarray(callEnd + VALUE_KEY.length, line.length - 1);
-  return { call, value: value.length < COPIED_VALUE_BYTES ? Buffer.from(value) : value };
+  return call === '' || call.includes('\\') ? null : { call, after: callEnd + key.length };
+}
+
+/** The line's bytes from `start` to its last `}`: the value, copied out of the line when short (COPIED_VALUE_BYTES). */
+function valueFrom(line: Buffer, start: number): Buffer {
+  const value = line.subarray(start, line.length - 1);
+  return value.length < COPIED_VALUE_BYTES ? Buffer.from(value) : value;
 }
 
 const TEXTS_KEY = Buffer.from('","texts":[');
@@ -290,35 +302,34 @@ export interface ResultPlace {
  * ProtocolError for offsets that do not point at such places.
  */
 export function readResultWithTexts(line: Buffer): { call: string; places: ResultPlace[]; value: Buffer } | null {
-  if (line[line.length - 1] !== 0x7d || !line.subarray(0, RESULT_START.length).equals(RESULT_START)) return null;
-  // Right after the call's id (which holds no quote), or not at all: a large result is not searched through.
-  const callEnd = line.indexOf(0x22, RESULT_START.length);
-  if (callEnd === -1 || !line.subarray(callEnd, callEnd + TEXTS_KEY.length).equals(TEXTS_KEY)) return null;
-  const call = line.toString('utf8', RESULT_START.length, callEnd);
-  const textsStart = callEnd + TEXTS_KEY.length;
+  const head = resultHead(line, TEXTS_KEY);
+  if (head === null) return null;
+  const { call, after: textsStart } = head;
   const textsEnd = line.indexOf(0x5d, textsStart);
-  if (call === '' || /["\\]/.test(call) || textsEnd === -1) return null;
+  if (textsEnd === -1) return null;
   let numbersEnd = textsEnd;
   if (line.subarray(textsEnd, textsEnd + NUMBERS_KEY.length).equals(NUMBERS_KEY)) {
     numbersEnd = line.indexOf(0x5d, textsEnd + NUMBERS_KEY.length);
     if (numbersEnd === -1) return null;
   }
   if (!line.subarray(numbersEnd, numbersEnd + LIST_END.length).equals(LIST_END)) return null;
-  const value = line.subarray(numbersEnd + LIST_END.length, line.length - 1);
+  const value = valueFrom(line, numbersEnd + LIST_END.length);
   const offsetsIn = (start: number, end: number) => {
     const list = line.toString('latin1', start, end);
     return list === '' ? [] : list.split(',').map(Number);
   };
+  const texts = offsetsIn(textsStart, textsEnd);
+  const numbers = numbersEnd === textsEnd ? [] : offsetsIn(textsEnd + NUMBERS_KEY.length, numbersEnd);
   const places: ResultPlace[] = [
-    ...offsetsIn(textsStart, textsEnd).map((offset) => ({ offset, kind: 'text' as const })),
-    ...(numbersEnd === textsEnd ? [] : offsetsIn(textsEnd + NUMBERS_KEY.length, numbersEnd).map((offset) => ({ offset, kind: 'numbers' as const }))),
+    ...texts.map((offset) => ({ offset, kind: 'text' as const })),
+    ...numbers.map((offset) => ({ offset, kind: 'numbers' as const })),
   ].sort((first, second) => first.offset - second.offset);
-  const lists = line.toString('latin1', callEnd + 2, numbersEnd + 1);
-  if (places.length === 0) throw new ProtocolError(`result: ${lists} name no place in its value`);
+  const named = `its texts' offsets ${JSON.stringify(texts)} and its numbers' ${JSON.stringify(numbers)}`;
+  if (places.length === 0) throw new ProtocolError(`result: ${named} name no place in its value`);
   places.forEach(({ offset }, index) => {
     const after = index === 0 ? 0 : places[index - 1]!.offset + 2;
     if (!Number.isInteger(offset) || offset < after || value[offset] !== 0x22 || value[offset + 1] !== 0x22) {
-      throw new ProtocolError(`result: the offsets of ${lists} do not each point at an empty string in its value`);
+      throw new ProtocolError(`result: ${named} do not each point at an empty string in its value`);
     }
   });
   return { call, places, value };

@@ -12,7 +12,7 @@ import { TERMINAL_STATUSES } from './job-status.js';
  *   `apart` (`result` when its result is `job:ID:result`, not in `job`). It expires its TTL
  *   after the job ends, as do `job:ID:chunks`, the list of a generator's chunks so far
  *   (appended to, so that a stream of many chunks is not written over and over), and
- *   `job:ID:result`, a result of RESULT_APART_BYTES or more as its JSON text.
+ *   `job:ID:result`, a result of LARGE_VALUE_BYTES or more as its JSON text.
  *
  * A large value (LARGE_VALUE_BYTES or more) never passes through a script: Redis hashes every
  * byte of each string a script is given or reads (~1.5 ns a byte), which cost it ~12 ms of
