@@ -1,5 +1,9 @@
 """Cancels and withdraws that come before their call starts: the gateway may send a quick
-worker's next calls behind its running one, and cancel or take back any of them while they wait."""
+worker's next calls behind its running one, and cancel or take back any of them while they wait;
+and a cancel that comes while an event line is being written."""
+import signal
+import threading
+import time
 import unittest
 
 from apipod._runtime.cancellation import CallCancelled, CallWithdrawn, Cancellation
@@ -66,6 +70,50 @@ class WithdrawTest(unittest.TestCase):
                 pass
         with cancellation.running("c-2"):  # its cancel went with it: the gateway runs it elsewhere
             pass
+
+
+class ShieldedWriteTest(unittest.TestCase):
+    def test_a_cancel_that_comes_while_an_event_is_written_is_raised_as_the_write_ends(self):
+        cancellation = Cancellation()
+        cancellation.install()
+        self.addCleanup(signal.signal, signal.SIGINT, signal.default_int_handler)
+        steps = []
+        canceller = threading.Thread(target=cancellation.request, args=("c-1",))
+        with self.assertRaises(CallCancelled):
+            with cancellation.running("c-1"):
+                with cancellation.shielded():
+                    canceller.start()
+                    time.sleep(0.3)  # the signal comes meanwhile, and is held back
+                    steps.append("line written")
+                steps.append("went on")
+        canceller.join()
+        self.assertEqual(steps, ["line written"])
+
+    def test_a_shield_in_another_thread_holds_no_cancel_back(self):
+        cancellation = Cancellation()
+        cancellation.install()
+        self.addCleanup(signal.signal, signal.SIGINT, signal.default_int_handler)
+        entered, release = threading.Event(), threading.Event()
+
+        def progress_from_a_thread():
+            with cancellation.shielded():
+                entered.set()
+                release.wait(5)
+
+        other = threading.Thread(target=progress_from_a_thread)
+        other.start()
+        entered.wait(5)
+        canceller = threading.Thread(target=cancellation.request, args=("c-1",))
+        try:
+            with self.assertRaises(CallCancelled):
+                with cancellation.running("c-1"):
+                    canceller.start()
+                    time.sleep(5)
+                    self.fail("the cancel waited for another thread's write")
+        finally:
+            release.set()
+            other.join()
+            canceller.join()
 
 
 if __name__ == "__main__":

@@ -211,6 +211,32 @@ class EventWriterTest(unittest.TestCase):
         self.assertEqual(written.count(b"\n"), 1)
         self.assertEqual(json.loads(written)["value"], value)
 
+    def test_a_chunk_that_is_a_str_is_written_as_the_line_its_chunk_event_would_be(self):
+        # send_text_chunk puts the line together itself, for a streamed token's sake.
+        for text in ("", "token", ' a"b\\c/', "\x00\x1f\n\t\x7f", "é😀\u2028", "lone \ud800 surrogate"):
+            with self.subTest(text=text):
+                as_event = self.written_chunk(lambda writer: writer.send_chunk(protocol.chunk("c-7", text), 10))
+                as_text = self.written_chunk(lambda writer: writer.send_text_chunk("c-7", text, 10))
+                self.assertEqual(as_text, as_event)
+                self.assertEqual(json.loads(as_text[1]), protocol.chunk("c-7", text))
+
+    def test_text_chunks_past_the_limit_together_are_too_large(self):
+        writer = EventWriter(os.open(os.devnull, os.O_WRONLY), max_bytes=100)
+        self.addCleanup(os.close, writer._descriptor)
+        total = writer.send_text_chunk("c-1", "x" * 30, 0)
+        with self.assertRaisesRegex(ResultTooLarge, "the chunks come to more than"):
+            writer.send_text_chunk("c-1", "x" * 30, total)
+
+    def written_chunk(self, send) -> tuple[int, bytes]:
+        """What `send(writer)` returned and wrote."""
+        read_end, write_end = os.pipe()
+        self.addCleanup(os.close, read_end)
+        try:
+            total = send(EventWriter(write_end))
+        finally:
+            os.close(write_end)
+        return total, _read_to_end(read_end)
+
     def test_a_result_whose_texts_pass_the_limit_is_too_large(self):
         with self.assertRaisesRegex(ResultTooLarge, "the result is 0.1 MiB as JSON"):
             self.written(protocol.result("c-1", {"a": "x" * 40_000, "b": "y" * 40_000}), max_bytes=65_536)

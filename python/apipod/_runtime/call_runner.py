@@ -131,6 +131,8 @@ class CallRunner:
         return StreamedChunks(count)
 
     def _send_chunk(self, call_id: str, item: Any, sent_before: int) -> int:
+        if type(item) is str:  # a streamed token: nothing in it to convert, nor files to delete
+            return self._events.send_text_chunk(call_id, item, sent_before)
         value = to_json_value(item, self._max_value_depth)
         try:
             return self._events.send_chunk(protocol.chunk(call_id, value), sent_before)

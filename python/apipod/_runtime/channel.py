@@ -12,6 +12,7 @@ import select
 import sys
 import threading
 import time
+from json.encoder import encode_basestring
 from typing import Callable, ContextManager, Iterator, Optional
 
 from .doubles import Doubles
@@ -46,7 +47,16 @@ class EventWriter:
     def send_chunk(self, chunk: dict, sent_before: int) -> int:
         """Writes a generator's chunk event. Its chunks together are its result, which must fit
         in one event as a list: `sent_before` is the size of its earlier chunks. Returns the total."""
-        line = self._encode(chunk)
+        return self._send_chunk_line(self._encode(chunk), sent_before)
+
+    def send_text_chunk(self, call_id: str, text: str, sent_before: int) -> int:
+        """send_chunk for a chunk that is a str, a streamed token: the same line `json.dumps`
+        writes for its event, put together directly in a third of the time."""
+        line = memoryview(_utf8(f'{{"type":"chunk","call":{_json_string(call_id)},"value":{_json_string(text)}}}\n'))
+        self._check_size("chunk", len(line))
+        return self._send_chunk_line(line, sent_before)
+
+    def _send_chunk_line(self, line: memoryview, sent_before: int) -> int:
         total = sent_before + len(line)
         if self._max_bytes is not None and total > self._max_bytes:
             raise ResultTooLarge(
@@ -59,6 +69,11 @@ class EventWriter:
         # Held for all the pieces: a progress event from another thread must not come between
         # a result and its texts.
         with self._shield(), self._lock:
+            if len(pieces) == 1:  # an event's commonest write: one piece, most often whole at once
+                written = os.write(self._descriptor, pieces[0])
+                if written == len(pieces[0]):
+                    return
+                pieces = (memoryview(pieces[0])[written:],)
             remaining = [memoryview(piece) for piece in pieces if len(piece) > 0]
             while remaining:
                 written = os.writev(self._descriptor, remaining)
@@ -129,6 +144,9 @@ class EventWriter:
                 f"the {kind} is {_mebibytes(size)} as JSON, more than the "
                 f"{_mebibytes(self._max_bytes)} svc carries in one: store large data elsewhere (a bucket, "
                 "a shared disk) and return where it is")
+
+
+_json_string = encode_basestring  # a str as json.dumps(..., ensure_ascii=False) writes it
 
 
 def _utf8(text: str) -> bytes:
