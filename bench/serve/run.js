@@ -12,6 +12,10 @@
 //            "svc job (Redis)": a redis-server of the run's own, when one is installed)
 //   embedding  POST /embed {"text":"hello"} answered with an embedding, {"embedding": 1,536 floats,
 //            "tokens": N} (svc, its job and FastAPI only), at the large suite's concurrencies
+//   stream   a language model's answer streamed: 256 short tokens a request as server-sent
+//            events (a generator; FastAPI a StreamingResponse), and as an OpenAI chat stream
+//            (svc's chat route; FastAPI as vLLM's server writes chunks), at the large suite's
+//            concurrencies: req/s is streams a second (svc and FastAPI only)
 //   busy     the trivial echo at one concurrency with a CPU-bound process running beside it
 //   cold     spawn to the first 200 answer
 //   memory   resident memory of every process of a started, idle server (2 s and 15 s after one request)
@@ -22,7 +26,7 @@
 //
 // Usage: node bench/serve/run.js [--duration 5] [--rounds 3] [--concurrency 1,16,64]
 //          [--large-concurrency 1,4] [--busy-concurrency 16] [--spin-n 90000]
-//          [--spin-concurrency 4] [--only trivial,large,embedding,busy,cold,memory,cpu]
+//          [--spin-concurrency 4] [--only trivial,large,embedding,stream,busy,cold,memory,cpu]
 //          [--peers svc,'FastAPI async'] [--markdown]
 // --peers keeps only the named servers (FastAPI async, the base of every ratio, always stays).
 // Needs: wrk (`apt-get install wrk`) and the CLI bundle (`node scripts/bundle.js`). Creates a
@@ -54,8 +58,9 @@ const PINS = {
   bentoml: ['bentoml==1.4.40'],
   cog: ['cog==0.23.1'],
 };
-const SUITES = ['trivial', 'large', 'embedding', 'busy', 'cold', 'memory', 'cpu'];
+const SUITES = ['trivial', 'large', 'embedding', 'stream', 'busy', 'cold', 'memory', 'cpu'];
 const BASE = 'FastAPI async';
+const STREAM_TOKENS = 256; // an answer's length in tokens, each a server-sent event
 
 const { values } = parseArgs({
   options: {
@@ -103,6 +108,10 @@ try {
   if (suites.has('embedding')) {
     await loadSuite(peers.filter((peer) => peer.embed), 'embed', list(values['large-concurrency']), 'An embedding answered: POST /embed {"text":"hello"}, {"embedding": 1,536 floats, "tokens": 1}');
   }
+  if (suites.has('stream')) {
+    await loadSuite(peers.filter((peer) => peer.tokens), 'tokens', list(values['large-concurrency']), `A generator's ${STREAM_TOKENS} tokens streamed as server-sent events: req/s is streams a second`);
+    await loadSuite(peers.filter((peer) => peer.chat), 'chat', list(values['large-concurrency']), `An OpenAI chat stream of ${STREAM_TOKENS} tokens (\`stream: true\`): req/s is streams a second`);
+  }
   if (suites.has('busy')) {
     const fastapis = peers.filter((peer) => ['svc', 'FastAPI def', BASE, 'node:http'].includes(peer.name));
     await loadSuite(fastapis, 'echo', list(values['busy-concurrency']), 'Busy machine: POST /echo with `python3 -c "while True: pass"` running beside', { busy: true });
@@ -138,6 +147,8 @@ function writeBodies() {
     largeJob: writeWrkScript('large-job.lua', largeTextBody(), 'application/json', { Prefer: 'wait=30' }),
     embedJob: writeWrkScript('echo-job.lua', json({ text: 'hello' }), 'application/json', { Prefer: 'wait=30' }),
     imageJob: writeWrkScript('image-job.lua', imageBody(png), 'application/json', { Prefer: 'wait=30' }),
+    tokens: writeWrkScript('tokens.lua', json({ n: STREAM_TOKENS }), 'application/json', { Accept: 'text/event-stream' }),
+    chat: writeWrkScript('chat.lua', json({ model: 'bench', messages: [{ role: 'user', content: 'hello' }], stream: true, max_tokens: STREAM_TOKENS }), 'application/json'),
     cogImage: writeWrkScript('image-cog.lua', json({ input: { image: `data:image/png;base64,${image}` } }), 'application/json'),
   };
 }
@@ -170,6 +181,8 @@ function definePeers(venvs, bodies) {
       numbers: ['/mean', bodies.numbers],
       embed: ['/embed', bodies.echo],
       upload: ['/image', bodies.upload],
+      tokens: ['/tokens', bodies.tokens],
+      chat: ['/v1/chat/completions', bodies.chat],
     },
     // Serverless compute: each call a job, answered once it ends (`Prefer: wait`) with the job's
     // envelope (an image as its base64), kept in a SQLite file of this run's own, and in memory.
@@ -187,7 +200,7 @@ function definePeers(venvs, bodies) {
       embed: ['/embed', bodies.embedJob],
     })),
     { name: 'FastAPI def', start: uvicorn, echo: ['/echo', bodies.echo], large: ['/echo', bodies.large], embed: ['/embed', bodies.echo] },
-    { name: BASE, start: uvicorn, echo: ['/echo-async', bodies.echo], large: ['/echo-async', bodies.large], image: ['/image-async', bodies.image], upload: ['/upload-async', bodies.upload], numbers: ['/mean-async', bodies.numbers], embed: ['/embed-async', bodies.echo] },
+    { name: BASE, start: uvicorn, echo: ['/echo-async', bodies.echo], large: ['/echo-async', bodies.large], image: ['/image-async', bodies.image], upload: ['/upload-async', bodies.upload], numbers: ['/mean-async', bodies.numbers], embed: ['/embed-async', bodies.echo], tokens: ['/tokens-async', bodies.tokens], chat: ['/v1/chat/completions', bodies.chat] },
     {
       name: 'apipod (PyPI)',
       start: (port) => [...py('apipod', 'python', 'service.py'), join(here, 'apipod_pypi'), { APIPOD_HOST: '127.0.0.1', APIPOD_PORT: String(port) }],

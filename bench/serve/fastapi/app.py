@@ -1,9 +1,13 @@
 # Served by `uvicorn app:app` (FastAPI + uvicorn, one process): the same functions with pydantic
 # bodies, each as a plain `def` (run in a thread pool) and as an `async def` (run on the loop).
 import base64
+import json
 import math
+import time
+import uuid
 
 from fastapi import FastAPI, File, Response, UploadFile
+from fastapi.responses import StreamingResponse
 from pydantic import BaseModel
 
 app = FastAPI(title="bench")
@@ -72,3 +76,44 @@ def embed(body: EchoIn) -> dict:
 @app.post("/embed-async")
 async def embed_async(body: EchoIn) -> dict:
     return {"embedding": EMBEDDING, "tokens": len(body.text.split())}
+
+
+class TokensIn(BaseModel):
+    n: int
+
+
+class ChatIn(BaseModel):
+    model: str
+    messages: list[dict]
+    stream: bool = False
+    max_tokens: int = 16
+
+
+@app.post("/tokens-async")
+async def tokens_async(body: TokensIn) -> StreamingResponse:
+    # As svc streams a generator's chunks: one server-sent event per token.
+    async def events():
+        for index in range(body.n):
+            yield f"data: {json.dumps(f' token{index}')}\n\n"
+
+    return StreamingResponse(events(), media_type="text/event-stream")
+
+
+@app.post("/v1/chat/completions")
+async def chat_completions(body: ChatIn) -> StreamingResponse:
+    # An OpenAI-compatible server's stream, as vLLM's (a FastAPI app) writes it: a
+    # chat.completion.chunk per token, then the finish chunk and [DONE].
+    ident, created = f"chatcmpl-{uuid.uuid4().hex}", int(time.time())
+
+    def chunk(delta: dict, finish: str | None) -> str:
+        return "data: " + json.dumps({"id": ident, "object": "chat.completion.chunk", "created": created, "model": body.model,
+                                      "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}) + "\n\n"
+
+    async def events():
+        yield chunk({"role": "assistant", "content": ""}, None)
+        for index in range(body.max_tokens):
+            yield chunk({"content": f" token{index}"}, None)
+        yield chunk({}, "stop")
+        yield "data: [DONE]\n\n"
+
+    return StreamingResponse(events(), media_type="text/event-stream")

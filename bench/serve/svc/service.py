@@ -1,7 +1,7 @@
 # Served by `svc start bench/serve/svc` (svc's own python/apipod toolkit).
 import math
 
-from apipod import APIPod, ImageFile
+from apipod import APIPod, ChatCompletionRequest, ImageFile
 
 app = APIPod(title="bench")
 
@@ -37,3 +37,18 @@ EMBEDDING = [math.sin(index * 12.9898) * 0.05 for index in range(1536)]
 @app.endpoint("/embed")
 def embed(text: str) -> dict:
     return {"embedding": EMBEDDING, "tokens": len(text.split())}
+
+
+# A language model's answer streamed: n short tokens, as fast as they are asked for (no model),
+# to the client as server-sent events (`Accept: text/event-stream`).
+@app.endpoint("/tokens")
+def tokens(n: int):
+    for index in range(n):
+        yield f" token{index}"
+
+
+# The same through the OpenAI Chat Completions route (`stream: true`), max_tokens tokens.
+@app.endpoint("/chat")
+def chat(request: ChatCompletionRequest):
+    for index in range(request.max_tokens or 16):
+        yield f" token{index}"
