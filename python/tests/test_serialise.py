@@ -41,7 +41,10 @@ class DoublesTest(unittest.TestCase):
 
     def test_anything_but_a_long_list_of_finite_floats_stays_as_json_writes_it(self):
         floats = [index / 3 for index in range(DOUBLES_MIN)]
-        for other in (floats[:-1], floats[:-1] + [1], floats[:-1] + [True], floats[:-1] + [float("nan")],
+        class Measure(float):
+            pass
+
+        for other in (floats[:-1], floats[:-1] + [1], [1] + floats[1:], floats[:-1] + [True], floats[:-1] + [Measure(2.5)], floats[:-1] + [float("nan")],
                       floats[:-1] + [float("inf")], [float(index) for index in range(DOUBLES_MIN - 1)] + [2**60]):
             with self.subTest(last=repr(other[-1]), length=len(other)):
                 value = to_json_value(other, doubles=True)

@@ -1,12 +1,13 @@
 """Endpoint results (and chunks) -> the JSON VALUE of docs/worker-protocol.md."""
 from __future__ import annotations
 
-import array
 import dataclasses
 import datetime
 import enum
 import json
 import math
+import operator
+import struct
 import sys
 from typing import Any, Optional
 
@@ -102,16 +103,16 @@ def _dict_value(value: dict, levels_left: float, max_depth: Optional[int], doubl
 
 def _float_list_doubles(items: list | tuple) -> Optional[Doubles]:
     """A long list of finite floats (exactly float: an int, a bool or a float subclass stays
-    as JSON writes it) as Doubles; each check runs in C, ~0.1 us an item."""
-    if len(items) < DOUBLES_MIN or set(map(type, items)) != {float}:
+    as JSON writes it) as Doubles. Each check runs in C, ~40 ns an item for an embedding's
+    1,536; a list of other things (token ids) is most often told by its first item."""
+    count = len(items)
+    if count < DOUBLES_MIN or type(items[0]) is not float or operator.countOf(map(type, items), float) != count:
         return None
-    data = array.array("d", items)
     # A sum of finite floats may overflow; a non-finite one (sent as null) makes it non-finite.
-    if not math.isfinite(sum(data)) and not all(map(math.isfinite, data)):
+    if not math.isfinite(sum(items)) and not all(map(math.isfinite, items)):
         return None
-    if sys.byteorder == "big":
-        data.byteswap()
-    return Doubles(data.tobytes())
+    # struct packs a list's floats in half the time array("d", ...) takes, little-endian as asked.
+    return Doubles(struct.pack(f"<{count}d", *items))
 
 
 def _numpy_array_value(value: Any, levels_left: float, max_depth: Optional[int]) -> Any:
