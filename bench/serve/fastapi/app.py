@@ -1,6 +1,7 @@
 # Served by `uvicorn app:app` (FastAPI + uvicorn, one process): the same functions with pydantic
 # bodies, each as a plain `def` (run in a thread pool) and as an `async def` (run on the loop).
 import base64
+import itertools
 import json
 import math
 import time
@@ -64,18 +65,18 @@ def spin(body: SpinIn) -> dict:
     return {"n": body.n, "total": total}
 
 
-# An embedding model's answer: the same 1,536 floats as bench/serve/svc's.
-EMBEDDING = [math.sin(index * 12.9898) * 0.05 for index in range(1536)]
+# An embedding model's answer: the same 1,536 floats as bench/serve/svc's, 64 lists taking turns.
+EMBEDDINGS = itertools.cycle([[math.sin(index * 12.9898 + variant) * 0.05 for index in range(1536)] for variant in range(64)])
 
 
 @app.post("/embed")
 def embed(body: EchoIn) -> dict:
-    return {"embedding": EMBEDDING, "tokens": len(body.text.split())}
+    return {"embedding": next(EMBEDDINGS), "tokens": len(body.text.split())}
 
 
 @app.post("/embed-async")
 async def embed_async(body: EchoIn) -> dict:
-    return {"embedding": EMBEDDING, "tokens": len(body.text.split())}
+    return {"embedding": next(EMBEDDINGS), "tokens": len(body.text.split())}
 
 
 class TokensIn(BaseModel):
