@@ -1,3 +1,5 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -189,6 +191,21 @@ describe('chat endpoints answering in every shape', () => {
     const request = { model: 'm', messages: MESSAGES, seed: 1, metadata: { a: 'b' }, guided_json: { type: 'object' } };
     const completion = await client('/v1').chat.completions.create(request as Parameters<ReturnType<typeof client>['chat']['completions']['create']>[0] & { stream?: false });
     expect(completion.choices[0]?.message.content).toBe("2 messages, model m, extra ['guided_json']");
+  });
+
+  it('sends each piece as the function yields it, not once the function ends', async () => {
+    // The function waits for a file before its second word: were its first held back, the file would never be made.
+    const gate = join(mkdtempSync(join(tmpdir(), 'svc-chat-gate-')), 'open');
+    const request = { model: 'm', messages: MESSAGES, stream: true as const, gate };
+    const stream = await client('/gated').chat.completions.create(request);
+    const texts: string[] = [];
+    for await (const chunk of stream) {
+      const text = chunk.choices[0]?.delta.content;
+      if (!text) continue;
+      texts.push(text);
+      if (texts.length === 1) writeFileSync(gate, '');
+    }
+    expect(texts).toEqual(['first', ' second']);
   });
 
   it('streams the answer of a function that is not a generator as one chunk', async () => {

@@ -322,6 +322,29 @@ describe('svc start serving endpoints that misbehave', () => {
     await vi.waitFor(() => expect(server.logs()).toMatch(/^POST \/count\?streamed 200 \d+ms$/m));
   });
 
+  it("sends a generator's chunks as server-sent events as they are yielded, not once it ends", async () => {
+    // The function waits for a file before its second chunk: were its first held back, the file would never be made.
+    const gate = join(mkdtempSync(join(tmpdir(), 'svc-gate-')), 'open');
+    const response = await fetch(`${server.url}/gated-words`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'text/event-stream' },
+      body: JSON.stringify({ gate }),
+    });
+    const reader = response.body!.getReader();
+    const decoder = new TextDecoder();
+    let text = '';
+    for (let gateMade = false; ; ) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      text += decoder.decode(value, { stream: true });
+      if (!gateMade && text.includes('data: "first"')) {
+        writeFileSync(gate, '');
+        gateMade = true;
+      }
+    }
+    expect([...text.matchAll(/^event: chunk\ndata: (.*)$/gm)].map((match) => JSON.parse(match[1]!))).toEqual(['first', 'second']);
+  });
+
   it('finishes the in-flight call on SIGTERM, runs the lifespan shutdown and exits 0', async () => {
     const inFlight = postJson(`${server.url}/sleep`, { seconds: 1 });
     await new Promise((resolve) => setTimeout(resolve, 300));
