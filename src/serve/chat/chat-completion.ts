@@ -86,23 +86,6 @@ export function textOf(value: Value): string {
   return JSON.stringify(value);
 }
 
-/** One `chat.completion.chunk` event's object, for one choice. */
-export function chunkOf(
-  context: CompletionContext,
-  delta: Delta & { role?: string },
-  finishReason: string | null = null,
-  index = 0,
-  logprobs?: Value,
-): ChatCompletionChunk {
-  return {
-    id: context.id,
-    object: 'chat.completion.chunk',
-    created: context.created,
-    model: context.model,
-    choices: [{ index, delta, finish_reason: finishReason, ...(logprobs !== undefined ? { logprobs } : {}) }],
-  };
-}
-
 /** The closing chunk clients ask for with `stream_options.include_usage`: no choices, only usage. */
 export function usageChunkOf(context: CompletionContext, usage: Usage): ChatCompletionChunk {
   return { id: context.id, object: 'chat.completion.chunk', created: context.created, model: context.model, choices: [], usage };

@@ -1,16 +1,18 @@
 import { isJsonObject, type Value } from '../../worker/protocol.js';
 import type { CallOutcome } from '../../worker/worker-process.js';
 import { HttpError } from '../http-error.js';
-import { chunkOf, completionFrom, usageChunkOf, usageFrom, type CompletionContext } from './chat-completion.js';
+import { completionFrom, usageChunkOf, usageFrom, type ChatCompletionChunk, type CompletionContext } from './chat-completion.js';
 import { ChoiceAssembler, deltaFrom, deltasOf, isEmptyDelta, usageOf, type ChoiceDelta } from './chat-deltas.js';
 import { countTokens } from './token-count.js';
 
 /**
  * The chunks a running call yields, as an async iterable that ends with the call. Chunks
  * arrive from the pool's `onChunk` callback faster or slower than the client reads them;
- * they wait here in order.
+ * they wait here in order, and come out together: all that arrived since the last batch.
+ * A batch rather than a chunk at a time: each step of an async iteration is a turn through
+ * the promise queue, and a quick generator's chunks arrive many to a read of its pipe.
  */
-export class ChunkFeed implements AsyncIterable<Value> {
+export class ChunkFeed implements AsyncIterable<Value[]> {
   private readonly items: Value[] = [];
   private isClosed = false;
   private wake: (() => void) | null = null;
@@ -30,10 +32,10 @@ export class ChunkFeed implements AsyncIterable<Value> {
     this.wake?.();
   }
 
-  async *[Symbol.asyncIterator](): AsyncIterator<Value> {
+  async *[Symbol.asyncIterator](): AsyncIterator<Value[]> {
     for (;;) {
       if (this.items.length > 0) {
-        yield this.items.shift() as Value;
+        yield this.items.splice(0);
       } else if (this.isClosed) {
         return;
       } else {
@@ -62,25 +64,30 @@ export interface StreamOptions {
  */
 export async function* completionEvents(feed: ChunkFeed, outcome: Promise<CallOutcome>, options: StreamOptions): AsyncGenerator<string> {
   const { context } = options;
+  const chunkEvent = chunkEventsOf(context);
   const started = new Set<number>();
   const deltaEvents = function* (delta: ChoiceDelta): Generator<string> {
     if (!started.has(delta.index)) {
       started.add(delta.index);
-      yield event(chunkOf(context, { role: 'assistant', content: '' }, null, delta.index));
+      yield chunkEvent({ role: 'assistant', content: '' }, null, delta.index);
     }
-    if (!isEmptyDelta(delta.delta) || delta.logprobs !== undefined) yield event(chunkOf(context, delta.delta, null, delta.index, delta.logprobs));
+    if (!isEmptyDelta(delta.delta) || delta.logprobs !== undefined) yield chunkEvent(delta.delta, null, delta.index, delta.logprobs);
   };
   yield* deltaEvents({ index: 0, delta: {}, finishReason: null });
   const assembler = new ChoiceAssembler();
   let streamed = false;
   let functionUsage: Value = null;
-  for await (const value of feed) {
+  for await (const values of feed) {
     streamed = true;
-    functionUsage = usageOf(value) ?? functionUsage;
-    for (const delta of deltasOf(value)) {
-      assembler.add(delta);
-      yield* deltaEvents(delta);
+    let events = ''; // a batch's events in one piece: one step of the response's stream for them all
+    for (const value of values) {
+      functionUsage = usageOf(value) ?? functionUsage;
+      for (const delta of deltasOf(value)) {
+        assembler.add(delta);
+        for (const text of deltaEvents(delta)) events += text;
+      }
     }
+    if (events !== '') yield events;
   }
   const ended = await outcome;
   if (ended.kind !== 'result') {
@@ -107,11 +114,22 @@ export async function* completionEvents(feed: ChunkFeed, outcome: Promise<CallOu
     choices = completion.choices;
     usage = completion.usage;
   }
-  for (const choice of choices) yield event(chunkOf(context, {}, choice.finish_reason ?? 'stop', choice.index));
+  for (const choice of choices) yield chunkEvent({}, choice.finish_reason ?? 'stop', choice.index);
   if (options.includeUsage) yield event(usageChunkOf(context, usage));
   yield 'data: [DONE]\n\n';
 }
 
 function event(data: object): string {
   return `data: ${JSON.stringify(data)}\n\n`;
+}
+
+/**
+ * The events of a completion's `chat.completion.chunk`s, one choice each, as JSON.stringify
+ * writes such an object, with what every chunk of the completion shares (id, object,
+ * created, model) written once: a streamed token's chunk is mostly those fields.
+ */
+export function chunkEventsOf(context: CompletionContext): (delta: ChatCompletionChunk['choices'][number]['delta'], finishReason: string | null, index: number, logprobs?: Value) => string {
+  const head = `data: {"id":${JSON.stringify(context.id)},"object":"chat.completion.chunk","created":${JSON.stringify(context.created)},"model":${JSON.stringify(context.model)},"choices":[{"index":`;
+  return (delta, finishReason, index, logprobs) =>
+    `${head}${JSON.stringify(index)},"delta":${JSON.stringify(delta)},"finish_reason":${JSON.stringify(finishReason)}${logprobs === undefined ? '' : `,"logprobs":${JSON.stringify(logprobs)}`}}]}\n\n`;
 }
