@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { randomFillSync } from 'node:crypto';
 import type { JsonText } from '../../worker/json-text.js';
 import type { Value } from '../../worker/protocol.js';
 import type { JobStatus } from './job-status.js';
@@ -35,7 +35,7 @@ export interface Job {
 export function newJob(fields: Pick<Job, 'endpoint' | 'streams' | 'owner'>, status: JobStatus, createdAt: number): Job {
   return {
     // 128 random bits: job URLs are unguessable, so a job id is not a way in.
-    id: randomBytes(16).toString('hex'),
+    id: randomJobId(),
     ...fields,
     status,
     progress: 0,
@@ -47,4 +47,24 @@ export function newJob(fields: Pick<Job, 'endpoint' | 'streams' | 'owner'>, stat
     startedAt: null,
     finishedAt: null,
   };
+}
+
+/**
+ * Random bytes drawn a few kilobytes at a time, as Node draws those of randomUUID: each
+ * draw from the system's generator cost a job 2-10 µs, a slice of the pool ~0.1 µs. Each
+ * byte is used once.
+ */
+const ID_BYTES = 16;
+const POOL_BYTES = 4096;
+let idPool = Buffer.alloc(0);
+let idPoolAt = 0;
+
+function randomJobId(): string {
+  if (idPoolAt + ID_BYTES > idPool.length) {
+    idPool = randomFillSync(Buffer.allocUnsafe(POOL_BYTES));
+    idPoolAt = 0;
+  }
+  const id = idPool.toString('hex', idPoolAt, idPoolAt + ID_BYTES);
+  idPoolAt += ID_BYTES;
+  return id;
 }
