@@ -1,4 +1,4 @@
-import type { RequestCancel } from './client-disconnect.js';
+import type { CallCancel } from '../worker/cancel-signal.js';
 import type { JobSettings } from './gateway-options.js';
 import { HttpError } from './http-error.js';
 
@@ -18,7 +18,7 @@ export class CallDeadline {
   private timer: NodeJS.Timeout | undefined;
 
   constructor(
-    private readonly cancel: RequestCancel,
+    private readonly cancel: CallCancel,
     private readonly timeoutMs: number,
   ) {}
 

@@ -1,4 +1,5 @@
 import type { CallOutcome } from '../../worker/worker-process.js';
+import { CallCancel } from '../../worker/cancel-signal.js';
 import { QueueFullError } from '../../worker/worker-pool.js';
 import type { CallBackend } from '../call-backend.js';
 import { isTerminal } from './job-status.js';
@@ -36,7 +37,7 @@ type AbortReason = 'cancelled' | 'timeout';
  * drops (shutdown) fails the job with a message saying so.
  */
 export class JobRunner {
-  private readonly controllers = new Map<string, { controller: AbortController; reason: AbortReason | null }>();
+  private readonly controllers = new Map<string, { controller: CallCancel; reason: AbortReason | null }>();
   /** Recovered jobs the queue had no room for yet: each job that ends makes room for the next. */
   private readonly backlog: Array<{ job: Job; args: JobArguments }> = [];
 
@@ -48,7 +49,7 @@ export class JobRunner {
 
   /** Queues the call; throws the pool's QueueFullError (before the job is visible) when full. */
   start(job: Job, args: JobArguments, onEnd: () => void = () => {}): void {
-    const abort = { controller: new AbortController(), reason: null as AbortReason | null };
+    const abort = { controller: new CallCancel(), reason: null as AbortReason | null };
     this.controllers.set(job.id, abort);
     let timer: NodeJS.Timeout | undefined;
     let outcome: Promise<CallOutcome>;
@@ -58,7 +59,7 @@ export class JobRunner {
       outcome = this.runner.submit(job.endpoint, call.callArguments, {
         id: job.id,
         longStrings,
-        signal: abort.controller.signal,
+        signal: abort.controller,
         // The store's writes for the job (PROCESSING now, QUEUED below) need not delay its run.
         sendAtOnce: true,
         onStart: () => {
