@@ -9,10 +9,11 @@ import { Worker } from 'node:worker_threads';
  *
  * Asked once commits have written much (one commit of a large result, or many of medium
  * ones), the thread copies them while the event loop goes on; the next commit then finds the
- * log copied and writes it from its start again. The
- * commit's own checkpoint stays as it was: when the thread falls behind (commits quicker than
- * their copies), the log still stops at 4 MiB, and that checkpoint has little left to copy.
- * Commits of small jobs never ask, and never start the thread (a few MiB of memory).
+ * log copied and writes it from its start again. The commit's own checkpoint stays as it was:
+ * when the thread falls behind (commits quicker than their copies), the log still stops at
+ * 4 MiB, and that checkpoint has little left to copy. Small jobs ask only once thousands of
+ * them have written that much together, so a server of small jobs starts the thread (a few
+ * MiB of memory) late, if ever.
  */
 export class SqliteCheckpointer {
   private worker: Worker | null = null;
