@@ -300,7 +300,7 @@ async function loadSuite(peers, kind, concurrencies, title, { busy = false } = {
       ]);
     }
   }
-  console.log(`\n${title}: wrk 1 thread, ${duration} s per measurement, median of ${rounds} rounds; ratios are medians of per-round ratios to ${BASE}.\n`);
+  console.log(`\n${title}: wrk 1 thread, ${duration} s per measurement, median of ${rounds} rounds; ratios are medians of per-round ratios to ${BASE}, their range in parentheses.\n`);
   printTable(['server', 'connections', 'req/s', 'p50', 'p99', `req/s ÷ ${BASE}`, `p99 ÷ ${BASE}`, 'note'], rows, values);
 }
 
@@ -316,12 +316,12 @@ async function coldStart(peers) {
     }
   }
   const base = samples.get(BASE);
-  console.log(`\nCold start: spawn to the first 200 answer to the trivial echo (polled every 5 ms), median of ${rounds} starts each.\n`);
+  console.log(`\nCold start: spawn to the first 200 answer to the trivial echo (polled every 5 ms), median of ${rounds} starts each; ratios are medians of per-round ratios, their range in parentheses.\n`);
   printTable(
     ['server', 'ms', `÷ ${BASE}`],
     peers.map((peer) => {
       const own = samples.get(peer.name);
-      return [peer.name, median(own).toFixed(0), `${median(own.map((value, i) => value / base[i])).toFixed(2)}x`];
+      return [peer.name, median(own).toFixed(0), ratioText(own.map((value, i) => value / base[i]))];
     }),
     values,
   );
@@ -559,6 +559,17 @@ function describeMachine(venvs) {
 }
 
 function ratio(own, base, key) {
-  const ratios = own.map((s, i) => (s && base[i] ? s[key] / base[i][key] : null)).filter((value) => value !== null);
-  return ratios.length === 0 ? '' : `${median(ratios).toFixed(2)}x`;
+  return ratioText(own.map((s, i) => (s && base[i] ? s[key] / base[i][key] : null)).filter((value) => value !== null));
+}
+
+/**
+ * The median of per-round ratios, and their range where they differ: on a shared
+ * machine one build's req/s moves by a third between rounds, and the range shows how far a
+ * median may be trusted.
+ */
+function ratioText(ratios) {
+  if (ratios.length === 0) return '';
+  const [least, most] = [Math.min(...ratios), Math.max(...ratios)];
+  const middle = `${median(ratios).toFixed(2)}x`;
+  return least === most ? middle : `${middle} (${least.toFixed(2)}-${most.toFixed(2)})`;
 }
