@@ -22,7 +22,7 @@
 //   cpu      a CPU-bound function under `svc start --workers 1` and `--workers 2`
 // Machines are shared and noisy, so every server runs in the same run, measured in turn (the
 // order rotates each round); results are medians over rounds, and ratios to FastAPI's
-// `async def` endpoint are taken within each round.
+// `async def` endpoint are taken within each round, printed as their median and range.
 //
 // Usage: node bench/serve/run.js [--duration 5] [--rounds 3] [--concurrency 1,16,64]
 //          [--large-concurrency 1,4] [--busy-concurrency 16] [--spin-n 90000]
