@@ -37,7 +37,8 @@ type AbortReason = 'cancelled' | 'timeout';
  * drops (shutdown) fails the job with a message saying so.
  */
 export class JobRunner {
-  private readonly controllers = new Map<string, { controller: CallCancel; reason: AbortReason | null }>();
+  /** Each running job's cancel, and why it was aborted (null: not yet). */
+  private readonly cancels = new Map<string, { cancel: CallCancel; reason: AbortReason | null }>();
   /** Recovered jobs the queue had no room for yet: each job that ends makes room for the next. */
   private readonly backlog: Array<{ job: Job; args: JobArguments }> = [];
 
@@ -49,8 +50,8 @@ export class JobRunner {
 
   /** Queues the call; throws the pool's QueueFullError (before the job is visible) when full. */
   start(job: Job, args: JobArguments, onEnd: () => void = () => {}): void {
-    const abort = { controller: new CallCancel(), reason: null as AbortReason | null };
-    this.controllers.set(job.id, abort);
+    const abort = { cancel: new CallCancel(), reason: null as AbortReason | null };
+    this.cancels.set(job.id, abort);
     let timer: NodeJS.Timeout | undefined;
     let outcome: Promise<CallOutcome>;
     const call = callOf(args);
@@ -59,7 +60,7 @@ export class JobRunner {
       outcome = this.runner.submit(job.endpoint, call.callArguments, {
         id: job.id,
         longStrings,
-        signal: abort.controller,
+        signal: abort.cancel,
         // The store's writes for the job (PROCESSING now, QUEUED below) need not delay its run.
         sendAtOnce: true,
         onStart: () => {
@@ -80,7 +81,7 @@ export class JobRunner {
         },
       });
     } catch (error) {
-      this.controllers.delete(job.id);
+      this.cancels.delete(job.id);
       removeStagedFilesNow(stagedFiles);
       throw error;
     }
@@ -89,7 +90,7 @@ export class JobRunner {
     void outcome.then((result) => {
       if (stagedFiles.length > 0) void removeStagedFiles(stagedFiles);
       clearTimeout(timer);
-      this.controllers.delete(job.id);
+      this.cancels.delete(job.id);
       this.finish(job, result, abort.reason);
       if (isTerminal(job.status)) {
         // A job is kept after its end, long enough for what it holds to outlive the young
@@ -138,10 +139,10 @@ export class JobRunner {
   }
 
   private abort(job: Job, reason: AbortReason): void {
-    const abort = this.controllers.get(job.id);
+    const abort = this.cancels.get(job.id);
     if (!abort || abort.reason !== null) return;
     abort.reason = reason;
-    abort.controller.abort();
+    abort.cancel.abort();
     if (reason === 'timeout' && !isTerminal(job.status)) {
       const limit = timeoutMsFor(job.endpoint, this.options) / 1000;
       this.store.move(job, 'TIMEOUT', {
