@@ -2,7 +2,8 @@
 // bench/serve: `svc start` beside its peers, each serving the same functions, driven by one load
 // generator (wrk, one thread). Peers: FastAPI + uvicorn (a `def` and an `async def` endpoint),
 // the PyPI `apipod` package, LitServe, BentoML and Cog's server (coglet, async predict), and a
-// bare node:http echo as the ceiling. Suites:
+// bare node:http echo as the ceiling; and svc's own worker behind the least gateway that can
+// drive it (mini_gateway.mjs: what two processes cost, whatever a gateway does). Suites:
 //   trivial  POST /echo {"text":"hello"} at several concurrencies (req/s, p50, p99)
 //   large    a 2 MB JSON string echoed, a 1.5 MB PNG sent as base64 and answered as the image,
 //            the PNG uploaded as a multipart form (svc and FastAPI only),
@@ -27,8 +28,10 @@
 // Usage: node bench/serve/run.js [--duration 5] [--rounds 3] [--concurrency 1,16,64]
 //          [--large-concurrency 1,4] [--busy-concurrency 16] [--spin-n 90000]
 //          [--spin-concurrency 4] [--only trivial,large,embedding,stream,busy,cold,memory,cpu]
-//          [--peers svc,'FastAPI async'] [--markdown]
+//          [--peers svc,'FastAPI async'] [--warm-up 2] [--markdown]
 // --peers keeps only the named servers (FastAPI async, the base of every ratio, always stays).
+// --warm-up is the seconds each server is loaded, at the suite's first concurrency, before any
+// is measured: 15 at `--concurrency 1` measures one connection with V8's compiles settled.
 // Needs: wrk (`apt-get install wrk`) and the CLI bundle (`node scripts/bundle.js`). Creates a
 // virtualenv per peer under bench/serve/.venv-* on first use (pip, pinned versions).
 // Writes nothing outside bench/serve (servers' logs go to bench/serve/logs/) but the jobs'
@@ -73,10 +76,12 @@ const { values } = parseArgs({
     'spin-concurrency': { type: 'string', default: '4' },
     only: { type: 'string', default: SUITES.join(',') },
     peers: { type: 'string' },
+    'warm-up': { type: 'string', default: '2' },
     markdown: { type: 'boolean', default: false },
   },
 });
 const duration = Number(values.duration);
+const warmUp = Number(values['warm-up']);
 const rounds = Number(values.rounds);
 const list = (text) => text.split(',').map(Number);
 const suites = new Set(values.only.split(','));
@@ -113,11 +118,12 @@ try {
     await loadSuite(peers.filter((peer) => peer.chat), 'chat', list(values['large-concurrency']), `An OpenAI chat stream of ${STREAM_TOKENS} tokens (\`stream: true\`): req/s is streams a second`);
   }
   if (suites.has('busy')) {
-    const fastapis = peers.filter((peer) => ['svc', 'FastAPI def', BASE, 'node:http'].includes(peer.name));
+    const fastapis = peers.filter((peer) => ['svc', 'FastAPI def', BASE, 'node:http', 'least gateway'].includes(peer.name));
     await loadSuite(fastapis, 'echo', list(values['busy-concurrency']), 'Busy machine: POST /echo with `python3 -c "while True: pass"` running beside', { busy: true });
   }
-  // Peers with a trivial echo: not the ceiling, nor svc's job peers, the same server as svc.
-  const echoing = peers.filter((peer) => peer.echo && peer.name !== 'node:http');
+  // Peers with a trivial echo: servers to use, so not the ceiling or the least gateway (nor svc's
+  // job peers, the same server as svc).
+  const echoing = peers.filter((peer) => peer.echo && !['node:http', 'least gateway'].includes(peer.name));
   if (suites.has('cold')) await coldStart(echoing);
   if (suites.has('memory')) await idleMemory(echoing);
   if (suites.has('cpu')) await cpuBenchmark(venvs, writeWrkScript('spin-json.lua', JSON.stringify({ n: Number(values['spin-n']) }), 'application/json'));
@@ -233,6 +239,13 @@ function definePeers(venvs, bodies) {
       image: ['/predictions', bodies.cogImage],
     },
     { name: 'node:http', start: (port) => [process.execPath, [join(here, 'mini_http.mjs'), String(port)], here], echo: ['/echo', bodies.echo], large: ['/echo', bodies.large] },
+    {
+      // svc's worker (its `python3` the empty virtualenv's) behind Fastify and one route, as many
+      // calls written to it at once as there are connections, as svc writes them.
+      name: 'least gateway',
+      start: (port) => [process.execPath, [join(here, 'mini_gateway.mjs'), String(port), '--pipeline', '64'], here, { PATH: `${join(venvs.svc, 'bin')}:${process.env.PATH}` }],
+      echo: ['/echo', bodies.echo],
+    },
   ];
 }
 
@@ -242,10 +255,11 @@ async function loadSuite(peers, kind, concurrencies, title, { busy = false } = {
   const servers = [];
   for (const peer of peers) servers.push(await startPeer(peer));
   for (const server of servers) await waitReady(server, ...server.peer[kind]);
-  // Warm-up: first requests pay imports, JIT and pydantic's lazy set-up.
+  // Warm-up: first requests pay imports, JIT and pydantic's lazy set-up. At the concurrency
+  // measured first: V8 recompiles Node's socket code when the load changes (RESULTS.md run 20).
   for (const server of servers) {
     try {
-      wrk(server, ...server.peer[kind], 4, 2);
+      wrk(server, ...server.peer[kind], concurrencies[0], warmUp);
     } catch (error) {
       process.stderr.write(`  ${kind} warm-up ${server.name}: ${error.message.split('\n')[0]}\n`);
     }
@@ -554,6 +568,7 @@ function describeMachine(venvs) {
     `apipod ${version(venvs.apipod, 'apipod')} from PyPI, default mode (plain FastAPI, uvicorn, h11), form-encoded body`,
     `LitServe ${version(venvs.litserve, 'litserve')} (one inference worker), BentoML ${version(venvs.bentoml, 'bentoml')} (bentoml serve), coglet ${version(venvs.cog, 'coglet')} (python -m cog.server.http, async predict, COG_MAX_CONCURRENCY=64)`,
     'node:http: a bare echo, no validation, no worker: the ceiling',
+    "least gateway: svc's worker behind bench/serve/mini_gateway.mjs (Fastify, one route, no validation, pool, log or cancel): what a second process costs",
     ...(redis ? [`svc job (Redis): ${redisVersion({ appendOnly: false })}, --job-ttl 30`] : []),
   ].join('\n');
 }
