@@ -1,8 +1,9 @@
-// An experiment for profile_gateway.js and run.js (its "least gateway"), not a server to use: the least a gateway can do in front of
-// svc's real Python worker (`python -m apipod._runtime.worker`, same pipes and protocol as svc): Fastify,
-// one route, one worker, no validation, pool, logging or cancellation. With --pipeline N it
-// keeps up to N calls written to the worker at once (the worker already queues calls it has read),
-// so neither side sleeps between calls under load.
+// An experiment for profile_gateway.js and run.js (its "least gateway"), not a server to use:
+// the least a gateway can do in front of svc's real Python worker (`python -m
+// apipod._runtime.worker`, same pipes and protocol as svc): Fastify, one route, one worker, no
+// validation, pool, logging or cancellation. With --pipeline N it keeps up to N calls written to
+// the worker at once (the worker already queues calls it has read), so neither side sleeps
+// between calls under load.
 // Its worker is the first `python3` on PATH.
 // Usage: node bench/serve/mini_gateway.mjs PORT [--pipeline N]
 import { spawn } from 'node:child_process';

@@ -65,7 +65,7 @@ const SUITES = ['trivial', 'large', 'embedding', 'stream', 'busy', 'cold', 'memo
 const BASE = 'FastAPI async';
 const STREAM_TOKENS = 256; // an answer's length in tokens, each a server-sent event
 
-const { values } = parseArgs({
+const values = readFlags({
   options: {
     duration: { type: 'string', default: '5' },
     rounds: { type: 'string', default: '3' },
@@ -80,12 +80,38 @@ const { values } = parseArgs({
     markdown: { type: 'boolean', default: false },
   },
 });
-const duration = Number(values.duration);
-const warmUp = Number(values['warm-up']);
-const rounds = Number(values.rounds);
-const list = (text) => text.split(',').map(Number);
+
+function readFlags(config) {
+  try {
+    return parseArgs(config).values;
+  } catch (error) {
+    return usageError(error.message.split('\n')[0]);
+  }
+}
+/** A flag's number: a whole one where a count is meant, and never below `least`. */
+function numberFlag(name, text = values[name], { least = 1, whole = false } = {}) {
+  const value = Number(text);
+  if (text.trim() === '' || !Number.isFinite(value) || value < least || (whole && !Number.isInteger(value))) {
+    usageError(`--${name}: ${JSON.stringify(text)} is not ${whole ? 'a whole number' : 'a number'} of at least ${least}`);
+  }
+  return value;
+}
+/** A flag's comma-separated connection counts. */
+const connections = (name) => values[name].split(',').map((item) => numberFlag(name, item, { whole: true }));
+function usageError(message) {
+  process.stderr.write(`bench/serve/run.js: ${message}\n`);
+  process.exit(2);
+}
+const duration = numberFlag('duration');
+const warmUp = numberFlag('warm-up', values['warm-up'], { least: 0 });
+const rounds = numberFlag('rounds', values.rounds, { whole: true });
+const trivialConnections = connections('concurrency');
+const largeConnections = connections('large-concurrency');
+const busyConnections = connections('busy-concurrency');
+const spinN = numberFlag('spin-n', values['spin-n'], { whole: true });
+const spinConcurrency = numberFlag('spin-concurrency', values['spin-concurrency'], { whole: true });
 const suites = new Set(values.only.split(','));
-for (const suite of suites) if (!SUITES.includes(suite)) throw new Error(`--only: no suite ${suite} (${SUITES.join(', ')})`);
+for (const suite of suites) if (!SUITES.includes(suite)) usageError(`--only: no suite ${suite} (${SUITES.join(', ')})`);
 
 const started = [];
 const jobFiles = mkdtempSync(join(tmpdir(), 'svc-bench-serve-'));
@@ -103,30 +129,30 @@ try {
   const peers = choosePeers(definePeers(venvs, writeBodies()), values.peers);
   console.log(describeMachine(venvs));
   console.log('The machine was shared with other sessions running tests: ratios within one run are what to read.\n');
-  if (suites.has('trivial')) await loadSuite(peers.filter((peer) => peer.echo), 'echo', list(values.concurrency), 'Trivial endpoint (POST /echo {"text":"hello"})');
+  if (suites.has('trivial')) await loadSuite(peers.filter((peer) => peer.echo), 'echo', trivialConnections, 'Trivial endpoint (POST /echo {"text":"hello"})');
   if (suites.has('large')) {
-    await loadSuite(peers.filter((peer) => peer.large), 'large', list(values['large-concurrency']), '2 MB JSON string echoed ({"text": 2,000,000 characters})');
-    await loadSuite(peers.filter((peer) => peer.image), 'image', list(values['large-concurrency']), '1.5 MB PNG sent as base64 in JSON, answered as the image');
-    await loadSuite(peers.filter((peer) => peer.upload), 'upload', list(values['large-concurrency']), '1.5 MB PNG uploaded as a multipart form, answered as the image');
-    await loadSuite(peers.filter((peer) => peer.numbers), 'numbers', list(values['large-concurrency']), 'a JSON list of 200,000 numbers (1.6 MB) averaged');
+    await loadSuite(peers.filter((peer) => peer.large), 'large', largeConnections, '2 MB JSON string echoed ({"text": 2,000,000 characters})');
+    await loadSuite(peers.filter((peer) => peer.image), 'image', largeConnections, '1.5 MB PNG sent as base64 in JSON, answered as the image');
+    await loadSuite(peers.filter((peer) => peer.upload), 'upload', largeConnections, '1.5 MB PNG uploaded as a multipart form, answered as the image');
+    await loadSuite(peers.filter((peer) => peer.numbers), 'numbers', largeConnections, 'a JSON list of 200,000 numbers (1.6 MB) averaged');
   }
   if (suites.has('embedding')) {
-    await loadSuite(peers.filter((peer) => peer.embed), 'embed', list(values['large-concurrency']), 'An embedding answered: POST /embed {"text":"hello"}, {"embedding": 1,536 floats, "tokens": 1}');
+    await loadSuite(peers.filter((peer) => peer.embed), 'embed', largeConnections, 'An embedding answered: POST /embed {"text":"hello"}, {"embedding": 1,536 floats, "tokens": 1}');
   }
   if (suites.has('stream')) {
-    await loadSuite(peers.filter((peer) => peer.tokens), 'tokens', list(values['large-concurrency']), `A generator's ${STREAM_TOKENS} tokens streamed as server-sent events: req/s is streams a second`);
-    await loadSuite(peers.filter((peer) => peer.chat), 'chat', list(values['large-concurrency']), `An OpenAI chat stream of ${STREAM_TOKENS} tokens (\`stream: true\`): req/s is streams a second`);
+    await loadSuite(peers.filter((peer) => peer.tokens), 'tokens', largeConnections, `A generator's ${STREAM_TOKENS} tokens streamed as server-sent events: req/s is streams a second`);
+    await loadSuite(peers.filter((peer) => peer.chat), 'chat', largeConnections, `An OpenAI chat stream of ${STREAM_TOKENS} tokens (\`stream: true\`): req/s is streams a second`);
   }
   if (suites.has('busy')) {
     const fastapis = peers.filter((peer) => ['svc', 'FastAPI def', BASE, 'node:http', 'least gateway'].includes(peer.name));
-    await loadSuite(fastapis, 'echo', list(values['busy-concurrency']), 'Busy machine: POST /echo with `python3 -c "while True: pass"` running beside', { busy: true });
+    await loadSuite(fastapis, 'echo', busyConnections, 'Busy machine: POST /echo with `python3 -c "while True: pass"` running beside', { busy: true });
   }
   // Peers with a trivial echo: servers to use, so not the ceiling or the least gateway (nor svc's
   // job peers, the same server as svc).
   const echoing = peers.filter((peer) => peer.echo && !['node:http', 'least gateway'].includes(peer.name));
   if (suites.has('cold')) await coldStart(echoing);
   if (suites.has('memory')) await idleMemory(echoing);
-  if (suites.has('cpu')) await cpuBenchmark(venvs, writeWrkScript('spin-json.lua', JSON.stringify({ n: Number(values['spin-n']) }), 'application/json'));
+  if (suites.has('cpu')) await cpuBenchmark(venvs, writeWrkScript('spin-json.lua', JSON.stringify({ n: spinN }), 'application/json'));
 } finally {
   await stopAll();
   redis?.child.kill('SIGKILL');
@@ -257,7 +283,7 @@ async function loadSuite(peers, kind, concurrencies, title, { busy = false } = {
   for (const server of servers) await waitReady(server, ...server.peer[kind]);
   // Warm-up: first requests pay imports, JIT and pydantic's lazy set-up. At the concurrency
   // measured first: V8 recompiles Node's socket code when the load changes (RESULTS.md run 20).
-  for (const server of servers) {
+  for (const server of servers.filter(() => warmUp > 0)) {
     try {
       wrk(server, ...server.peer[kind], concurrencies[0], warmUp);
     } catch (error) {
@@ -367,7 +393,6 @@ async function cpuBenchmark(venvs, spinJson) {
   const one = await startPeer(svcPeer(1));
   const two = await startPeer(svcPeer(2));
   for (const server of [one, two]) await waitReady(server, '/spin', spinJson);
-  const spinConcurrency = Number(values['spin-concurrency']);
   const single = wrk(one, '/spin', spinJson, 1, Math.min(duration, 3));
   for (const server of [one, two]) wrk(server, '/spin', spinJson, spinConcurrency, 2);
   const samples = new Map();
@@ -382,7 +407,7 @@ async function cpuBenchmark(venvs, spinJson) {
   const a = samples.get(one.name);
   const b = samples.get(two.name);
   const scaling = median(b.map((s, i) => s.rps / a[i].rps));
-  console.log(`\nCPU-bound endpoint (POST /spin {"n":${values['spin-n']}}: a pure-Python loop, one call alone takes p50 ${ms(single.p50)}), concurrency ${spinConcurrency}, median of ${rounds} rounds.\n`);
+  console.log(`\nCPU-bound endpoint (POST /spin {"n":${spinN}}: a pure-Python loop, one call alone takes p50 ${ms(single.p50)}), concurrency ${spinConcurrency}, median of ${rounds} rounds.\n`);
   printTable(
     ['server', 'req/s', 'p50', 'p99'],
     [one, two].map((server) => {
