@@ -63,6 +63,8 @@ const PINS = {
 };
 const SUITES = ['trivial', 'large', 'embedding', 'stream', 'busy', 'cold', 'memory', 'cpu'];
 const BASE = 'FastAPI async';
+/** Servers measured for reference, not to be used: the ceiling, and what any gateway in front of svc's worker costs. */
+const REFERENCES = ['node:http', 'least gateway'];
 const STREAM_TOKENS = 256; // an answer's length in tokens, each a server-sent event
 
 const values = readFlags({
@@ -88,8 +90,8 @@ function readFlags(config) {
     return usageError(error.message.split('\n')[0]);
   }
 }
-/** A flag's number: a whole one where a count is meant, and never below `least`. */
-function numberFlag(name, text = values[name], { least = 1, whole = false } = {}) {
+/** A flag's number (or `text`, one item of its list): a whole one where a count is meant, and never below `least`. */
+function numberFlag(name, { least = 1, whole = false, text = values[name] } = {}) {
   const value = Number(text);
   if (text.trim() === '' || !Number.isFinite(value) || value < least || (whole && !Number.isInteger(value))) {
     usageError(`--${name}: ${JSON.stringify(text)} is not ${whole ? 'a whole number' : 'a number'} of at least ${least}`);
@@ -97,19 +99,19 @@ function numberFlag(name, text = values[name], { least = 1, whole = false } = {}
   return value;
 }
 /** A flag's comma-separated connection counts. */
-const connections = (name) => values[name].split(',').map((item) => numberFlag(name, item, { whole: true }));
+const connections = (name) => values[name].split(',').map((text) => numberFlag(name, { whole: true, text }));
 function usageError(message) {
   process.stderr.write(`bench/serve/run.js: ${message}\n`);
   process.exit(2);
 }
 const duration = numberFlag('duration');
-const warmUp = numberFlag('warm-up', values['warm-up'], { least: 0 });
-const rounds = numberFlag('rounds', values.rounds, { whole: true });
+const warmUp = numberFlag('warm-up', { least: 0 });
+const rounds = numberFlag('rounds', { whole: true });
 const trivialConnections = connections('concurrency');
 const largeConnections = connections('large-concurrency');
 const busyConnections = connections('busy-concurrency');
-const spinN = numberFlag('spin-n', values['spin-n'], { whole: true });
-const spinConcurrency = numberFlag('spin-concurrency', values['spin-concurrency'], { whole: true });
+const spinN = numberFlag('spin-n', { whole: true });
+const spinConcurrency = numberFlag('spin-concurrency', { whole: true });
 const suites = new Set(values.only.split(','));
 for (const suite of suites) if (!SUITES.includes(suite)) usageError(`--only: no suite ${suite} (${SUITES.join(', ')})`);
 
@@ -144,12 +146,11 @@ try {
     await loadSuite(peers.filter((peer) => peer.chat), 'chat', largeConnections, `An OpenAI chat stream of ${STREAM_TOKENS} tokens (\`stream: true\`): req/s is streams a second`);
   }
   if (suites.has('busy')) {
-    const fastapis = peers.filter((peer) => ['svc', 'FastAPI def', BASE, 'node:http', 'least gateway'].includes(peer.name));
-    await loadSuite(fastapis, 'echo', busyConnections, 'Busy machine: POST /echo with `python3 -c "while True: pass"` running beside', { busy: true });
+    const busyPeers = peers.filter((peer) => ['svc', 'FastAPI def', BASE, ...REFERENCES].includes(peer.name));
+    await loadSuite(busyPeers, 'echo', busyConnections, 'Busy machine: POST /echo with `python3 -c "while True: pass"` running beside', { busy: true });
   }
-  // Peers with a trivial echo: servers to use, so not the ceiling or the least gateway (nor svc's
-  // job peers, the same server as svc).
-  const echoing = peers.filter((peer) => peer.echo && !['node:http', 'least gateway'].includes(peer.name));
+  // Servers to use with a trivial echo (not svc's job peers: the same server as svc).
+  const echoing = peers.filter((peer) => peer.echo && !REFERENCES.includes(peer.name));
   if (suites.has('cold')) await coldStart(echoing);
   if (suites.has('memory')) await idleMemory(echoing);
   if (suites.has('cpu')) await cpuBenchmark(venvs, writeWrkScript('spin-json.lua', JSON.stringify({ n: spinN }), 'application/json'));
@@ -266,8 +267,8 @@ function definePeers(venvs, bodies) {
     },
     { name: 'node:http', start: (port) => [process.execPath, [join(here, 'mini_http.mjs'), String(port)], here], echo: ['/echo', bodies.echo], large: ['/echo', bodies.large] },
     {
-      // svc's worker (its `python3` the empty virtualenv's) behind Fastify and one route, as many
-      // calls written to it at once as there are connections, as svc writes them.
+      // svc's worker (its `python3` the empty virtualenv's) behind Fastify and one route, up to 64
+      // calls written to it at once (svc holds up to 8 behind a running one).
       name: 'least gateway',
       start: (port) => [process.execPath, [join(here, 'mini_gateway.mjs'), String(port), '--pipeline', '64'], here, { PATH: `${join(venvs.svc, 'bin')}:${process.env.PATH}` }],
       echo: ['/echo', bodies.echo],
@@ -283,11 +284,13 @@ async function loadSuite(peers, kind, concurrencies, title, { busy = false } = {
   for (const server of servers) await waitReady(server, ...server.peer[kind]);
   // Warm-up: first requests pay imports, JIT and pydantic's lazy set-up. At the concurrency
   // measured first: V8 recompiles Node's socket code when the load changes (RESULTS.md run 20).
-  for (const server of servers.filter(() => warmUp > 0)) {
-    try {
-      wrk(server, ...server.peer[kind], concurrencies[0], warmUp);
-    } catch (error) {
-      process.stderr.write(`  ${kind} warm-up ${server.name}: ${error.message.split('\n')[0]}\n`);
+  if (warmUp > 0) {
+    for (const server of servers) {
+      try {
+        wrk(server, ...server.peer[kind], concurrencies[0], warmUp);
+      } catch (error) {
+        process.stderr.write(`  ${kind} warm-up ${server.name}: ${error.message.split('\n')[0]}\n`);
+      }
     }
   }
 
