@@ -49,16 +49,16 @@ export function newJob(fields: Pick<Job, 'endpoint' | 'streams' | 'owner'>, stat
   };
 }
 
-/**
- * Random bytes drawn a few kilobytes at a time, as Node draws those of randomUUID: each
- * draw from the system's generator cost a job 2-10 µs, a slice of the pool ~0.1 µs. Each
- * byte is used once.
- */
 const ID_BYTES = 16;
 const POOL_BYTES = 4096;
 let idPool = Buffer.alloc(0);
 let idPoolAt = 0;
 
+/**
+ * 16 random bytes as hex, sliced from a pool drawn a few kilobytes at a time, as Node draws
+ * those of randomUUID: each draw from the system's generator cost a job 2-10 µs, a slice of the
+ * pool ~0.1 µs. Each byte is used once.
+ */
 function randomJobId(): string {
   if (idPoolAt + ID_BYTES > idPool.length) {
     idPool = randomFillSync(Buffer.allocUnsafe(POOL_BYTES));
