@@ -1,6 +1,5 @@
 import type { ServerResponse } from 'node:http';
 import cors from '@fastify/cors';
-import multipart from '@fastify/multipart';
 import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply } from 'fastify';
 import { registerAuth } from './auth.js';
 import { registerOriginCheck } from './origin-check.js';
@@ -12,12 +11,10 @@ import { registerHealthRoute } from './health-route.js';
 import { HttpError } from './http-error.js';
 import { registerJobRoutes } from './jobs/job-routes.js';
 import { registerUnknownRouteAnswers } from './unknown-routes.js';
-import { registerBodyParsers, unsupportedMediaType } from './request-bodies.js';
+import { bodyTooLarge, registerBodyParsers, unsupportedMediaType } from './request-bodies.js';
 import { wasDisconnectedStalled } from './stalled-client.js';
 import type { GatewayOptions } from './gateway-options.js';
 
-/** Fields and files of one multipart form, as Starlette (and so the apipod toolkit) reads at most. */
-const MAX_FORM_PARTS = 1000;
 
 /**
  * The HTTP side of `svc start`: routing, body parsing, validation, docs, health, and the
@@ -42,7 +39,6 @@ export async function createGateway(options: GatewayOptions): Promise<FastifyIns
     frameworkErrors: (error, _request, reply) => sendError(error, reply),
   });
   registerBodyParsers(app);
-  await app.register(multipart, { limits: { fileSize: options.maxBodyBytes, fieldSize: options.maxBodyBytes, parts: MAX_FORM_PARTS } });
 
   app.setErrorHandler((error: FastifyError | HttpError, _request, reply) => sendError(error, reply));
   registerUnknownRouteAnswers(app);
@@ -108,22 +104,11 @@ function requestLogLine(method: string, url: string, response: ServerResponse, e
 
 function fromFastifyError(error: FastifyError, maxBodyBytes: number): HttpError {
   switch (error.code) {
-    case 'FST_FILES_LIMIT':
-    case 'FST_PARTS_LIMIT':
-    case 'FST_FIELDS_LIMIT':
-      return new HttpError(413, 'payload_too_large', 'too_many_parts', `the form has more than ${MAX_FORM_PARTS} fields and files together, the most this server reads`);
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
-    case 'FST_REQ_FILE_TOO_LARGE':
-      return new HttpError(
-        413,
-        'payload_too_large',
-        'body_too_large',
-        `the request body is larger than this server accepts (${maxBodyBytes / 2 ** 20} MiB; svc start --max-body-size MiB raises it)`,
-      );
+      return bodyTooLarge(maxBodyBytes);
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
       return unsupportedMediaType('this Content-Type');
     case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
-    case 'FST_INVALID_MULTIPART_CONTENT_TYPE':
       return new HttpError(400, 'invalid_request', 'invalid_body', error.message);
     default: {
       const status = error.statusCode ?? 500;

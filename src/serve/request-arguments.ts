@@ -2,14 +2,14 @@ import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import type { FastifyRequest } from 'fastify';
 import type { CancelSignal } from '../worker/cancel-signal.js';
-import { removeStagedFiles, writeTransitFile, writeTransitStream } from '../worker/transit-files.js';
+import { removeStagedFiles, TransitFileWriter, writeTransitFile } from '../worker/transit-files.js';
 import { isJsonObject, jsonTypeOf, type LongString, type Value } from '../worker/protocol.js';
 import type { EndpointInputs, ParameterInput } from './endpoint-inputs.js';
 import { fieldPath, HttpError } from './http-error.js';
 import type { Arguments } from './input-validation.js';
 import { fetchMediaUrls, type MediaUrlSettings } from './media-urls.js';
-import { PartContentTypes } from './multipart-part-types.js';
-import { FormFields, jsonProblem, jsonTextOf, longStringsOf } from './request-bodies.js';
+import { boundaryOf, MalformedMultipart, MultipartReader, type PartHead } from './multipart-reader.js';
+import { bodyTooLarge, FormFields, jsonProblem, jsonTextOf, longStringsOf, MultipartBody } from './request-bodies.js';
 import { gatherFormModels } from './form-models.js';
 import { refuseControlBytes } from './long-strings.js';
 import { decodePlainBase64 } from './plain-base64.js';
@@ -82,11 +82,11 @@ async function readRequest(request: FastifyRequest, inputs: EndpointInputs, uplo
   if (request.method === 'GET' || request.method === 'HEAD') {
     return { arguments: validators.text({ ...(request.query as object) }), stagedFiles: [] };
   }
-  if (request.isMultipart()) {
+  const body = request.body;
+  if (body instanceof MultipartBody) {
     if (uploadDir === null) throw new HttpError(415, 'unsupported_media_type', 'unsupported_content_type', 'this endpoint takes no multipart form');
     return readMultipart(request, inputs, uploadDir);
   }
-  const body = request.body;
   if (body instanceof FormFields) {
     refuseJsonSentAsForm(body.fields);
     return { arguments: validators.text(gatherFormModels(withoutEmptyFields(body.fields), inputs)), stagedFiles: [] };
@@ -184,55 +184,132 @@ function fileReferenceKeys(value: Value): Array<string | number> | null {
   return null;
 }
 
-async function readMultipart(request: FastifyRequest, inputs: EndpointInputs, uploadDir: string): Promise<ReadArguments> {
-  const texts: { [name: string]: string[] } = {};
-  const files: { [name: string]: Value } = {};
-  const stagedFiles: string[] = [];
-  // Read beside the parser, which reports text/plain for a file part that gave no type.
-  const partTypes = PartContentTypes.watch(request.raw);
-  let fileParts = 0;
-  try {
-    for await (const part of request.parts()) {
-      const gaveContentType = part.type === 'file' && (partTypes?.gaveContentType(fileParts++) ?? true);
-      const parameter = inputs.parameters.get(part.fieldname);
-      const upload = parameter?.upload ?? null;
-      // A list takes repeated parts, as a URL-encoded form's repeated fields: files for a list of media, text for others.
-      const repeatable = part.type === 'file' ? upload?.repeated === true : (parameter?.itemTypes ?? null) !== null;
-      if (part.type === 'file' && upload === null) {
-        part.file.resume();
-        throw new HttpError(422, 'validation_error', 'invalid_input', `${part.fieldname} is not a file parameter`, {
-          detail: [{ field: part.fieldname, message: 'is not a file parameter of this endpoint' }],
-        });
-      }
-      const [sameKind, otherKind] = part.type === 'file' ? [files, texts] : [texts, files];
-      if (part.fieldname in otherKind || (part.fieldname in sameKind && !repeatable)) {
-        if (part.type === 'file') part.file.resume();
-        throw givenTwice(part.fieldname, part.fieldname in otherKind && upload?.repeated === true);
-      }
-      if (part.type === 'field') {
-        // A file parameter's empty text field (a form's input left blank) is not sent.
-        if (upload !== null && part.value === '') continue;
-        texts[part.fieldname] = [...(texts[part.fieldname] ?? []), String(part.value)];
-        continue;
-      }
-      const path = join(uploadDir, randomUUID());
-      stagedFiles.push(path);
-      const size = await writeTransitStream(path, part.file);
-      // What a browser's form sends for a file input left empty: no name, no bytes. It is no file.
-      if (part.filename === '' && size === 0) continue;
-      // No content type given: the worker tells it from the bytes and the file name.
-      const reference = { $file: { path, file_name: part.filename || null, content_type: (gaveContentType && part.mimetype) || null } };
-      files[part.fieldname] = upload?.repeated ? [...((files[part.fieldname] as Value[] | undefined) ?? []), reference] : reference;
+/** Fields and files of one multipart form, as Starlette (and so the apipod toolkit) reads at most. */
+const MAX_FORM_PARTS = 1000;
+
+/** A form's parts as they are read: text fields' values, and file parts staged as transit files. */
+class FormParts {
+  readonly texts: { [name: string]: string[] } = {};
+  readonly files: { [name: string]: Value } = {};
+  readonly stagedFiles: string[] = [];
+  private count = 0;
+  private field: { head: PartHead; name: string; bytes: Buffer[] } | null = null;
+  private file: { head: PartHead; name: string; repeated: boolean; writer: TransitFileWriter } | null = null;
+
+  constructor(
+    private readonly inputs: EndpointInputs,
+    private readonly uploadDir: string,
+  ) {}
+
+  open(head: PartHead): void {
+    if (++this.count > MAX_FORM_PARTS) {
+      throw new HttpError(413, 'payload_too_large', 'too_many_parts', `the form has more than ${MAX_FORM_PARTS} fields and files together, the most this server reads`);
     }
-    const fields = Object.fromEntries(Object.entries(withoutEmptyFields(texts)).map(([name, values]) => [name, fieldsValue(name, [values].flat(), inputs.parameters.get(name))]));
+    const name = head.name;
+    if (name === null) throw new MalformedMultipart('a part has no name (Content-Disposition: form-data; name="...")');
+    const parameter = this.inputs.parameters.get(name);
+    const upload = parameter?.upload ?? null;
+    if (head.isFile && upload === null) {
+      throw new HttpError(422, 'validation_error', 'invalid_input', `${name} is not a file parameter`, {
+        detail: [{ field: name, message: 'is not a file parameter of this endpoint' }],
+      });
+    }
+    // A list takes repeated parts, as a URL-encoded form's repeated fields: files for a list of media, text for others.
+    const repeatable = head.isFile ? upload?.repeated === true : (parameter?.itemTypes ?? null) !== null;
+    const [sameKind, otherKind] = head.isFile ? [this.files, this.texts] : [this.texts, this.files];
+    if (name in otherKind || (name in sameKind && !repeatable)) throw givenTwice(name, name in otherKind && upload?.repeated === true);
+    if (!head.isFile) {
+      this.field = { head, name, bytes: [] };
+      return;
+    }
+    const path = join(this.uploadDir, randomUUID());
+    this.stagedFiles.push(path);
+    this.file = { head, name, repeated: upload?.repeated === true, writer: new TransitFileWriter(path) };
+  }
+
+  async write(bytes: Buffer): Promise<void> {
+    if (this.file !== null) await this.file.writer.write(bytes);
+    else this.field?.bytes.push(bytes);
+  }
+
+  close(): void {
+    if (this.field !== null) {
+      const { head, name, bytes } = this.field;
+      this.field = null;
+      const value = fieldText(name, Buffer.concat(bytes), head.charset);
+      // A file parameter's empty text field (a form's input left blank) is not sent.
+      if (!(this.inputs.parameters.get(name)?.upload && value === '')) this.texts[name] = [...(this.texts[name] ?? []), value];
+      return;
+    }
+    if (this.file === null) return;
+    const { head, name, repeated, writer } = this.file;
+    this.file = null;
+    writer.close();
+    // What a browser's form sends for a file input left empty: no name, no bytes. It is no file.
+    if (head.fileName === '' && writer.size === 0) return;
+    // No content type given: the worker tells it from the bytes and the file name.
+    const reference = { $file: { path: writer.path, file_name: head.fileName || null, content_type: head.contentType } };
+    this.files[name] = repeated ? [...((this.files[name] as Value[] | undefined) ?? []), reference] : reference;
+  }
+
+  /** A part cut short by an error: its file is closed, to be removed with the others. */
+  abandon(): void {
+    this.file?.writer.close();
+    this.file = null;
+  }
+}
+
+/**
+ * A multipart form read from the socket as it arrives, its files staged as they come
+ * (multipart-reader.ts), then validated with each file standing in as a string.
+ */
+async function readMultipart(request: FastifyRequest, inputs: EndpointInputs, uploadDir: string): Promise<ReadArguments> {
+  const maxBytes = request.routeOptions.bodyLimit ?? Number.POSITIVE_INFINITY;
+  const parts = new FormParts(inputs, uploadDir);
+  try {
+    const boundary = boundaryOf(request.headers['content-type']);
+    if (boundary === null) throw new MalformedMultipart('its Content-Type names no boundary');
+    if (Number(request.headers['content-length'] ?? 0) > maxBytes) throw bodyTooLarge(maxBytes);
+    const reader = new MultipartReader(boundary);
+    let bytesRead = 0;
+    // Not destroyed when an error stops the reading: the answer still goes out on its socket.
+    for await (const chunk of request.raw.iterator({ destroyOnReturn: false }) as AsyncIterable<Buffer>) {
+      bytesRead += chunk.length;
+      // Its connection closes after the answer: the rest of the body is not read.
+      if (bytesRead > maxBytes) throw bodyTooLarge(maxBytes, { connection: 'close' });
+      for (const event of reader.feed(chunk)) {
+        if (event.kind === 'part') parts.open(event.head);
+        else if (event.kind === 'data') await parts.write(event.bytes);
+        else parts.close();
+      }
+    }
+    reader.end();
+    const fields = Object.fromEntries(Object.entries(withoutEmptyFields(parts.texts)).map(([name, values]) => [name, fieldsValue(name, [values].flat(), inputs.parameters.get(name))]));
     rejectFileReferences(fields, '');
-    // Validate with each file standing in as a string, then hand the worker the file references.
-    const placeholders = Object.entries(files).map(([name, value]) => [name, Array.isArray(value) ? value.map(() => '') : '']);
+    const placeholders = Object.entries(parts.files).map(([name, value]) => [name, Array.isArray(value) ? value.map(() => '') : '']);
     const validated = inputs.validators.text({ ...gatherFormModels(fields, inputs), ...Object.fromEntries(placeholders) });
-    return { arguments: { ...validated, ...files }, stagedFiles };
+    return { arguments: { ...validated, ...parts.files }, stagedFiles: parts.stagedFiles };
   } catch (error) {
-    await removeStagedFiles(stagedFiles);
+    // What is left of the body is read and dropped, so the connection can take the next request.
+    request.raw.resume();
+    parts.abandon();
+    await removeStagedFiles(parts.stagedFiles);
     throw malformedBody(error);
+  }
+}
+
+/**
+ * A text part's value in its charset (UTF-8 unless it names one). Bytes that are not text in
+ * it are refused, not read as U+FFFD: that would change the value on its way to the function.
+ */
+function fieldText(name: string, bytes: Buffer, charset: string | null): string {
+  try {
+    return new TextDecoder(charset ?? 'utf-8', { fatal: true }).decode(bytes);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ERR_ENCODING_NOT_SUPPORTED') {
+      throw new HttpError(415, 'unsupported_media_type', 'unsupported_charset', `the form field "${name}" is in ${charset}, a charset this server does not read: send it as UTF-8`);
+    }
+    throw new HttpError(400, 'invalid_request', 'invalid_encoding', `the form field "${name}" is not valid ${charset ?? 'UTF-8'}: send its text encoded as UTF-8`);
   }
 }
 
@@ -255,11 +332,11 @@ function fieldsValue(name: string, texts: string[], parameter: ParameterInput | 
 const NO_TYPES: ReadonlySet<string> = new Set();
 
 /**
- * The multipart parser's own complaints (no boundary, a body cut short) are the client's
- * malformed request, a 400; errors with a code (a full disk, the plugin's 413) stay as they are.
+ * A body the multipart parser cannot read (no boundary, cut short) is the client's malformed
+ * request, a 400; the socket's own errors (the client left) and a full disk stay as they are.
  */
 function malformedBody(error: unknown): unknown {
-  if (error instanceof HttpError || !(error instanceof Error) || 'code' in error || 'statusCode' in error) return error;
+  if (!(error instanceof MalformedMultipart)) return error;
   return new HttpError(400, 'invalid_request', 'malformed_body', `the multipart body cannot be read: ${error.message}`);
 }
 

@@ -21,12 +21,20 @@ export class FormFields {
   constructor(readonly fields: Record<string, string | string[]>) {}
 }
 
+/**
+ * A multipart/form-data body, left unread on the socket for the route to read as it stages
+ * its files (request-arguments.ts): Fastify's parsers would hold the whole body in memory.
+ */
+export class MultipartBody {}
+const MULTIPART_BODY = new MultipartBody();
+
 const JSON_MEDIA_TYPE = /^application\/([\w.+-]+\+)?json\s*(;|$)/i;
+const MULTIPART_MEDIA_TYPE = /^multipart\/form-data\s*(;|$)/i;
 const FORM_MEDIA_TYPE = /^application\/x-www-form-urlencoded\s*(;|$)/i;
 
 /**
  * The bodies the gateway reads: JSON (with or without parameters such as `charset=utf-8`),
- * URL-encoded forms, and multipart (registered with its plugin). Any other body is a 415:
+ * URL-encoded forms, and multipart (MultipartBody). Any other body is a 415:
  * taken for "no arguments", it would run the endpoint with its defaults and answer 200.
  * An empty body is no arguments whatever its type; the route knows whether that is enough.
  */
@@ -88,6 +96,7 @@ export function registerBodyParsers(app: FastifyInstance): void {
     const fields = formFields(text);
     done(fields instanceof HttpError ? fields : null, fields instanceof HttpError ? undefined : new FormFields(fields));
   });
+  app.addContentTypeParser(MULTIPART_MEDIA_TYPE, (_request, _payload, done) => done(null, MULTIPART_BODY));
   app.addContentTypeParser('*', { parseAs: 'buffer' }, (request, body, done) => {
     if ((body as Buffer).length === 0) return done(null, undefined);
     const type = request.headers['content-type'];
@@ -203,6 +212,17 @@ function formFields(text: string): Record<string, string | string[]> | HttpError
     else fields[name] = [known, value];
   }
   return fields;
+}
+
+/** A body past --max-body-size, however it came (Fastify's parsers, a multipart form read as it arrives). */
+export function bodyTooLarge(maxBodyBytes: number, headers?: Record<string, string>): HttpError {
+  return new HttpError(
+    413,
+    'payload_too_large',
+    'body_too_large',
+    `the request body is larger than this server accepts (${maxBodyBytes / 2 ** 20} MiB; svc start --max-body-size MiB raises it)`,
+    headers === undefined ? {} : { headers },
+  );
 }
 
 export function unsupportedMediaType(what: string): HttpError {

@@ -113,6 +113,26 @@ describe('svc start serving examples/hello', () => {
     expect([answer.status, ((await answer.json()) as any).error.message]).toEqual([413, 'the form has more than 1000 fields and files together, the most this server reads']);
   });
 
+  it('refuses a multipart text field that is not text in its charset, and a part with no name, saying which', async () => {
+    const multipart = (headers: string, body: Buffer) =>
+      fetch(`${server.url}/hello`, {
+        method: 'POST',
+        headers: { 'content-type': 'multipart/form-data; boundary=XX' },
+        body: Buffer.concat([Buffer.from(`--XX\r\nContent-Disposition: form-data; ${headers}\r\n\r\n`), body, Buffer.from('\r\n--XX--\r\n')]),
+      });
+    const latin1 = await multipart('name="name"', Buffer.from('Ren\xe9', 'latin1'));
+    expect([latin1.status, ((await latin1.json()) as any).error.message]).toEqual([400, 'the form field "name" is not valid UTF-8: send its text encoded as UTF-8']);
+    const declared = await multipart('name="name"\r\nContent-Type: text/plain; charset=iso-8859-1', Buffer.from('Ren\xe9', 'latin1'));
+    expect(((await declared.json()) as any).greeting).toBe('Hello, René.');
+    const unknown = await multipart('name="name"\r\nContent-Type: text/plain; charset=x-unheard-of', Buffer.from('Ren'));
+    expect([unknown.status, ((await unknown.json()) as any).error.code]).toEqual([415, 'unsupported_charset']);
+    const nameless = await multipart('filename="a.txt"', Buffer.from('Ren'));
+    expect([nameless.status, ((await nameless.json()) as any).error.message]).toEqual([
+      400,
+      'the multipart body cannot be read: a part has no name (Content-Disposition: form-data; name="...")',
+    ]);
+  });
+
   it('reads JSON whatever its parameters, and URL-encoded forms coerced to the parameter types', async () => {
     const charset = await postJson(`${server.url}/hello`, { name: 'Ada' }, { 'content-type': 'application/json; charset=utf-8' });
     expect(charset).toMatchObject({ status: 200, body: { greeting: 'Hello, Ada.' } });
@@ -255,6 +275,25 @@ describe('svc start serving endpoints that misbehave', () => {
       type: 'payload_too_large',
       message: 'the request body is larger than this server accepts (2 MiB; svc start --max-body-size MiB raises it)',
     });
+    // A multipart form is held to the same size, counted as it arrives.
+    const head = '--XX\r\nContent-Disposition: form-data; name="text"\r\n\r\n';
+    const tail = '\r\n--XX--\r\n';
+    const form = (size: number, sendLength: boolean) => {
+      const body = head + 'x'.repeat(size - head.length - tail.length) + tail;
+      // Sent in pieces with no Content-Length, the limit is found while reading.
+      const stream = new ReadableStream({ start: (controller) => (controller.enqueue(Buffer.from(body)), controller.close()) });
+      return fetch(`${server.url}/echo`, {
+        method: 'POST',
+        headers: { 'content-type': 'multipart/form-data; boundary=XX' },
+        ...(sendLength ? { body } : { body: stream, duplex: 'half' }),
+      } as RequestInit);
+    };
+    const takenForm = await form(2 * MiB, true);
+    expect([takenForm.status, ((await takenForm.json()) as any).text.length]).toEqual([200, 2 * MiB - head.length - tail.length]);
+    for (const sendLength of [true, false]) {
+      const refused = await form(2 * MiB + 1, sendLength);
+      expect([refused.status, ((await refused.json()) as any).error.code]).toEqual([413, 'body_too_large']);
+    }
   });
 
   it("says so when JSON comes as a URL-encoded form, as curl -d sends it", async () => {

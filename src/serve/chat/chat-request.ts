@@ -3,7 +3,7 @@ import { isJsonObject, type EndpointReport, type Value } from '../../worker/prot
 import { HttpError } from '../http-error.js';
 import { compileEndpointInputs, type EndpointInputs } from '../endpoint-inputs.js';
 import { readArguments } from '../request-arguments.js';
-import { FormFields } from '../request-bodies.js';
+import { FormFields, MultipartBody } from '../request-bodies.js';
 
 type JsonObject = { [key: string]: Value };
 
@@ -39,7 +39,7 @@ export class ChatRequestReader {
    * toolkit's clients call it, a 422, as the toolkit answers it.
    */
   async read(request: FastifyRequest): Promise<ChatRequestBody> {
-    if (request.isMultipart() || request.body instanceof FormFields) {
+    if (request.body instanceof MultipartBody || request.body instanceof FormFields) {
       throw new HttpError(415, 'unsupported_media_type', 'unsupported_content_type', 'a chat completion is sent as application/json');
     }
     try {
