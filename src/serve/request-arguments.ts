@@ -269,14 +269,15 @@ async function readMultipart(request: FastifyRequest, inputs: EndpointInputs, up
   try {
     const boundary = boundaryOf(request.headers['content-type']);
     if (boundary === null) throw new MalformedMultipart('its Content-Type names no boundary');
-    if (Number(request.headers['content-length'] ?? 0) > maxBytes) throw bodyTooLarge(maxBytes);
+    // The answer closes its connection, so the rest of the body is not waited for.
+    const tooLarge = () => bodyTooLarge(maxBytes, { connection: 'close' });
+    if (Number(request.headers['content-length'] ?? 0) > maxBytes) throw tooLarge();
     const reader = new MultipartReader(boundary);
     let bytesRead = 0;
     // Not destroyed when an error stops the reading: the answer still goes out on its socket.
     for await (const chunk of request.raw.iterator({ destroyOnReturn: false }) as AsyncIterable<Buffer>) {
       bytesRead += chunk.length;
-      // Its connection closes after the answer: the rest of the body is not read.
-      if (bytesRead > maxBytes) throw bodyTooLarge(maxBytes, { connection: 'close' });
+      if (bytesRead > maxBytes) throw tooLarge();
       for (const event of reader.feed(chunk)) {
         if (event.kind === 'part') parts.open(event.head);
         else if (event.kind === 'data') await parts.write(event.bytes);

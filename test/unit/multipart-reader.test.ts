@@ -75,12 +75,14 @@ describe('reading a multipart/form-data body as it arrives', () => {
     ]);
   });
 
-  it('refuses a body cut short and a boundary line that goes on, saying so', () => {
+  it('refuses a body cut short, a boundary line that goes on and an empty boundary, saying so, and takes a boundary longer than RFC 2046 allows', () => {
     const cut = () => read(Buffer.from('--XX\r\nContent-Disposition: form-data; name="a"\r\n\r\nabc'), 5);
     expect(cut).toThrow(new MalformedMultipart('the body ended before its closing boundary'));
     expect(() => read(Buffer.from('--XXtra\r\n\r\n\r\n--XX--'), 3)).toThrow(/a boundary line goes on after the boundary/);
     expect(() => read(Buffer.from(''), 1)).toThrow('the body ended before its closing boundary');
-    expect(() => new MultipartReader('')).toThrow('the boundary must be 1 to 70 characters');
+    expect(() => new MultipartReader('')).toThrow('its Content-Type names an empty boundary');
+    const long = 'b'.repeat(100);
+    expect(read(Buffer.from(`--${long}\r\nContent-Disposition: form-data; name="a"\r\n\r\nx\r\n--${long}--`), 7, long).map((read) => read.body)).toEqual(['x']);
   });
 
   it('reads the first 80 KiB of a longer header block, as busboy does, and the part after it', () => {
