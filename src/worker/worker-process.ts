@@ -207,6 +207,8 @@ export class WorkerProcess {
   private killed: { reason: KillReason; detail: string } | null = null;
   /** Events are handled one after another: inlining a file is asynchronous, and order matters. */
   private handling: Promise<void> = Promise.resolve();
+  /** Steps enqueued and not yet done. */
+  private stepsWaiting = 0;
   private settleReady!: { resolve: (ready: ReadyEvent) => void; reject: (error: WorkerStartError) => void };
   private resolveExited!: (exit: WorkerExit) => void;
   /** Set until the interpreter's report arrives: the event pipe's first line. */
@@ -253,7 +255,10 @@ export class WorkerProcess {
     for (const pipe of [this.commands, this.cancels]) pipe.on('error', () => {}); // a dead worker's pipe: its exit is handled below
     readLines(this.child.stdio[4] as Readable, {
       maxLineBytes: MAX_EVENT_BYTES,
-      onLine: (parts) => (this.settleInterpreter === null ? this.enqueue(() => this.handleEventLine(parts)) : this.takeInterpreterReport(lineBytes(parts))),
+      onLine: (parts) => {
+        if (this.settleInterpreter !== null) this.takeInterpreterReport(lineBytes(parts));
+        else if (this.stepsWaiting > 0 || !this.endedRunningCall(parts)) this.enqueue(() => this.handleEventLine(parts));
+      },
       onOverlongLine: () => this.enqueue(async () => this.killForProtocolError(`protocol error: an event longer than ${MAX_EVENT_BYTES} bytes`)),
     });
     readLogLines(this.child.stdout!, (line) => this.log('stdout', line));
@@ -709,7 +714,28 @@ export class WorkerProcess {
   }
 
   private enqueue(step: () => Promise<void>): void {
-    this.handling = this.handling.then(step);
+    this.stepsWaiting += 1;
+    this.handling = this.handling.then(step).finally(() => (this.stepsWaiting -= 1));
+  }
+
+  /**
+   * The running call's result, ended at once when nothing waits to be handled before it and
+   * it holds no file to inline: most calls' last event, spared a turn through `handling`.
+   * False for any other line, which then takes its turn.
+   */
+  private endedRunningCall(parts: Buffer[]): boolean {
+    if (this.hasFinished || this.killed !== null || this.textsToCome !== null || this.running === null) return false;
+    try {
+      const result = readResultValue(lineBytes(parts));
+      if (result === null || result.call !== this.running.id) return false;
+      const json = new JsonText([result.value]);
+      if (json.mayHoldKey('$file')) return false;
+      this.confirmStarted(this.running);
+      this.finishWithText(this.running, json);
+      return true;
+    } catch {
+      return false; // handleEventLine reads it again and says what is wrong
+    }
   }
 
   private log(stream: LogLine['stream'], line: string): void {
