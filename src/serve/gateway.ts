@@ -15,7 +15,6 @@ import { bodyTooLarge, registerBodyParsers, unsupportedMediaType } from './reque
 import { wasDisconnectedStalled } from './stalled-client.js';
 import type { GatewayOptions } from './gateway-options.js';
 
-
 /**
  * The HTTP side of `svc start`: routing, body parsing, validation, docs, health, and the
  * single place where errors become the one error body shape. Features are plugins that

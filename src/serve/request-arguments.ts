@@ -192,7 +192,7 @@ class FormParts {
   readonly texts: { [name: string]: string[] } = {};
   readonly files: { [name: string]: Value } = {};
   readonly stagedFiles: string[] = [];
-  private count = 0;
+  private partsRead = 0;
   private field: { head: PartHead; name: string; bytes: Buffer[] } | null = null;
   private file: { head: PartHead; name: string; repeated: boolean; writer: TransitFileWriter } | null = null;
 
@@ -202,7 +202,7 @@ class FormParts {
   ) {}
 
   open(head: PartHead): void {
-    if (++this.count > MAX_FORM_PARTS) {
+    if (++this.partsRead > MAX_FORM_PARTS) {
       throw new HttpError(413, 'payload_too_large', 'too_many_parts', `the form has more than ${MAX_FORM_PARTS} fields and files together, the most this server reads`);
     }
     const name = head.name;
