@@ -721,7 +721,8 @@ export class WorkerProcess {
   /**
    * The running call's result, ended at once when nothing waits to be handled before it and
    * it holds no file to inline: most calls' last event, spared a turn through `handling`.
-   * False for any other line, which then takes its turn.
+   * False for any other line, which then takes its turn. (Starting any step at once when none
+   * waits, rather than this one case, cost the gateway ~6% more CPU: bench/RESULTS.md run 22.)
    */
   private endedRunningCall(parts: Buffer[]): boolean {
     if (this.hasFinished || this.killed !== null || this.textsToCome !== null || this.running === null) return false;
