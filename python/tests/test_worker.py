@@ -69,6 +69,24 @@ class ReadyTest(WorkerTestCase):
                                 capture_output=True, text=True, check=True).stdout.strip()
         self.assertEqual(loaded, "[]")
 
+    @unittest.skipUnless(hasattr(os, "SCHED_BATCH"), "SCHED_BATCH is Linux's")
+    def test_the_worker_its_threads_and_the_subprocesses_its_service_starts_run_as_batch_work(self):
+        service = self.service_from_source(
+            "import os, subprocess, sys\n"
+            "from apipod import APIPod\n"
+            "app = APIPod()\n"
+            "@app.endpoint('/policy')\n"
+            "def policy() -> dict:\n"
+            "    child = subprocess.run([sys.executable, '-c', 'import os; print(os.sched_getscheduler(0))'],\n"
+            "                           capture_output=True, text=True, check=True).stdout\n"
+            "    return {'child': int(child)}\n")
+        worker, _ready = self.start_ready_worker(service)
+        result = self.call(worker, "c1", "/policy")[-1]  # by its end, the cancel thread runs too
+        self.assertEqual(result["value"], {"child": os.SCHED_BATCH})
+        threads = os.listdir(f"/proc/{worker.process.pid}/task")
+        self.assertEqual(len(threads), 3)  # the main thread, the cancel thread, the orphan watch
+        self.assertEqual({os.sched_getscheduler(int(thread)) for thread in threads}, {os.SCHED_BATCH})
+
     def test_the_chat_example_answers_a_chat_request(self):
         worker, ready = self.start_ready_worker(os.path.join(REPOSITORY, "examples", "chat", "service.py"))
         self.assertTrue(ready["endpoints"][0]["is_chat"])
