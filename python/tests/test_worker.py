@@ -84,7 +84,7 @@ class ReadyTest(WorkerTestCase):
         result = self.call(worker, "c1", "/policy")[-1]  # by its end, the cancel thread runs too
         self.assertEqual(result["value"], {"child": os.SCHED_BATCH})
         threads = os.listdir(f"/proc/{worker.process.pid}/task")
-        self.assertEqual(len(threads), 3)  # the main thread, the cancel thread, the orphan watch
+        self.assertGreaterEqual(len(threads), 3)  # the main thread, the cancel thread, the orphan watch
         self.assertEqual({os.sched_getscheduler(int(thread)) for thread in threads}, {os.SCHED_BATCH})
 
     def test_the_chat_example_answers_a_chat_request(self):
