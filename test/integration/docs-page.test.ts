@@ -23,6 +23,8 @@ async function shownAnswer(endpoint: Locator): Promise<string> {
 describe('the /docs page in a real browser', () => {
   let server: RunningSvc;
   let browser: Browser;
+  // A server and a browser to start: beside the rest of the suite on two cores, that once
+  // took more than vitest's 10 s for a hook.
   beforeAll(async () => {
     server = await startSvc([join(REPO_ROOT, 'examples/hello')]);
     browser = await chromium.launch({
@@ -30,7 +32,7 @@ describe('the /docs page in a real browser', () => {
       headless: true,
       args: ['--no-sandbox', '--disable-background-networking'],
     });
-  });
+  }, 60_000);
   afterAll(async () => {
     await browser?.close();
     await server?.stop();
