@@ -545,13 +545,18 @@ export class WorkerProcess {
 
   /** A result read as its JSON text, with or without texts after it. */
   private async handleResultText(call: string, json: JsonText): Promise<void> {
-    if (this.running?.id === call && !json.mayHoldKey('$file')) {
-      this.confirmStarted(this.running);
-      // Nothing in it to inline: its bytes are the answer, parsed only if something reads it.
-      this.finishWithText(this.running, json);
-      return;
-    }
-    await this.dispatchCallEvent({ type: 'result', call, value: json.value });
+    if (!this.endRunningCallWith(call, json)) await this.dispatchCallEvent({ type: 'result', call, value: json.value });
+  }
+
+  /**
+   * Ends the running call with this result when it is that call's and holds no file to
+   * inline: its bytes are the answer, parsed only if something reads it. False otherwise.
+   */
+  private endRunningCallWith(call: string, json: JsonText): boolean {
+    if (this.running?.id !== call || json.mayHoldKey('$file')) return false;
+    this.confirmStarted(this.running);
+    this.finishWithText(this.running, json);
+    return true;
   }
 
   private async dispatchCallEvent(event: CallEvent): Promise<void> {
@@ -726,17 +731,13 @@ export class WorkerProcess {
    */
   private endedRunningCall(parts: Buffer[]): boolean {
     if (this.hasFinished || this.killed !== null || this.textsToCome !== null || this.running === null) return false;
+    let result: ReturnType<typeof readResultValue>;
     try {
-      const result = readResultValue(lineBytes(parts));
-      if (result === null || result.call !== this.running.id) return false;
-      const json = new JsonText([result.value]);
-      if (json.mayHoldKey('$file')) return false;
-      this.confirmStarted(this.running);
-      this.finishWithText(this.running, json);
-      return true;
+      result = readResultValue(lineBytes(parts));
     } catch {
       return false; // handleEventLine reads it again and says what is wrong
     }
+    return result !== null && this.endRunningCallWith(result.call, new JsonText([result.value]));
   }
 
   private log(stream: LogLine['stream'], line: string): void {
