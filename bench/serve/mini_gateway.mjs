@@ -3,19 +3,22 @@
 // apipod._runtime.worker`, same pipes and protocol as svc): Fastify, one route, one worker, no
 // validation, pool, logging or cancellation. With --pipeline N it keeps up to N calls written to
 // the worker at once (the worker already queues calls it has read), so neither side sleeps
-// between calls under load.
+// between calls under load. With --bare it answers through node:http alone, no Fastify: what
+// Fastify itself costs (bench/RESULTS.md run 24).
 // Its worker is the first `python3` on PATH.
-// Usage: node bench/serve/mini_gateway.mjs PORT [--pipeline N]
+// Usage: node bench/serve/mini_gateway.mjs PORT [--pipeline N] [--bare]
 import { spawn } from 'node:child_process';
+import { createServer } from 'node:http';
 import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const root = join(here, '..', '..');
-const { default: Fastify } = await import(join(root, 'node_modules', 'fastify', 'fastify.js'));
-const port = Number(process.argv[2]);
-const pipeline = process.argv[3] === '--pipeline' ? Number(process.argv[4]) : 1;
+const { values, positionals } = parseArgs({ allowPositionals: true, options: { pipeline: { type: 'string', default: '1' }, bare: { type: 'boolean', default: false } } });
+const port = Number(positionals[0]);
+const pipeline = Number(values.pipeline);
 
 const worker = spawn('python3', ['-m', 'apipod._runtime.worker', join(here, 'svc', 'service.py')], {
   env: { ...process.env, PYTHONPATH: join(root, 'python'), APIPOD_COMMAND_FD: '3', APIPOD_EVENT_FD: '4', APIPOD_CANCEL_FD: '5', PYTHONUNBUFFERED: '1' },
@@ -46,16 +49,29 @@ function pump() {
     commands.write(`${JSON.stringify({ type: 'call', call, endpoint: '/echo', arguments: args })}\n`);
   }
 }
-await isReady;
-const app = Fastify({ logger: false });
-app.post('/echo', async (request, reply) => {
-  const event = await new Promise((settle) => {
-    waiting.push({ args: request.body, settle });
+function called(args) {
+  return new Promise((settle) => {
+    waiting.push({ args, settle });
     pump();
   });
-  return reply.type('application/json; charset=utf-8').send(JSON.stringify(event.value));
-});
-await app.listen({ host: '127.0.0.1', port });
+}
+await isReady;
+if (values.bare) {
+  createServer((request, response) => {
+    const parts = [];
+    request.on('data', (part) => parts.push(part));
+    request.on('end', async () => {
+      const body = JSON.stringify((await called(JSON.parse(Buffer.concat(parts).toString()))).value);
+      response.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body) });
+      response.end(body);
+    });
+  }).listen(port, '127.0.0.1');
+} else {
+  const { default: Fastify } = await import(join(root, 'node_modules', 'fastify', 'fastify.js'));
+  const app = Fastify({ logger: false });
+  app.post('/echo', async (request, reply) => reply.type('application/json; charset=utf-8').send(JSON.stringify((await called(request.body)).value)));
+  await app.listen({ host: '127.0.0.1', port });
+}
 process.on('SIGTERM', () => {
   worker.kill();
   process.exit(0);

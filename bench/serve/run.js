@@ -3,7 +3,8 @@
 // generator (wrk, one thread). Peers: FastAPI + uvicorn (a `def` and an `async def` endpoint),
 // the PyPI `apipod` package, LitServe, BentoML and Cog's server (coglet, async predict), and a
 // bare node:http echo as the ceiling; and svc's own worker behind the least gateway that can
-// drive it (mini_gateway.mjs: what two processes cost, whatever a gateway does). Suites:
+// drive it (mini_gateway.mjs: what two processes cost, whatever a gateway does), with Fastify
+// and without (through node:http alone). Suites:
 //   trivial  POST /echo {"text":"hello"} at several concurrencies (req/s, p50, p99)
 //   large    a 2 MB JSON string echoed, a 1.5 MB PNG sent as base64 and answered as the image,
 //            the PNG uploaded as a multipart form (svc and FastAPI only),
@@ -64,7 +65,7 @@ const PINS = {
 const SUITES = ['trivial', 'large', 'embedding', 'stream', 'busy', 'cold', 'memory', 'cpu'];
 const BASE = 'FastAPI async';
 /** Servers measured for reference, not to be used: the ceiling, and what any gateway in front of svc's worker costs. */
-const REFERENCES = ['node:http', 'least gateway'];
+const REFERENCES = ['node:http', 'least gateway', 'least gateway on node:http'];
 const STREAM_TOKENS = 256; // an answer's length in tokens, each a server-sent event
 
 const values = readFlags({
@@ -149,10 +150,11 @@ try {
     const busyPeers = peers.filter((peer) => ['svc', 'FastAPI def', BASE, ...REFERENCES].includes(peer.name));
     await loadSuite(busyPeers, 'echo', busyConnections, 'Busy machine: POST /echo with `python3 -c "while True: pass"` running beside', { busy: true });
   }
-  // Servers to use with a trivial echo (not svc's job peers: the same server as svc).
+  // Servers to use with a trivial echo (not svc's job peers: the same server as svc). The
+  // references' memory is measured too: it is what each design costs at the least.
   const echoing = peers.filter((peer) => peer.echo && !REFERENCES.includes(peer.name));
   if (suites.has('cold')) await coldStart(echoing);
-  if (suites.has('memory')) await idleMemory(echoing);
+  if (suites.has('memory')) await idleMemory(peers.filter((peer) => peer.echo));
   if (suites.has('cpu')) await cpuBenchmark(venvs, writeWrkScript('spin-json.lua', JSON.stringify({ n: spinN }), 'application/json'));
 } finally {
   await stopAll();
@@ -271,6 +273,12 @@ function definePeers(venvs, bodies) {
       // calls written to it at once (svc holds up to 8 behind a running one).
       name: 'least gateway',
       start: (port) => [process.execPath, [join(here, 'mini_gateway.mjs'), String(port), '--pipeline', '64'], here, { PATH: `${join(venvs.svc, 'bin')}:${process.env.PATH}` }],
+      echo: ['/echo', bodies.echo],
+    },
+    {
+      // The same answered through node:http alone: what Fastify itself costs.
+      name: 'least gateway on node:http',
+      start: (port) => [process.execPath, [join(here, 'mini_gateway.mjs'), String(port), '--pipeline', '64', '--bare'], here, { PATH: `${join(venvs.svc, 'bin')}:${process.env.PATH}` }],
       echo: ['/echo', bodies.echo],
     },
   ];
@@ -597,6 +605,7 @@ function describeMachine(venvs) {
     `LitServe ${version(venvs.litserve, 'litserve')} (one inference worker), BentoML ${version(venvs.bentoml, 'bentoml')} (bentoml serve), coglet ${version(venvs.cog, 'coglet')} (python -m cog.server.http, async predict, COG_MAX_CONCURRENCY=64)`,
     'node:http: a bare echo, no validation, no worker: the ceiling',
     "least gateway: svc's worker behind bench/serve/mini_gateway.mjs (Fastify, one route, no validation, pool, log or cancel): what a second process costs",
+    'least gateway on node:http: the same through node:http alone (mini_gateway.mjs --bare): what Fastify costs',
     ...(redis ? [`svc job (Redis): ${redisVersion({ appendOnly: false })}, --job-ttl 30`] : []),
   ].join('\n');
 }
