@@ -150,9 +150,9 @@ def run_as_batch_work() -> None:
     process, but its wake-ups never preempt a running one. The worker wakes for each call the
     gateway sends, and preempting the gateway halfway through a turn costs both processes a
     context switch and their caches: with a CPU-bound process beside them on two cores, the
-    gateway was preempted about once a request, as batch work half as often, for ~8% more
-    requests a second (bench/RESULTS.md, run 23). The threads and subprocesses the service
-    starts inherit the policy."""
+    gateway was preempted about once a request, as batch work half as often; three runs made
+    1.15x, 0.95x and 1.10x the requests a second (bench/RESULTS.md, run 23). The threads and
+    subprocesses the service starts inherit the policy."""
     if not hasattr(os, "SCHED_BATCH"):
         return  # not Linux: the default policy
     try:
