@@ -1,7 +1,7 @@
 // Bundles the CLI into ES modules so `svc` starts by loading a few files, not hundreds:
 // dist/svc.js holds the command line (commander, every command's options and help), and each
 // `import()` of a command's work becomes a chunk in dist/chunks/, so a command parses only its
-// own code: `svc scan` never loads the gateway's fastify and ajv. The chunks directory is
+// own code: `svc scan` never loads the gateway's router and ajv. The chunks directory is
 // emptied first, so it holds exactly this build's chunks (runtime-staging.ts copies them all).
 // Packages that load files beside themselves at run time (wasm) stay external, and so does
 // dockerode (with its gRPC and protobuf dependencies): only `svc build` and

@@ -1,4 +1,4 @@
-import type { FastifyInstance } from 'fastify';
+import type { HttpApp } from '../serve/http/http-app.js';
 import { formatLocated, SvcError } from '../svc-error.js';
 import { GatewayFront } from '../serve/gateway-front.js';
 import type { JobBackend } from '../serve/jobs/job-backend.js';
@@ -22,12 +22,12 @@ export interface ReloadingServeOptions {
   /** A pool of the project's code as it is now, not started. */
   newPool: () => WorkerPool;
   /** The gateway for a started pool, ready; throws an SvcError for a service it cannot serve. */
-  newGateway: (pool: WorkerPool) => Promise<{ gateway: FastifyInstance; ready: (url: string) => void }>;
+  newGateway: (pool: WorkerPool) => Promise<{ gateway: HttpApp; ready: (url: string) => void }>;
 }
 
 interface Generation {
   pool: WorkerPool;
-  gateway: FastifyInstance;
+  gateway: HttpApp;
 }
 
 /**

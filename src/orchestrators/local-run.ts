@@ -279,10 +279,8 @@ async function serveWithFileDir(options: LocalServeOptions, fileDir: string, hel
       newGateway: async (pool) => {
         if (options.provider === undefined && serviceProvider(pool.app.provider, log) === 'runpod') throw new SvcError('usage', RELOAD_WITH_RUNPOD);
         const { gateway, logReady } = newGateway(pool, { keys, jobs, webhooks });
-        const ready = await gateway;
-        await ready.ready();
         return {
-          gateway: ready,
+          gateway,
           ready: (url) => {
             logReady(url, isFirst ? 'listening' : 'reloaded');
             resume();
@@ -336,7 +334,7 @@ async function serveWithFileDir(options: LocalServeOptions, fileDir: string, hel
     resume();
     // The runpod worker's gateway answers only its bridge: the provider authenticates callers.
     const served = newGateway(pool, { keys: gatewayKey ? ApiKeys.from({ key: gatewayKey }) : keys, jobs, webhooks });
-    const gateway = await served.gateway;
+    const { gateway } = served;
     if (prepared.runpod && gatewayKey) {
       if (keys.enabled) log.info('--api-key and SERVICE_API_KEY are not used with --provider runpod: the provider authenticates its callers');
       await runAsRunpodWorker({

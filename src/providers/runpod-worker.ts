@@ -1,5 +1,5 @@
 import { connect } from 'node:net';
-import type { FastifyInstance } from 'fastify';
+import type { HttpApp } from '../serve/http/http-app.js';
 import { pollUntil } from '../poll-until.js';
 import { urlHost } from '../listen-url.js';
 import type { ServeLog } from '../serve-log.js';
@@ -10,7 +10,7 @@ import type { RunpodMode } from './runpod-mode.js';
 
 export interface RunpodWorkerOptions {
   /** The gateway, not yet listening: it listens on the loopback interface only. */
-  gateway: FastifyInstance;
+  gateway: HttpApp;
   /** The only key the gateway accepts; the bridge alone holds it. */
   gatewayKey: string;
   endpoints: readonly EndpointReport[];

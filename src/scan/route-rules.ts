@@ -10,7 +10,7 @@ import { areExclusive, isCertain, type Placement } from './statement-placement.j
 
 /**
  * The routes the gateway registers before the endpoints' (src/serve/health-route.ts,
- * docs-routes.ts, jobs/job-routes.ts), with the HEAD route Fastify adds to each GET.
+ * docs-routes.ts, jobs/job-routes.ts), each GET also answering HEAD (src/serve/http/route-table.ts).
  */
 const GATEWAY_ROUTES: ReadonlySet<string> = new Set([
   ...['/health', '/docs', '/openapi.json', '/status'].flatMap((path) => [`GET ${path}`, `HEAD ${path}`]),

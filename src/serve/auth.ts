@@ -1,20 +1,7 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify';
-import fastifyPlugin from 'fastify-plugin';
+import type { HttpApp } from './http/http-app.js';
+import type { HttpRequest } from './http/http-request.js';
 import type { ApiKey, ApiKeys } from './api-keys.js';
 import { HttpError } from './http-error.js';
-
-declare module 'fastify' {
-  interface FastifyRequest {
-    /** The key the request authenticated with; null when auth is off. */
-    apiKey: ApiKey | null;
-  }
-  interface FastifyContextConfig {
-    /** The endpoint path a route calls, for key scopes. */
-    endpoint?: string;
-    /** Open without a key: health, docs, OpenAPI. */
-    public?: boolean;
-  }
-}
 
 const BEARER = /^Bearer +([\x21-\x7e]+)$/i; // the scheme is case-insensitive (RFC 7235)
 
@@ -23,11 +10,10 @@ const BEARER = /^Bearer +([\x21-\x7e]+)$/i; // the scheme is case-insensitive (R
  * when the key is missing, malformed or unknown; 403 when a known key may not call the
  * route's endpoint. Keys are never logged.
  */
-export const registerAuth = fastifyPlugin(async (app: FastifyInstance, { keys }: { keys: ApiKeys }) => {
-  app.decorateRequest('apiKey', null);
+export function registerAuth(app: HttpApp, { keys }: { keys: ApiKeys }): void {
   if (!keys.enabled) return;
   // A callback hook, not an async one: every request passes here, and a Promise for each costs.
-  app.addHook('onRequest', (request, _reply, done) => {
+  app.onRequest((request, _reply, done) => {
     // A browser's CORS preflight carries no key, and no endpoint answers OPTIONS.
     if (request.routeOptions.config.public || request.method === 'OPTIONS') return done();
     try {
@@ -42,9 +28,9 @@ export const registerAuth = fastifyPlugin(async (app: FastifyInstance, { keys }:
     }
     done();
   });
-});
+}
 
-function authenticate(request: FastifyRequest, keys: ApiKeys): ApiKey {
+function authenticate(request: HttpRequest, keys: ApiKeys): ApiKey {
   const header = request.headers.authorization;
   if (header === undefined) {
     throw unauthorized('missing_key', 'send the service API key as "Authorization: Bearer <key>"', 'Bearer realm="svc"');

@@ -1,4 +1,4 @@
-import type { FastifyReply } from 'fastify';
+import type { HttpReply } from './http/http-reply.js';
 import type { EndpointReport, ErrorInfo } from '../worker/protocol.js';
 import { PoolClosedError, QueueFullError } from '../worker/worker-pool.js';
 import type { CallOutcome } from '../worker/worker-process.js';
@@ -29,11 +29,11 @@ export function submitFailure(error: unknown, endpoint: EndpointReport, options:
 
 /** `accept` is the request's Accept header, `subject` names the result in a 406 ("the result of /grayscale"). */
 export function sendOutcome(
-  reply: FastifyReply,
+  reply: HttpReply,
   outcome: CallOutcome,
   options: Pick<GatewayOptions, 'debug' | 'sendTimeoutMs'>,
   { accept, subject }: { accept: string | undefined; subject: string },
-): FastifyReply {
+): HttpReply {
   const { debug } = options;
   switch (outcome.kind) {
     case 'result':

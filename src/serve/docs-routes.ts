@@ -1,4 +1,4 @@
-import type { FastifyInstance } from 'fastify';
+import type { HttpApp } from './http/http-app.js';
 import type { Compute } from '../deployment-target.js';
 import type { CallBackend } from './call-backend.js';
 import { FAVICON_SVG, renderDocsPage } from './docs-page.js';
@@ -11,17 +11,15 @@ const FAVICON_PATH = '/favicon.ico';
  * The icon answers the request a browser makes on its own (SVG, which browsers take at that
  * path); a service's own endpoint at /favicon.ico keeps it.
  */
-export async function registerDocsRoutes(
-  app: FastifyInstance,
+export function registerDocsRoutes(
+  app: HttpApp,
   { runner, version, title, compute }: { runner: CallBackend; version: string; title: string; compute: Compute },
-): Promise<void> {
+): void {
   const document = describeService({ title, version, compute, endpoints: runner.endpoints });
   const page = renderDocsPage(title);
-  app.get('/openapi.json', { config: { public: true } }, async () => document);
-  app.get('/docs', { config: { public: true } }, async (_request, reply) => reply.type('text/html; charset=utf-8').send(page));
+  app.get('/openapi.json', () => document, { public: true });
+  app.get('/docs', (_request, reply) => reply.type('text/html; charset=utf-8').send(page), { public: true });
   if (!runner.endpoints.some((endpoint) => endpoint.path.replace(/\/$/, '') === FAVICON_PATH)) {
-    app.get(FAVICON_PATH, { config: { public: true } }, async (_request, reply) =>
-      reply.type('image/svg+xml').header('cache-control', 'public, max-age=86400').send(FAVICON_SVG),
-    );
+    app.get(FAVICON_PATH, (_request, reply) => reply.type('image/svg+xml').header('cache-control', 'public, max-age=86400').send(FAVICON_SVG), { public: true });
   }
 }

@@ -1,4 +1,6 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest, HTTPMethods } from 'fastify';
+import type { HttpApp } from './http/http-app.js';
+import type { HttpReply } from './http/http-reply.js';
+import type { HttpRequest } from './http/http-request.js';
 import { HTTP_METHODS } from '../http-methods.js';
 import type { EndpointReport } from '../worker/protocol.js';
 import { SvcError } from '../svc-error.js';
@@ -38,11 +40,11 @@ type EndpointRoutesOptions = GatewayOptions & { jobRoutes: JobRoutesOptions };
  * with the job's server-sent events (a generator's chunks as they come). A result that is one
  * media file comes as its bytes when `Accept` asks for its type (result-answer.ts).
  */
-export async function registerEndpointRoutes(app: FastifyInstance, options: EndpointRoutesOptions): Promise<void> {
+export function registerEndpointRoutes(app: HttpApp, options: EndpointRoutesOptions): void {
   const endpointsByRoute = new Map<string, { endpoint: EndpointReport; isCopy: boolean }>();
   // Planned before any endpoint route exists: svc's own routes (and chat's) are the ones taken.
   const aliases = planRouteAliases(options.runner.endpoints, (method, url) =>
-    [url, `${url}/`].some((candidate) => app.hasRoute({ method: method as HTTPMethods, url: candidate })),
+    [url, `${url}/`].some((candidate) => app.hasRoute(method, candidate)),
   );
   for (const { endpoint, alias, reason } of aliases.refused) {
     options.log?.warn(`${endpoint.methods.join(',')} ${endpoint.path} is not also served at ${alias}, where the apipod package serves it: ${reason}`);
@@ -52,7 +54,7 @@ export async function registerEndpointRoutes(app: FastifyInstance, options: Endp
     const inputs = compileEndpointInputs(endpoint);
     // Serverless compute answers with a job, but for an endpoint the service marked use_queue=False.
     const submitsJobs = options.compute === 'serverless' && !endpoint.direct;
-    const handler = async (request: FastifyRequest, reply: FastifyReply) => {
+    const handler = async (request: HttpRequest, reply: HttpReply) => {
       const preferences = readPreferences(request.headers.prefer, options.jobs.maxWaitSeconds);
       const eventStream = acceptsEventStream(request.headers.accept);
       const answersWithJob = eventStream || submitsJobs || preferences.respondAsync;
@@ -126,9 +128,9 @@ export async function registerEndpointRoutes(app: FastifyInstance, options: Endp
 
 /**
  * Each method once, and one the router serves: the toolkit refuses others on import, so a
- * worker that reports one is not svc's, and gets an error naming the endpoint, not Fastify's.
+ * worker that reports one is not svc's, and gets an error naming the endpoint.
  */
-function checkedMethods(endpoint: EndpointReport): HTTPMethods[] {
+function checkedMethods(endpoint: EndpointReport): string[] {
   const unknown = endpoint.methods.find((method) => !(HTTP_METHODS as readonly string[]).includes(method));
   if (unknown !== undefined) {
     throw new SvcError(
@@ -136,16 +138,16 @@ function checkedMethods(endpoint: EndpointReport): HTTPMethods[] {
       `endpoint ${endpoint.function} (${endpoint.path}): ${unknown} is not an HTTP method svc serves (${HTTP_METHODS.join(', ')})`,
     );
   }
-  return [...new Set(endpoint.methods)] as HTTPMethods[];
+  return [...new Set(endpoint.methods)] as string[];
 }
 
 /**
  * A route can be had once, and routes ignore a trailing slash. svc's own (health, docs, the
  * job API) are registered first, and another endpoint's may come before this one; either
- * would make Fastify throw an internal error, so name the endpoint and what it collides with.
+ * would make the route table throw an internal error, so name the endpoint and what it collides with.
  */
 function refuseTakenRoute(
-  app: FastifyInstance,
+  app: HttpApp,
   endpointsByRoute: Map<string, { endpoint: EndpointReport; isCopy: boolean }>,
   endpoint: EndpointReport,
   { url, isCopy }: { url: string; isCopy: boolean },
@@ -158,7 +160,7 @@ function refuseTakenRoute(
       const why = taken.isCopy || isCopy ? 'svc serves every endpoint under /v1 too' : 'a trailing slash makes no difference';
       throw new SvcError('invalid-project', `${described}: endpoint ${taken.endpoint.function} (${taken.endpoint.path}) answers ${method} ${bare} already; ${why}`);
     }
-    if ([url, bare, `${bare}/`].some((candidate) => app.hasRoute({ method: method as HTTPMethods, url: candidate }))) {
+    if ([url, bare, `${bare}/`].some((candidate) => app.hasRoute(method, candidate))) {
       throw new SvcError('invalid-project', `${described}: svc serves ${method} ${bare} itself; choose another path`);
     }
   }
@@ -172,7 +174,7 @@ function refuseTakenRoute(
  * server keeps or a job store out of reach, a 503; either leaves no job behind.
  */
 async function submitJob(
-  request: FastifyRequest,
+  request: HttpRequest,
   options: EndpointRoutesOptions,
   endpoint: EndpointReport,
   args: JobArguments,
@@ -210,7 +212,7 @@ async function submitJob(
  * The webhook a submit that asks for one (asksForWebhook) names. Only a job has one: a call answered with its result
  * has nothing to notify. A key with no webhook secret yet is told how to make one.
  */
-async function readJobWebhook(request: FastifyRequest, options: EndpointRoutesOptions, makesJob: boolean): Promise<WebhookRequest | null> {
+async function readJobWebhook(request: HttpRequest, options: EndpointRoutesOptions, makesJob: boolean): Promise<WebhookRequest | null> {
   const webhooks = options.webhooks ?? null;
   if (webhooks === null) throw new HttpError(400, 'invalid_request', 'webhooks_unavailable', 'the Webhook header: this server sends no webhooks (a provider worker: the provider notifies; jobs kept in Redis, --job-store redis://: not yet)');
   if (!makesJob) {

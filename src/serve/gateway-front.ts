@@ -1,10 +1,7 @@
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { FastifyInstance } from 'fastify';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import type { HttpApp } from './http/http-app.js';
 import { HttpError } from './http-error.js';
-import { listenOn } from './listen.js';
-
-/** Fastify's own default: longer than the 60 s of common load balancers, which close first. */
-const KEEP_ALIVE_MS = 72_000;
+import { gatewayServer, listenAt, listenOn } from './listen.js';
 
 /**
  * One listening port in front of gateways that replace one another (`svc start --reload`):
@@ -14,27 +11,25 @@ const KEEP_ALIVE_MS = 72_000;
  */
 export class GatewayFront {
   private unavailable = '';
-  readonly server: Server = createServer((request, response) => this.route(request, response));
+  readonly server: Server = gatewayServer((request, response) => this.route(request, response));
 
   /** `gateway`: ready, not listening; the first to answer. */
-  constructor(private gateway: FastifyInstance | null) {
-    this.server.keepAliveTimeout = KEEP_ALIVE_MS;
-  }
+  constructor(private gateway: HttpApp | null) {}
 
   /** Listens, naming a port in use as `svc start` does; resolves with the URL. */
   listen(host: string, port: number): Promise<string> {
-    return listenOn({ listen: (address) => this.listenAt(address.host, address.port) }, host, port);
+    return listenOn({ listen: (address) => listenAt(this.server, address.host, address.port) }, host, port);
   }
 
   /** Routes the next requests to `gateway` (ready, not listening); returns the one it replaces. */
-  serve(gateway: FastifyInstance): FastifyInstance | null {
+  serve(gateway: HttpApp): HttpApp | null {
     const previous = this.gateway;
     this.gateway = gateway;
     return previous;
   }
 
   /** Answers every request with a 503 naming `reason` until a gateway serves; returns the gateway it replaces. */
-  refuse(reason: string): FastifyInstance | null {
+  refuse(reason: string): HttpApp | null {
     this.unavailable = reason;
     const previous = this.gateway;
     this.gateway = null;
@@ -49,17 +44,5 @@ export class GatewayFront {
     const body = new HttpError(503, 'unavailable', 'no_workers', this.unavailable).toBody();
     response.writeHead(503, { 'content-type': 'application/json; charset=utf-8', 'retry-after': '2' });
     response.end(JSON.stringify(body));
-  }
-
-  private listenAt(host: string, port: number): Promise<string> {
-    return new Promise((resolve, reject) => {
-      this.server.once('error', reject);
-      this.server.listen(port, host, () => {
-        this.server.off('error', reject);
-        const address = this.server.address();
-        const bound = typeof address === 'object' && address !== null ? address.port : port;
-        resolve(`http://${host.includes(':') ? `[${host}]` : host}:${bound}`);
-      });
-    });
   }
 }

@@ -1,7 +1,7 @@
 import type { ServerResponse } from 'node:http';
-import cors from '@fastify/cors';
-import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply } from 'fastify';
 import { registerAuth } from './auth.js';
+import { registerCors } from './cors.js';
+import { HttpApp } from './http/http-app.js';
 import { registerOriginCheck } from './origin-check.js';
 import { registerChatRoutes } from './chat/chat-routes.js';
 import { registerDocsRoutes } from './docs-routes.js';
@@ -11,7 +11,7 @@ import { registerHealthRoute } from './health-route.js';
 import { HttpError } from './http-error.js';
 import { registerJobRoutes } from './jobs/job-routes.js';
 import { registerUnknownRouteAnswers } from './unknown-routes.js';
-import { bodyTooLarge, registerBodyParsers, unsupportedMediaType } from './request-bodies.js';
+import { bodyParsers, bodyTooLarge } from './request-bodies.js';
 import { wasDisconnectedStalled } from './stalled-client.js';
 import type { GatewayOptions } from './gateway-options.js';
 
@@ -20,33 +20,21 @@ import type { GatewayOptions } from './gateway-options.js';
  * single place where errors become the one error body shape. Features are plugins that
  * each own their routes.
  */
-export async function createGateway(options: GatewayOptions): Promise<FastifyInstance> {
-  const sendError = (error: FastifyError | HttpError, reply: FastifyReply) => {
-    const httpError = error instanceof HttpError ? error : fromFastifyError(error, options.maxBodyBytes);
+export function createGateway(options: GatewayOptions): HttpApp {
+  const app = new HttpApp({ bodyLimit: options.maxBodyBytes, bodyTooLarge: () => bodyTooLarge(options.maxBodyBytes) });
+  app.setBodyParsers(bodyParsers);
+  app.setErrorHandler((error, _request, reply) => {
+    const httpError = error instanceof HttpError ? error : internalError(error);
     for (const [name, value] of Object.entries(httpError.extra.headers ?? {})) reply.header(name, value);
-    return reply.code(httpError.status).send(httpError.toBody());
-  };
-  const app = Fastify({
-    bodyLimit: options.maxBodyBytes,
-    logger: false,
-    return503OnClosing: true,
-    // `/hello/` is `/hello`, as clients and proxies append slashes freely. A long job id or
-    // model name reaches its route (and its 404) rather than a 414 from the router.
-    routerOptions: { ignoreTrailingSlash: true, maxParamLength: 1000 },
-    // A URL the router cannot read (bad percent-encoding, an over-long parameter) is refused
-    // before any route runs: in the one error shape too, not Fastify's own.
-    frameworkErrors: (error, _request, reply) => sendError(error, reply),
+    reply.code(httpError.status).send(httpError.toBody());
   });
-  registerBodyParsers(app);
-
-  app.setErrorHandler((error: FastifyError | HttpError, _request, reply) => sendError(error, reply));
   registerUnknownRouteAnswers(app);
 
   if (options.onRequestLog) {
     const log = options.onRequestLog;
-    // On the connection's close rather than Fastify's onResponse, which misses server-sent
-    // event streams and requests whose client left: those are the ones worth seeing.
-    app.addHook('onRequest', (request, reply, done) => {
+    // On the connection's close rather than when the answer is sent, which would miss
+    // server-sent event streams and requests whose client left: those are the ones worth seeing.
+    app.onRequest((request, reply, done) => {
       const response = reply.raw;
       response.once('close', () => log(requestLogLine(request.method, request.url, response, reply.elapsedTime)));
       done();
@@ -62,23 +50,15 @@ export async function createGateway(options: GatewayOptions): Promise<FastifyIns
     ...(options.webhooks ? { webhookStatus: (id: string) => options.webhooks?.dispatcher.status(id) } : {}),
   };
   const corsOrigins = options.corsOrigins ?? [];
-  if (corsOrigins.length > 0) {
-    // Before auth: a browser's preflight carries no key, and a page needs the answer's headers.
-    await app.register(cors, {
-      origin: corsOrigins.includes('*') ? '*' : [...corsOrigins],
-      methods: ['GET', 'POST', 'OPTIONS'],
-      allowedHeaders: ['authorization', 'content-type', 'accept', 'prefer', 'webhook', 'webhook-events-filter'],
-      exposedHeaders: ['content-location', 'location', 'retry-after', 'preference-applied', 'x-should-retry'],
-      maxAge: 600,
-    });
-  }
-  await app.register(registerOriginCheck, { corsOrigins, publicUrl: options.jobs.publicUrl });
-  await app.register(registerAuth, { keys: options.keys });
-  await app.register(registerHealthRoute, { runner: options.runner, jobs: options.jobBackend });
-  await app.register(registerDocsRoutes, { runner: options.runner, version: options.version, title: options.title, compute: options.compute });
-  await app.register(registerJobRoutes, jobRoutes);
-  await app.register(registerChatRoutes, options);
-  await app.register(registerEndpointRoutes, { ...options, jobRoutes });
+  // Before auth: a browser's preflight carries no key, and a page needs the answer's headers.
+  if (corsOrigins.length > 0) registerCors(app, corsOrigins);
+  registerOriginCheck(app, { corsOrigins, publicUrl: options.jobs.publicUrl });
+  registerAuth(app, { keys: options.keys });
+  registerHealthRoute(app, { runner: options.runner, jobs: options.jobBackend });
+  registerDocsRoutes(app, { runner: options.runner, version: options.version, title: options.title, compute: options.compute });
+  registerJobRoutes(app, jobRoutes);
+  registerChatRoutes(app, options);
+  registerEndpointRoutes(app, { ...options, jobRoutes });
   return app;
 }
 
@@ -101,18 +81,6 @@ function requestLogLine(method: string, url: string, response: ServerResponse, e
   return `${method} ${url} ${status} ${Math.round(elapsedMs)}ms${note}`;
 }
 
-function fromFastifyError(error: FastifyError, maxBodyBytes: number): HttpError {
-  switch (error.code) {
-    case 'FST_ERR_CTP_BODY_TOO_LARGE':
-      return bodyTooLarge(maxBodyBytes);
-    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
-      return unsupportedMediaType('this Content-Type');
-    case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
-      return new HttpError(400, 'invalid_request', 'invalid_body', error.message);
-    default: {
-      const status = error.statusCode ?? 500;
-      if (status >= 400 && status < 500) return new HttpError(status, 'invalid_request', 'invalid_request', error.message);
-      return new HttpError(500, 'internal_error', 'internal_error', `svc failed: ${error.message}`);
-    }
-  }
+function internalError(error: unknown): HttpError {
+  return new HttpError(500, 'internal_error', 'internal_error', `svc failed: ${error instanceof Error ? error.message : String(error)}`);
 }

@@ -1,4 +1,4 @@
-import type { FastifyInstance } from 'fastify';
+import type { HttpApp } from './http/http-app.js';
 import type { CallBackend } from './call-backend.js';
 import { HttpError } from './http-error.js';
 import type { JobBackend } from './jobs/job-backend.js';
@@ -14,9 +14,11 @@ interface HealthRouteOptions {
  * `status` stays the workers' (READY, BUSY, ...), which health checks count as up: a
  * server marked down for holding unread results would be restarted and lose them.
  */
-export async function registerHealthRoute(app: FastifyInstance, { runner, jobs }: HealthRouteOptions): Promise<void> {
+export function registerHealthRoute(app: HttpApp, { runner, jobs }: HealthRouteOptions): void {
   const mebibytes = (bytes: number) => Math.ceil(bytes / 2 ** 20);
-  app.get('/health', { config: { public: true } }, async () => {
+  app.get(
+    '/health',
+    async () => {
     const health = runner.health();
     return {
       status: health.state,
@@ -38,5 +40,7 @@ export async function registerHealthRoute(app: FastifyInstance, { runner, jobs }
         },
       ),
     };
-  });
+    },
+    { public: true },
+  );
 }

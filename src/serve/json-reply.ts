@@ -1,5 +1,5 @@
 import { Readable } from 'node:stream';
-import type { FastifyReply } from 'fastify';
+import type { HttpReply } from './http/http-reply.js';
 import type { JsonText } from '../worker/json-text.js';
 import { jsonChunks, smallJson, TEXT_SLICE_BYTES, type JsonTree } from './json-chunks.js';
 import { disconnectStalled } from './stalled-client.js';
@@ -17,7 +17,7 @@ const SHORT_TEXT_BYTES = 4 * 1024;
  * Such a client is disconnected once it has taken nothing for `sendTimeoutMs`
  * (`--send-timeout`, as nginx's `send_timeout`), and the result goes with it.
  */
-export function sendJson(reply: FastifyReply, value: JsonTree, sendTimeoutMs: number): FastifyReply {
+export function sendJson(reply: HttpReply, value: JsonTree, sendTimeoutMs: number): HttpReply {
   reply.type('application/json; charset=utf-8');
   const small = smallJson(value);
   if (small !== null) return reply.send(small);
@@ -32,7 +32,7 @@ export function sendJson(reply: FastifyReply, value: JsonTree, sendTimeoutMs: nu
  * buffers) as it is: a small one as one buffer, as sendJson sends a small value; a large one
  * in slices of those buffers, with the same backpressure and `--send-timeout` as sendJson.
  */
-export function sendJsonText(reply: FastifyReply, text: JsonText, sendTimeoutMs: number): FastifyReply {
+export function sendJsonText(reply: HttpReply, text: JsonText, sendTimeoutMs: number): HttpReply {
   reply.type('application/json; charset=utf-8');
   if (text.length <= SHORT_TEXT_BYTES && text.pieces.length === 1) {
     // As a string, Node writes it in one write with the response's head; a buffer takes a writev of both (~2-4 µs more a response).
@@ -45,7 +45,7 @@ export function sendJsonText(reply: FastifyReply, text: JsonText, sendTimeoutMs:
   return sendPieces(reply, text.length, text.slices(TEXT_SLICE_BYTES), sendTimeoutMs);
 }
 
-function sendPieces(reply: FastifyReply, length: number, pieces: Iterable<string | Buffer>, sendTimeoutMs: number): FastifyReply {
+function sendPieces(reply: HttpReply, length: number, pieces: Iterable<string | Buffer>, sendTimeoutMs: number): HttpReply {
   reply.header('content-length', String(length));
   const response = reply.raw;
   const drop = setTimeout(() => disconnectStalled(response), sendTimeoutMs);

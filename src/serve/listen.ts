@@ -1,6 +1,34 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { SvcError } from '../svc-error.js';
 
-/** Anything that listens as Fastify does, resolving with its URL. */
+/** Longer than the 60 s of common load balancers, which then close first. */
+const KEEP_ALIVE_MS = 72_000;
+
+/**
+ * A server for the gateway's requests: connections kept 72 s between requests, and no limit
+ * on a request's whole time (Node's default of 5 min would cut a long upload or a long call).
+ */
+export function gatewayServer(listener: (request: IncomingMessage, response: ServerResponse) => void): Server {
+  const server = createServer(listener);
+  server.keepAliveTimeout = KEEP_ALIVE_MS;
+  server.requestTimeout = 0;
+  return server;
+}
+
+/** Listens on the address; resolves with the server's URL (the port it took, for port 0). */
+export function listenAt(server: Server, host: string, port: number): Promise<string> {
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      const address = server.address();
+      const bound = typeof address === 'object' && address !== null ? address.port : port;
+      resolve(`http://${host.includes(':') ? `[${host}]` : host}:${bound}`);
+    });
+  });
+}
+
+/** Anything that listens, resolving with its URL. */
 interface Listener {
   listen(address: { host: string; port: number }): Promise<string>;
 }

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
-import type { FastifyRequest } from 'fastify';
+import type { HttpRequest } from './http/http-request.js';
 import type { CancelSignal } from '../worker/cancel-signal.js';
 import { removeStagedFiles, TransitFileWriter, writeTransitFile } from '../worker/transit-files.js';
 import { isJsonObject, jsonTypeOf, type LongString, type Value } from '../worker/protocol.js';
@@ -41,7 +41,7 @@ export interface FileStaging {
  * 4xx HttpError says what is wrong.
  */
 export async function readArguments(
-  request: FastifyRequest,
+  request: HttpRequest,
   inputs: EndpointInputs,
   staging: FileStaging | null,
   { forJob = false }: { forJob?: boolean } = {},
@@ -77,7 +77,7 @@ function asParameters(body: unknown, name: string | null): unknown {
   return keys.length === 1 && keys[0] === name ? body : { [name]: body };
 }
 
-async function readRequest(request: FastifyRequest, inputs: EndpointInputs, uploadDir: string | null): Promise<ReadArguments> {
+async function readRequest(request: HttpRequest, inputs: EndpointInputs, uploadDir: string | null): Promise<ReadArguments> {
   const { validators } = inputs;
   if (request.method === 'GET' || request.method === 'HEAD') {
     return { arguments: validators.text({ ...(request.query as object) }), stagedFiles: [] };
@@ -263,7 +263,7 @@ class FormParts {
  * A multipart form read from the socket as it arrives, its files staged as they come
  * (multipart-reader.ts), then validated with each file standing in as a string.
  */
-async function readMultipart(request: FastifyRequest, inputs: EndpointInputs, uploadDir: string): Promise<ReadArguments> {
+async function readMultipart(request: HttpRequest, inputs: EndpointInputs, uploadDir: string): Promise<ReadArguments> {
   const maxBytes = request.routeOptions.bodyLimit ?? Number.POSITIVE_INFINITY;
   const parts = new FormParts(inputs, uploadDir);
   try {

@@ -1,17 +1,9 @@
 import { isAscii, isUtf8 } from 'node:buffer';
-import type { FastifyInstance } from 'fastify';
+import type { BodyParser } from './http/http-app.js';
+import type { RouteConfig } from './http/http-request.js';
 import { MAX_VALUE_DEPTH, type LongString } from '../worker/protocol.js';
 import { fieldPath, HttpError } from './http-error.js';
 import { splitLongStrings } from './long-strings.js';
-
-declare module 'fastify' {
-  interface FastifyContextConfig {
-    /** The parameters whose long strings a JSON body may hand on undecoded (long-strings.ts). */
-    longStringParameters?: ReadonlySet<string>;
-    /** Of those, the ones whose strings are base64 the gateway decodes (long-strings.ts). */
-    base64Parameters?: ReadonlySet<string>;
-  }
-}
 
 /**
  * An `application/x-www-form-urlencoded` body (what `curl -d name=Ada` sends): strings, to
@@ -23,7 +15,7 @@ export class FormFields {
 
 /**
  * A multipart/form-data body, left unread on the socket for the route to read as it stages
- * its files (request-arguments.ts): Fastify's parsers would hold the whole body in memory.
+ * its files (request-arguments.ts): read as bytes, it would be held whole in memory.
  */
 export class MultipartBody {}
 const MULTIPART_BODY = new MultipartBody();
@@ -60,48 +52,56 @@ export function longStringsOf(value: unknown): LongString[] | undefined {
   return typeof value === 'object' && value !== null ? bodyLongStrings.get(value) : undefined;
 }
 
-export function registerBodyParsers(app: FastifyInstance): void {
-  app.removeAllContentTypeParsers();
-  app.addContentTypeParser(JSON_MEDIA_TYPE, { parseAs: 'buffer' }, (request, body, done) => {
-    const parameters = request.routeOptions.config.longStringParameters;
-    if (parameters !== undefined && parameters.size > 0 && (body as Buffer).length >= KEPT_BODY_BYTES) {
-      if (!isUtf8(body as Buffer)) return done(notUtf8(), undefined);
-      const split = splitLongStrings(body as Buffer, parameters, request.routeOptions.config.base64Parameters);
-      if (split !== null) {
-        const value = parseJson(split.rest);
-        if (value instanceof HttpError) return done(value, undefined);
-        const problem = jsonProblem(value);
-        if (problem !== null) return done(problem, undefined);
-        bodyLongStrings.set(value as object, split.strings);
-        return done(null, value);
-      }
+export const bodyParsers: readonly BodyParser[] = [
+  { mediaType: JSON_MEDIA_TYPE, reads: 'bytes', parse: (request, body) => parseJsonBody(body!, request.routeOptions.config) },
+  {
+    mediaType: FORM_MEDIA_TYPE,
+    reads: 'bytes',
+    parse: (_request, body) => {
+      const text = orThrow(utf8Text(body!));
+      return text.trim() === '' ? undefined : new FormFields(orThrow(formFields(text)));
+    },
+  },
+  { mediaType: MULTIPART_MEDIA_TYPE, reads: 'stream', parse: () => MULTIPART_BODY },
+  {
+    mediaType: '*',
+    reads: 'bytes',
+    parse: (request, body) => {
+      if (body!.length === 0) return undefined;
+      const type = request.headers['content-type'];
+      throw unsupportedMediaType(type === undefined ? 'a body without a Content-Type' : `Content-Type ${type}`);
+    },
+  },
+];
+
+function parseJsonBody(body: Buffer, { longStringParameters, base64Parameters }: RouteConfig): unknown {
+  if (longStringParameters !== undefined && longStringParameters.size > 0 && body.length >= KEPT_BODY_BYTES) {
+    if (!isUtf8(body)) throw notUtf8();
+    const split = splitLongStrings(body, longStringParameters, base64Parameters);
+    if (split !== null) {
+      const value = parseJson(split.rest);
+      throwIfProblem(jsonProblem(value));
+      bodyLongStrings.set(value as object, split.strings);
+      return value;
     }
-    const text = utf8Text(body as Buffer);
-    if (text instanceof HttpError) return done(text, undefined);
-    if (text.trim() === '') return done(null, undefined);
-    const value = parseJson(text);
-    if (value instanceof HttpError) return done(value, undefined);
-    const problem = jsonProblem(value);
-    if (problem !== null) return done(problem, undefined);
-    const bytes = body as Buffer;
-    if (bytes.length >= KEPT_BODY_BYTES && typeof value === 'object' && value !== null) {
-      bodyTexts.set(value, bytes.subarray(0, 3).equals(BYTE_ORDER_MARK) ? bytes.subarray(3) : bytes);
-    }
-    done(null, value);
-  });
-  app.addContentTypeParser(FORM_MEDIA_TYPE, { parseAs: 'buffer' }, (_request, body, done) => {
-    const text = utf8Text(body as Buffer);
-    if (text instanceof HttpError) return done(text, undefined);
-    if (text.trim() === '') return done(null, undefined);
-    const fields = formFields(text);
-    done(fields instanceof HttpError ? fields : null, fields instanceof HttpError ? undefined : new FormFields(fields));
-  });
-  app.addContentTypeParser(MULTIPART_MEDIA_TYPE, (_request, _payload, done) => done(null, MULTIPART_BODY));
-  app.addContentTypeParser('*', { parseAs: 'buffer' }, (request, body, done) => {
-    if ((body as Buffer).length === 0) return done(null, undefined);
-    const type = request.headers['content-type'];
-    done(unsupportedMediaType(type === undefined ? 'a body without a Content-Type' : `Content-Type ${type}`), undefined);
-  });
+  }
+  const text = orThrow(utf8Text(body));
+  if (text.trim() === '') return undefined;
+  const value = parseJson(text);
+  throwIfProblem(jsonProblem(value));
+  if (body.length >= KEPT_BODY_BYTES && typeof value === 'object' && value !== null) {
+    bodyTexts.set(value, body.subarray(0, 3).equals(BYTE_ORDER_MARK) ? body.subarray(3) : body);
+  }
+  return value;
+}
+
+function orThrow<T>(value: T | HttpError): T {
+  if (value instanceof HttpError) throw value;
+  return value;
+}
+
+function throwIfProblem(problem: HttpError | null): void {
+  if (problem !== null) throw problem;
 }
 
 const STRICT_UTF8 = new TextDecoder('utf-8', { fatal: true });
@@ -132,7 +132,7 @@ function parseJson(text: string): unknown {
   try {
     return JSON.parse(text);
   } catch (error) {
-    return new HttpError(400, 'invalid_request', 'invalid_json', `the body is not valid JSON: ${(error as Error).message}`);
+    throw new HttpError(400, 'invalid_request', 'invalid_json', `the body is not valid JSON: ${(error as Error).message}`);
   }
 }
 
@@ -214,7 +214,7 @@ function formFields(text: string): Record<string, string | string[]> | HttpError
   return fields;
 }
 
-/** A body past --max-body-size, however it came (Fastify's parsers, a multipart form read as it arrives). */
+/** A body past --max-body-size, however it came (read whole, or a multipart form read as it arrives). */
 export function bodyTooLarge(maxBodyBytes: number, headers?: Record<string, string>): HttpError {
   return new HttpError(
     413,

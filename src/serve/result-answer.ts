@@ -1,4 +1,4 @@
-import type { FastifyReply } from 'fastify';
+import type { HttpReply } from './http/http-reply.js';
 import { mediaBytesOf } from '../worker/file-references.js';
 import { JsonText } from '../worker/json-text.js';
 import { isJsonObject, type Value } from '../worker/protocol.js';
@@ -28,7 +28,7 @@ export function mediaTypeOf(result: Value | JsonText | null): string | null {
  * `subject` names it in a 406 ("the result of /grayscale"). A result still in the worker's
  * JSON text that has no `content_type` key is no media file, and goes out as that text.
  */
-export function sendResult(reply: FastifyReply, accept: string | undefined, result: Value | JsonText, subject: string, sendTimeoutMs: number): FastifyReply {
+export function sendResult(reply: HttpReply, accept: string | undefined, result: Value | JsonText, subject: string, sendTimeoutMs: number): HttpReply {
   if (result instanceof JsonText && !result.mayHoldKey('content_type')) {
     if (chooseResultForm(accept, null) === 'none') throw notAcceptable(accept, subject, offeredAs(null));
     return sendJsonText(reply, result, sendTimeoutMs);

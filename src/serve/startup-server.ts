@@ -1,4 +1,4 @@
-import Fastify, { type FastifyInstance } from 'fastify';
+import { HttpApp } from './http/http-app.js';
 import { HttpError } from './http-error.js';
 import { listenOn } from './listen.js';
 
@@ -23,13 +23,11 @@ export async function listenWhileStarting(host: string, port: number): Promise<{
 }
 
 /** The routes that answer while the workers load, not yet listening. */
-export function startingGateway(): FastifyInstance {
-  const app: FastifyInstance = Fastify({ logger: false });
-  // Bodies are never read: any request but /health gets the 503, however large its body
-  // (Fastify's JSON parser would answer one above its 1 MiB default with its own 413).
-  app.removeAllContentTypeParsers();
-  app.addContentTypeParser('*', (_request, _payload, done) => done(null, undefined));
-  app.get('/health', async () => ({ status: 'STARTING' }));
+export function startingGateway(): HttpApp {
+  const app = new HttpApp({ bodyLimit: 0, bodyTooLarge: () => new Error('no body is read while starting') });
+  // Bodies are never read: any request but /health gets the 503, however large its body.
+  app.setBodyParsers([{ mediaType: '*', reads: 'stream', parse: () => undefined }]);
+  app.get('/health', () => ({ status: 'STARTING' }));
   app.setNotFoundHandler(async (_request, reply) => {
     const error = new HttpError(503, 'unavailable', 'starting', 'the service is starting; retry shortly');
     return reply.code(503).header('retry-after', '2').send(error.toBody());

@@ -1,4 +1,4 @@
-import type { FastifyRequest } from 'fastify';
+import type { HttpRequest } from '../http/http-request.js';
 import { isJsonObject, type EndpointReport, type Value } from '../../worker/protocol.js';
 import { HttpError } from '../http-error.js';
 import { compileEndpointInputs, type EndpointInputs } from '../endpoint-inputs.js';
@@ -38,7 +38,7 @@ export class ChatRequestReader {
    * BadRequest error with svc's message; at the endpoint's own path, where the apipod
    * toolkit's clients call it, a 422, as the toolkit answers it.
    */
-  async read(request: FastifyRequest): Promise<ChatRequestBody> {
+  async read(request: HttpRequest): Promise<ChatRequestBody> {
     if (request.body instanceof MultipartBody || request.body instanceof FormFields) {
       throw new HttpError(415, 'unsupported_media_type', 'unsupported_content_type', 'a chat completion is sent as application/json');
     }

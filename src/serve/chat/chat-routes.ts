@@ -1,6 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { Readable } from 'node:stream';
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { HttpApp } from '../http/http-app.js';
+import type { HttpReply } from '../http/http-reply.js';
+import type { HttpRequest } from '../http/http-request.js';
 import type { CancelSignal } from '../../worker/cancel-signal.js';
 import { isJsonObject, type EndpointReport, type Value } from '../../worker/protocol.js';
 import type { CallOutcome } from '../../worker/worker-process.js';
@@ -38,7 +40,7 @@ export interface ChatRoutesOptions {
  * endpoint already serves stays that endpoint's. Chat routes always answer with the
  * completion (or its stream), whatever the compute mode: chat clients do not poll jobs.
  */
-export async function registerChatRoutes(app: FastifyInstance, options: ChatRoutesOptions): Promise<void> {
+export function registerChatRoutes(app: HttpApp, options: ChatRoutesOptions): void {
   const chatEndpoints = options.runner.endpoints.filter((endpoint) => endpoint.is_chat);
   if (chatEndpoints.length === 0) return;
   const taken = urlsOfOtherEndpoints(options.runner.endpoints);
@@ -54,7 +56,7 @@ export async function registerChatRoutes(app: FastifyInstance, options: ChatRout
     const urls = [endpoint.path, `${endpoint.path}/completions`, `${endpoint.path}/chat/completions`];
     if (index === 0) urls.push('/chat/completions');
     for (const url of withV1(urls)) {
-      if (claim(url, 'POST')) app.post(url, { config: { endpoint: endpoint.path } }, handler);
+      if (claim(url, 'POST')) app.post(url, handler, { endpoint: endpoint.path });
     }
   });
 
@@ -89,7 +91,7 @@ function modelList(names: readonly string[]) {
 function completionHandler(endpoint: EndpointReport, options: ChatRoutesOptions) {
   const reader = new ChatRequestReader(endpoint);
   const defaultModel = modelNames(options.title)[0] as string;
-  return async (request: FastifyRequest, reply: FastifyReply) => {
+  return async (request: HttpRequest, reply: HttpReply) => {
     const body = await reader.read(request);
     const context: CompletionContext = {
       id: `chatcmpl-${randomBytes(12).toString('hex')}`,
@@ -112,14 +114,14 @@ function completionHandler(endpoint: EndpointReport, options: ChatRoutesOptions)
 }
 
 async function streamCompletion(
-  reply: FastifyReply,
+  reply: HttpReply,
   endpoint: EndpointReport,
   args: { [parameter: string]: Value },
   body: ChatRequestBody,
   context: CompletionContext,
   call: { signal: CancelSignal; deadline: CallDeadline; failure: (failed: Exclude<CallOutcome, { kind: 'result' }>) => HttpError },
   options: ChatRoutesOptions,
-): Promise<FastifyReply> {
+): Promise<HttpReply> {
   const feed = new ChunkFeed();
   let ended: CallOutcome | null = null;
   const outcome = startCall(options, endpoint, args, { signal: call.signal, onStart: call.deadline.start, onChunk: (value) => feed.push(value) });

@@ -1,4 +1,6 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { HttpApp } from '../http/http-app.js';
+import type { HttpReply } from '../http/http-reply.js';
+import type { HttpRequest } from '../http/http-request.js';
 import { HttpError, methodNotAllowed } from '../http-error.js';
 import { readPreferences } from '../prefer-header.js';
 import { envelopeOf, sendEnvelope, streamJob, SVC_FRAMING, TOOLKIT_FRAMING, type JobStreamOptions } from './job-stream.js';
@@ -18,16 +20,16 @@ export interface JobRoutesOptions extends JobStreamOptions {
  * (`/status?job_id=`, `/status/{id}`, `/cancel/{id}`, `/stream/{id}`). A job is visible only
  * to the key that created it; to anyone else it does not exist (404).
  */
-export async function registerJobRoutes(app: FastifyInstance, options: JobRoutesOptions): Promise<void> {
+export function registerJobRoutes(app: HttpApp, options: JobRoutesOptions): void {
   const { jobs } = options;
 
-  const findJob = async (request: FastifyRequest, id: string | undefined): Promise<Job> => {
+  const findJob = async (request: HttpRequest, id: string | undefined): Promise<Job> => {
     const job = id ? await jobs.find(id, request.apiKey?.id ?? null) : undefined;
     if (!job) throw new HttpError(404, 'not_found', 'unknown_job', `no job ${id ?? '(missing job_id)'}: it never existed, has expired, or belongs to another key`);
     return job;
   };
 
-  const answer = async (request: FastifyRequest, reply: FastifyReply, found: Promise<Job>) => {
+  const answer = async (request: HttpRequest, reply: HttpReply, found: Promise<Job>) => {
     let job = await found;
     const preferences = readPreferences(request.headers.prefer, options.maxWaitSeconds);
     if (preferences.waitSeconds !== null) {
@@ -37,29 +39,27 @@ export async function registerJobRoutes(app: FastifyInstance, options: JobRoutes
     return answerJob(request, reply, job, envelopeOf(request, job, options), options.sendTimeoutMs);
   };
 
-  const cancel = async (request: FastifyRequest, reply: FastifyReply, id: string | undefined) => {
+  const cancel = async (request: HttpRequest, reply: HttpReply, id: string | undefined) => {
     const job = await jobs.cancel(await findJob(request, id));
     return sendEnvelope(reply, envelopeOf(request, job, options), options.sendTimeoutMs);
   };
-  const follow = async (request: FastifyRequest, reply: FastifyReply, id: string | undefined, framing: typeof SVC_FRAMING) => {
+  const follow = async (request: HttpRequest, reply: HttpReply, id: string | undefined, framing: typeof SVC_FRAMING) => {
     streamJob(request, reply, await findJob(request, id), options, { cancelWhenClientLeaves: false, framing });
   };
 
-  app.get<{ Params: { id: string } }>('/v1/jobs/:id', async (request, reply) => answer(request, reply, findJob(request, request.params.id)));
-  app.post<{ Params: { id: string } }>('/v1/jobs/:id/cancel', async (request, reply) => cancel(request, reply, request.params.id));
-  app.get<{ Params: { id: string } }>('/v1/jobs/:id/stream', async (request, reply) => follow(request, reply, request.params.id, SVC_FRAMING));
+  app.get('/v1/jobs/:id', async (request, reply) => answer(request, reply, findJob(request, request.params.id)));
+  app.post('/v1/jobs/:id/cancel', async (request, reply) => cancel(request, reply, request.params.id));
+  app.get('/v1/jobs/:id/stream', async (request, reply) => follow(request, reply, request.params.id, SVC_FRAMING));
 
   // The apipod toolkit's routes, of each generation: 1.0.5's `POST /status?job_id=`, 1.0.6's
   // `/status/{id}`, `/cancel/{id}` and `/stream/{id}` (the envelope's `links`), with svc's
   // cancel behind them. A job id is read as the toolkit reads it: without the quotes and
   // stray `?` or `#` clients paste around it.
-  type ByQuery = { Querystring: { job_id?: string } };
-  type ByPath = { Params: { id: string } };
-  app.get<ByQuery>('/status', async (request, reply) => answer(request, reply, findJob(request, toolkitJobId(request.query.job_id))));
-  app.post<ByQuery>('/status', async (request, reply) => answer(request, reply, findJob(request, toolkitJobId(request.query.job_id))));
-  app.get<ByPath>('/status/:id', async (request, reply) => answer(request, reply, findJob(request, toolkitJobId(request.params.id))));
-  app.post<ByPath & { Querystring: { action?: string } }>('/cancel/:id', async (request, reply) => {
-    const { action } = request.query;
+  app.get('/status', async (request, reply) => answer(request, reply, findJob(request, toolkitJobId(lastOf(request.query.job_id)))));
+  app.post('/status', async (request, reply) => answer(request, reply, findJob(request, toolkitJobId(lastOf(request.query.job_id)))));
+  app.get('/status/:id', async (request, reply) => answer(request, reply, findJob(request, toolkitJobId(request.params.id))));
+  app.post('/cancel/:id', async (request, reply) => {
+    const action = lastOf(request.query.action);
     if (action !== undefined && action !== 'cancel' && action !== 'interrupt') {
       throw new HttpError(422, 'validation_error', 'invalid_input', `action must be cancel or interrupt, not ${JSON.stringify(action)}`, {
         detail: [{ field: 'action', message: 'must be cancel or interrupt' }],
@@ -67,7 +67,7 @@ export async function registerJobRoutes(app: FastifyInstance, options: JobRoutes
     }
     return cancel(request, reply, toolkitJobId(request.params.id));
   });
-  app.get<ByPath>('/stream/:id', async (request, reply) => follow(request, reply, toolkitJobId(request.params.id), TOOLKIT_FRAMING));
+  app.get('/stream/:id', async (request, reply) => follow(request, reply, toolkitJobId(request.params.id), TOOLKIT_FRAMING));
 
   // Another method on a job URL is a 405 naming those it takes, as on an endpoint's path.
   const jobUrls: ReadonlyArray<readonly [string, readonly string[]]> = [
@@ -96,7 +96,7 @@ export async function registerJobRoutes(app: FastifyInstance, options: JobRoutes
  * its type, as a dedicated call does; any other read, the envelope (JSON), or a 406 when
  * the client takes no JSON.
  */
-function answerJob(request: FastifyRequest, reply: FastifyReply, job: Job, envelope: JobEnvelope, sendTimeoutMs: number): FastifyReply {
+function answerJob(request: HttpRequest, reply: HttpReply, job: Job, envelope: JobEnvelope, sendTimeoutMs: number): HttpReply {
   const { accept } = request.headers;
   const subject = `job ${job.id}`;
   const mediaType = job.status === 'FINISHED' ? mediaTypeOf(job.result) : null;
@@ -104,6 +104,11 @@ function answerJob(request: FastifyRequest, reply: FastifyReply, job: Job, envel
   if (chooseResultForm(accept, null) !== 'none') return sendEnvelope(reply, envelope, sendTimeoutMs);
   if (!isTerminal(job.status)) throw notAcceptable(accept, subject, `its JSON envelope (application/json) only while it is ${job.status}; its result's file once it ends FINISHED`);
   throw notAcceptable(accept, `the result of ${subject}`, job.status === 'FINISHED' ? offeredAs(mediaType) : `its JSON envelope (application/json) only: it ended ${job.status}`);
+}
+
+/** A query parameter given more than once counts by its last value, as the toolkit's server reads it. */
+function lastOf(value: string | string[] | undefined): string | undefined {
+  return Array.isArray(value) ? value[value.length - 1] : value;
 }
 
 function toolkitJobId(id: string | undefined): string | undefined {

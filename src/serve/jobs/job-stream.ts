@@ -1,5 +1,6 @@
 import type { OutgoingHttpHeaders } from 'node:http';
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { HttpReply } from '../http/http-reply.js';
+import type { HttpRequest } from '../http/http-request.js';
 import type { Value } from '../../worker/protocol.js';
 import { jsonString, type JsonTree } from '../json-chunks.js';
 import { sendJson } from '../json-reply.js';
@@ -60,8 +61,8 @@ export const TOOLKIT_FRAMING: EventFraming = {
  * call's client does; one following a job it submitted otherwise does not.
  */
 export function streamJob(
-  request: FastifyRequest,
-  reply: FastifyReply,
+  request: HttpRequest,
+  reply: HttpReply,
   job: Job,
   options: JobStreamOptions,
   { cancelWhenClientLeaves, framing }: { cancelWhenClientLeaves: boolean; framing: EventFraming },
@@ -69,7 +70,7 @@ export function streamJob(
   reply.hijack();
   const response = reply.raw;
   response.writeHead(200, {
-    // Headers set before the stream took over (CORS) go out with it; hijacked, Fastify would drop them.
+    // Headers set before the stream took over (CORS) go out with it.
     ...(reply.getHeaders() as OutgoingHttpHeaders),
     'content-type': 'text/event-stream; charset=utf-8',
     // Which job this is, from the first byte: the final event says so only at the end.
@@ -115,19 +116,19 @@ export function streamJob(
   });
 }
 
-export function envelopeOf(request: FastifyRequest, job: Job, options: Pick<JobStreamOptions, 'publicUrl' | 'specification' | 'webhookStatus'>): JobEnvelope {
+export function envelopeOf(request: HttpRequest, job: Job, options: Pick<JobStreamOptions, 'publicUrl' | 'specification' | 'webhookStatus'>): JobEnvelope {
   const envelope = toEnvelope(job, baseUrlOf(request, options), options.specification);
   const webhook = options.webhookStatus?.(job.id);
   return webhook === undefined ? envelope : { ...envelope, webhook };
 }
 
 /** The origin clients reach this server by: --public-url, else the request's own. */
-export function baseUrlOf(request: FastifyRequest, options: Pick<JobStreamOptions, 'publicUrl'>): string {
+export function baseUrlOf(request: HttpRequest, options: Pick<JobStreamOptions, 'publicUrl'>): string {
   return options.publicUrl ?? `${request.protocol}://${request.host}`;
 }
 
 /** An envelope as a response body; one holding a large result is sent as the client reads it. */
-export function sendEnvelope(reply: FastifyReply, envelope: JobEnvelope, sendTimeoutMs: number): FastifyReply {
+export function sendEnvelope(reply: HttpReply, envelope: JobEnvelope, sendTimeoutMs: number): HttpReply {
   // An envelope is JSON through and through; its interface only names the fields.
   return sendJson(reply, envelope as unknown as JsonTree, sendTimeoutMs);
 }

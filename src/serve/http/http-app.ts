@@ -1,0 +1,225 @@
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import { HttpError } from '../http-error.js';
+import { gatewayServer, listenAt } from '../listen.js';
+import { HttpReply } from './http-reply.js';
+import { HttpRequest, type RouteConfig, type RouteOptions } from './http-request.js';
+import { readBody } from './request-body.js';
+import { RouteTable } from './route-table.js';
+
+export type Handler = (request: HttpRequest, reply: HttpReply) => unknown;
+/** Runs before the body is read; `done(error)` answers with the error, a sent reply ends the request. */
+export type OnRequestHook = (request: HttpRequest, reply: HttpReply, done: (error?: Error) => void) => void;
+export type ErrorHandler = (error: unknown, request: HttpRequest, reply: HttpReply) => void;
+
+/**
+ * How a body of some media types is read: as bytes up to the body limit, or left on the
+ * socket for the route (`request.raw`). `parse` makes `request.body` or throws the error
+ * to answer with.
+ */
+export interface BodyParser {
+  /** Tested against the Content-Type header; `*` takes any other (and a body without one). */
+  mediaType: RegExp | '*';
+  reads: 'bytes' | 'stream';
+  parse(request: HttpRequest, body: Buffer | null): unknown;
+}
+
+export interface HttpAppOptions {
+  /** The largest body read as bytes. */
+  bodyLimit: number;
+  /** The error a body above the limit is answered with. */
+  bodyTooLarge: () => Error;
+}
+
+interface Route {
+  handler: Handler;
+  options: RouteOptions;
+}
+
+/** Methods whose body is read whenever one is sent, and those whose body is read only with a Content-Type. */
+const NO_PARAMETERS: { readonly [name: string]: string } = Object.freeze({});
+const BODY_METHODS: ReadonlySet<string> = new Set(['POST', 'PUT', 'PATCH', 'TRACE']);
+const OPTIONAL_BODY_METHODS: ReadonlySet<string> = new Set(['OPTIONS', 'DELETE']);
+
+/**
+ * The gateway's HTTP layer on `node:http`: routes, the hooks every request passes, body
+ * parsers, and one error handler. It takes requests from a server of its own (`listen`) or
+ * from one in front of it (`routing`, for `svc start --reload`). Once closing, it answers
+ * every new request with a 503 and closes the connection.
+ */
+export class HttpApp {
+  readonly server: Server;
+  private readonly routes = new RouteTable<Route>();
+  private readonly hooks: OnRequestHook[] = [];
+  private parsers: BodyParser[] = [];
+  private notFound: Route;
+  private errorHandler: ErrorHandler = (error, _request, reply) => defaultErrorAnswer(error, reply);
+  private closing = false;
+
+  constructor(private readonly options: HttpAppOptions) {
+    this.notFound = { handler: () => Promise.reject(new HttpError(404, 'not_found', 'unknown_route', 'no such route')), options: this.routeOptions(undefined, {}) };
+    this.server = gatewayServer(this.routing);
+  }
+
+  route({ method, url, handler, config = {} }: { method: string | readonly string[]; url: string; handler: Handler; config?: RouteConfig }): void {
+    const route = { handler, options: this.routeOptions(url, config) };
+    for (const each of [method].flat()) this.routes.add(each, url, route);
+  }
+
+  get(url: string, handler: Handler, config?: RouteConfig): void {
+    this.route({ method: 'GET', url, handler, ...(config ? { config } : {}) });
+  }
+
+  post(url: string, handler: Handler, config?: RouteConfig): void {
+    this.route({ method: 'POST', url, handler, ...(config ? { config } : {}) });
+  }
+
+  hasRoute(method: string, url: string): boolean {
+    return this.routes.has(method, url);
+  }
+
+  /** The methods a URL without parameters answers, for a 405's `Allow`; undefined when none. */
+  methodsAt(path: string): string[] | undefined {
+    return this.routes.methodsAt(path);
+  }
+
+  onRequest(hook: OnRequestHook): void {
+    this.hooks.push(hook);
+  }
+
+  setBodyParsers(parsers: readonly BodyParser[]): void {
+    this.parsers = [...parsers];
+  }
+
+  /** What answers a request no route takes; the hooks run before it, as before a route. */
+  setNotFoundHandler(handler: Handler): void {
+    this.notFound = { handler, options: this.notFound.options };
+  }
+
+  setErrorHandler(handler: ErrorHandler): void {
+    this.errorHandler = handler;
+  }
+
+  /** Answers one request (the listener `node:http` calls). */
+  readonly routing = (raw: IncomingMessage, response: ServerResponse): void => {
+    const startedAt = performance.now();
+    if (this.closing) return refuseWhileClosing(response);
+    const url = raw.url ?? '/';
+    const queryAt = url.indexOf('?');
+    const path = queryAt < 0 ? url : url.slice(0, queryAt);
+    let found: ReturnType<RouteTable<Route>['find']> = null;
+    let badUrl: unknown = null;
+    try {
+      found = this.routes.find(raw.method ?? 'GET', path);
+    } catch (error) {
+      badUrl = error;
+    }
+    const route = found?.route ?? this.notFound;
+    const request = new HttpRequest(raw, route.options, found?.params ?? NO_PARAMETERS, queryAt < 0 ? '' : url.slice(queryAt + 1));
+    const reply = new HttpReply(response, startedAt, (error) => this.fail(error, request, reply));
+    if (badUrl !== null) return this.fail(badUrl, request, reply);
+    this.runHooks(0, request, reply, route.handler);
+  };
+
+  /** Listens on its own server; resolves with its URL. */
+  listen({ host, port }: { host: string; port: number }): Promise<string> {
+    return listenAt(this.server, host, port);
+  }
+
+  /**
+   * Stops taking requests: new ones are refused with a 503, idle connections close, and
+   * the server (when it listens) closes once the requests it has are answered.
+   */
+  close(): Promise<void> {
+    this.closing = true;
+    if (!this.server.listening) return Promise.resolve();
+    return new Promise((resolve) => {
+      this.server.close(() => resolve());
+      this.server.closeIdleConnections();
+    });
+  }
+
+  private routeOptions(url: string | undefined, config: RouteConfig): RouteOptions {
+    return { url, config, bodyLimit: this.options.bodyLimit };
+  }
+
+  private runHooks(index: number, request: HttpRequest, reply: HttpReply, handler: Handler): void {
+    if (index === this.hooks.length) return this.readBody(request, reply, handler);
+    this.hooks[index]!(request, reply, (error) => {
+      if (error !== undefined) this.fail(error, request, reply);
+      else this.runHooks(index + 1, request, reply, handler);
+    });
+  }
+
+  private readBody(request: HttpRequest, reply: HttpReply, handler: Handler): void {
+    const { method, headers } = request;
+    const contentType = headers['content-type'];
+    const sendsBody = headers['transfer-encoding'] !== undefined || (headers['content-length'] !== undefined && headers['content-length'] !== '0');
+    const reads = BODY_METHODS.has(method) ? contentType !== undefined || sendsBody : OPTIONAL_BODY_METHODS.has(method) && contentType !== undefined && (sendsBody || headers['content-length'] !== undefined);
+    if (!reads) return this.invoke(handler, request, reply);
+    const parser = this.parsers.find((candidate) => candidate.mediaType !== '*' && contentType !== undefined && candidate.mediaType.test(contentType)) ?? this.parsers.find((candidate) => candidate.mediaType === '*');
+    if (parser === undefined) return this.fail(new HttpError(415, 'unsupported_media_type', 'unsupported_content_type', `Content-Type ${contentType ?? '(none)'} is not accepted`), request, reply);
+    const parseWith = (body: Buffer | null) => {
+      try {
+        request.body = parser.parse(request, body);
+      } catch (error) {
+        return this.fail(error, request, reply);
+      }
+      this.invoke(handler, request, reply);
+    };
+    if (parser.reads === 'stream') return parseWith(null);
+    readBody(request.raw, request.routeOptions.bodyLimit, this.options.bodyTooLarge, (error, body) => {
+      if (error !== null) this.fail(error, request, reply);
+      else parseWith(body);
+    });
+  }
+
+  private invoke(handler: Handler, request: HttpRequest, reply: HttpReply): void {
+    let result: unknown;
+    try {
+      result = handler(request, reply);
+    } catch (error) {
+      return this.fail(error, request, reply);
+    }
+    if (isPromise(result)) {
+      result.then(
+        (value) => answerWith(value, reply),
+        (error: unknown) => this.fail(error, request, reply),
+      );
+    } else {
+      answerWith(result, reply);
+    }
+  }
+
+  private fail(error: unknown, request: HttpRequest, reply: HttpReply): void {
+    if (!reply.resetForError()) {
+      // The answer has started (a stream, server-sent events): cutting the connection is how it can end.
+      if (!reply.raw.writableEnded) reply.raw.destroy();
+      return;
+    }
+    try {
+      this.errorHandler(error, request, reply);
+    } catch (failure) {
+      if (reply.resetForError()) defaultErrorAnswer(failure, reply);
+    }
+  }
+}
+
+/** A route's return value is its answer, unless it sent one itself (or returned the reply). */
+function answerWith(value: unknown, reply: HttpReply): void {
+  if (value !== undefined && value !== reply && !reply.sent) reply.send(value);
+}
+
+function isPromise(value: unknown): value is Promise<unknown> {
+  return typeof value === 'object' && value !== null && typeof (value as Promise<unknown>).then === 'function';
+}
+
+function defaultErrorAnswer(error: unknown, reply: HttpReply): void {
+  const answer = error instanceof HttpError ? error : new HttpError(500, 'internal_error', 'internal_error', `svc failed: ${(error as Error)?.message ?? String(error)}`);
+  reply.code(answer.status).send(answer.toBody());
+}
+
+function refuseWhileClosing(response: ServerResponse): void {
+  const body = new HttpError(503, 'unavailable', 'stopping', 'the server is stopping; retry shortly').toBody();
+  response.writeHead(503, { 'content-type': 'application/json; charset=utf-8', connection: 'close', 'retry-after': '2' });
+  response.end(JSON.stringify(body));
+}
