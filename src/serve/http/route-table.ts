@@ -95,20 +95,19 @@ function withoutTrailingSlash(url: string): string {
 
 /** The path with its percent-escapes read, but for those of characters that delimit a URL (`%2F` stays). */
 function decodedPath(path: string): string {
-  if (!path.includes('%')) return path;
-  try {
-    return decodeURI(path);
-  } catch {
-    throw badUrl(path);
-  }
+  return decodedWith(decodeURI, path);
 }
 
 function decodedComponent(segment: string): string {
-  if (!segment.includes('%')) return segment;
+  return decodedWith(decodeURIComponent, segment);
+}
+
+function decodedWith(decode: (text: string) => string, text: string): string {
+  if (!text.includes('%')) return text;
   try {
-    return decodeURIComponent(segment);
+    return decode(text);
   } catch {
-    throw badUrl(segment);
+    throw badUrl(text);
   }
 }
 
