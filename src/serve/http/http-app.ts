@@ -35,8 +35,8 @@ interface Route {
   options: RouteOptions;
 }
 
-/** Methods whose body is read whenever one is sent, and those whose body is read only with a Content-Type. */
 const NO_PARAMETERS: { readonly [name: string]: string } = Object.freeze({});
+/** Methods whose body is read whenever one is sent, and those whose body is read only with a Content-Type. */
 const BODY_METHODS: ReadonlySet<string> = new Set(['POST', 'PUT', 'PATCH', 'TRACE']);
 const OPTIONAL_BODY_METHODS: ReadonlySet<string> = new Set(['OPTIONS', 'DELETE']);
 
@@ -56,7 +56,10 @@ export class HttpApp {
   private closing = false;
 
   constructor(private readonly options: HttpAppOptions) {
-    this.notFound = { handler: () => Promise.reject(new HttpError(404, 'not_found', 'unknown_route', 'no such route')), options: this.routeOptions(undefined, {}) };
+    const noRoute = () => {
+      throw new HttpError(404, 'not_found', 'unknown_route', 'no such route');
+    };
+    this.notFound = { handler: noRoute, options: this.routeOptions(undefined, {}) };
     this.server = gatewayServer(this.routing);
   }
 
@@ -143,14 +146,14 @@ export class HttpApp {
   }
 
   private runHooks(index: number, request: HttpRequest, reply: HttpReply, handler: Handler): void {
-    if (index === this.hooks.length) return this.readBody(request, reply, handler);
+    if (index === this.hooks.length) return this.parseBody(request, reply, handler);
     this.hooks[index]!(request, reply, (error) => {
       if (error !== undefined) this.fail(error, request, reply);
       else this.runHooks(index + 1, request, reply, handler);
     });
   }
 
-  private readBody(request: HttpRequest, reply: HttpReply, handler: Handler): void {
+  private parseBody(request: HttpRequest, reply: HttpReply, handler: Handler): void {
     const { method, headers } = request;
     const contentType = headers['content-type'];
     const sendsBody = headers['transfer-encoding'] !== undefined || (headers['content-length'] !== undefined && headers['content-length'] !== '0');
