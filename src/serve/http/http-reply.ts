@@ -37,10 +37,6 @@ export class HttpReply {
     return this.headers;
   }
 
-  removeHeader(name: string): void {
-    delete this.headers[name.toLowerCase()];
-  }
-
   /**
    * Makes ready to answer with an error instead, keeping the headers set so far (CORS) but
    * those of the body that will not come; false once the response has started.
@@ -59,10 +55,6 @@ export class HttpReply {
   hijack(): this {
     this.isHijacked = true;
     return this;
-  }
-
-  get hijacked(): boolean {
-    return this.isHijacked;
   }
 
   /** Whether an answer was sent (or is being), or the route took the response over. */

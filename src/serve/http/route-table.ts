@@ -68,7 +68,7 @@ export class RouteTable<Route> {
     if (this.parametricRoutes.length === 0) return null;
     const segments = withoutTrailingSlash(path).split('/');
     const matching = (candidate: string) => this.parametricRoutes.find((route) => route.method === candidate && matches(route, segments));
-    const found = matching(method) ?? (method === 'HEAD' && !this.parametricRoutes.some((route) => route.method === 'HEAD' && matches(route, segments)) ? matching('GET') : undefined);
+    const found = matching(method) ?? (method === 'HEAD' ? matching('GET') : undefined);
     if (found === undefined) return null;
     const params: { [name: string]: string } = {};
     found.segments.forEach((segment, index) => {
