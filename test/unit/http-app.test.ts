@@ -1,4 +1,5 @@
 import { createServer, request as httpRequest, type IncomingHttpHeaders } from 'node:http';
+import { connect } from 'node:net';
 import { Readable } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
 import { registerCors } from '../../src/serve/cors.js';
@@ -140,6 +141,26 @@ describe('the gateway HTTP layer', () => {
       front.closeAllConnections();
       front.close();
     }
+  });
+
+  it('answers a request Node cannot parse in the one error shape, and closes its connection', async () => {
+    const url = await serve((app) => app.get('/hello', () => ({ greeting: 'hi' })));
+    const { port } = new URL(url);
+    const rawAnswer = (text: string) =>
+      new Promise<string>((resolve, reject) => {
+        const socket = connect(Number(port), '127.0.0.1', () => socket.end(text));
+        const chunks: Buffer[] = [];
+        socket.on('data', (chunk: Buffer) => chunks.push(chunk));
+        socket.on('close', () => resolve(Buffer.concat(chunks).toString()));
+        socket.on('error', reject);
+      });
+    const garbage = await rawAnswer('NOT HTTP AT ALL\r\n\r\n');
+    expect(garbage).toMatch(/^HTTP\/1\.1 400 Bad Request\r\n/);
+    expect(garbage).toContain('connection: close');
+    expect(JSON.parse(garbage.split('\r\n\r\n')[1]!).error).toMatchObject({ status: 400, code: 'malformed_request' });
+    const huge = await rawAnswer(`GET /hello HTTP/1.1\r\nhost: x\r\nx-big: ${'a'.repeat(17_000)}\r\n\r\n`);
+    expect(huge).toMatch(/^HTTP\/1\.1 431 /);
+    expect(JSON.parse(huge.split('\r\n\r\n')[1]!).error).toMatchObject({ status: 431, code: 'headers_too_large' });
   });
 
   it('answers CORS preflights on any path and names an allowed origin only', async () => {
