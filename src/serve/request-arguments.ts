@@ -264,7 +264,7 @@ class FormParts {
  * (multipart-reader.ts), then validated with each file standing in as a string.
  */
 async function readMultipart(request: HttpRequest, inputs: EndpointInputs, uploadDir: string): Promise<ReadArguments> {
-  const maxBytes = request.routeOptions.bodyLimit ?? Number.POSITIVE_INFINITY;
+  const maxBytes = request.routeOptions.bodyLimit;
   const parts = new FormParts(inputs, uploadDir);
   try {
     const boundary = boundaryOf(request.headers['content-type']);

@@ -63,6 +63,9 @@ describe('one job queue in Redis shared by several replicas (--job-store redis:/
         }
         if (accepted.length >= 100 && !killed) {
           killed = true;
+          // Killed while it runs jobs (it takes them from the shared queue whoever took the
+          // submit): on a loaded machine its workers can be between jobs at that moment.
+          await expect.poll(() => busyWorkers(doomed), { timeout: 5_000, interval: 5 }).toBeGreaterThan(0);
           doomed.process.kill('SIGKILL');
           await doomed.process;
         }
