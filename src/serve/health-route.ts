@@ -16,9 +16,7 @@ interface HealthRouteOptions {
  */
 export function registerHealthRoute(app: HttpApp, { runner, jobs }: HealthRouteOptions): void {
   const mebibytes = (bytes: number) => Math.ceil(bytes / 2 ** 20);
-  app.get(
-    '/health',
-    async () => {
+  const answer = async () => {
     const health = runner.health();
     return {
       status: health.state,
@@ -40,7 +38,6 @@ export function registerHealthRoute(app: HttpApp, { runner, jobs }: HealthRouteO
         },
       ),
     };
-    },
-    { public: true },
-  );
+  };
+  app.get('/health', answer, { public: true });
 }
