@@ -8,7 +8,6 @@ import { registerDocsRoutes } from './docs-routes.js';
 import { registerEndpointRoutes } from './endpoint-routes.js';
 import type { ServiceSpecification } from './jobs/job-envelope.js';
 import { registerHealthRoute } from './health-route.js';
-import { HttpError } from './http-error.js';
 import { registerJobRoutes } from './jobs/job-routes.js';
 import { registerUnknownRouteAnswers } from './unknown-routes.js';
 import { bodyParsers, bodyTooLarge } from './request-bodies.js';
@@ -23,11 +22,6 @@ import type { GatewayOptions } from './gateway-options.js';
 export function createGateway(options: GatewayOptions): HttpApp {
   const app = new HttpApp({ bodyLimit: options.maxBodyBytes, bodyTooLarge: () => bodyTooLarge(options.maxBodyBytes) });
   app.setBodyParsers(bodyParsers);
-  app.setErrorHandler((error, _request, reply) => {
-    const httpError = error instanceof HttpError ? error : internalError(error);
-    for (const [name, value] of Object.entries(httpError.extra.headers ?? {})) reply.header(name, value);
-    reply.code(httpError.status).send(httpError.toBody());
-  });
   registerUnknownRouteAnswers(app);
 
   if (options.onRequestLog) {
@@ -79,8 +73,4 @@ function requestLogLine(method: string, url: string, response: ServerResponse, e
       ? ''
       : ' (the client left)';
   return `${method} ${url} ${status} ${Math.round(elapsedMs)}ms${note}`;
-}
-
-function internalError(error: unknown): HttpError {
-  return new HttpError(500, 'internal_error', 'internal_error', `svc failed: ${error instanceof Error ? error.message : String(error)}`);
 }

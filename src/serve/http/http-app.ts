@@ -9,7 +9,6 @@ import { RouteTable } from './route-table.js';
 export type Handler = (request: HttpRequest, reply: HttpReply) => unknown;
 /** Runs before the body is read; `done(error)` answers with the error, a sent reply ends the request. */
 export type OnRequestHook = (request: HttpRequest, reply: HttpReply, done: (error?: Error) => void) => void;
-export type ErrorHandler = (error: unknown, request: HttpRequest, reply: HttpReply) => void;
 
 /**
  * How a body of some media types is read: as bytes up to the body limit, or left on the
@@ -42,8 +41,8 @@ const OPTIONAL_BODY_METHODS: ReadonlySet<string> = new Set(['OPTIONS', 'DELETE']
 
 /**
  * The gateway's HTTP layer on `node:http`: routes, the hooks every request passes, body
- * parsers, and one error handler. It takes requests from a server of its own (`listen`) or
- * from one in front of it (`routing`, for `svc start --reload`). Once closing, it answers
+ * parsers, and every error answered in the one error shape (http-error.ts). It takes
+ * requests from a server of its own (`listen`) or from one in front of it (`routing`, for `svc start --reload`). Once closing, it answers
  * every new request with a 503 and closes the connection.
  */
 export class HttpApp {
@@ -52,7 +51,6 @@ export class HttpApp {
   private readonly hooks: OnRequestHook[] = [];
   private parsers: BodyParser[] = [];
   private notFound: Route;
-  private errorHandler: ErrorHandler = (error, _request, reply) => defaultErrorAnswer(error, reply);
   private closing = false;
 
   constructor(private readonly options: HttpAppOptions) {
@@ -98,9 +96,6 @@ export class HttpApp {
     this.notFound = { handler, options: this.notFound.options };
   }
 
-  setErrorHandler(handler: ErrorHandler): void {
-    this.errorHandler = handler;
-  }
 
   /** Answers one request (the listener `node:http` calls). */
   readonly routing = (raw: IncomingMessage, response: ServerResponse): void => {
@@ -118,8 +113,8 @@ export class HttpApp {
     }
     const route = found?.route ?? this.notFound;
     const request = new HttpRequest(raw, route.options, found?.params ?? NO_PARAMETERS, queryAt < 0 ? '' : url.slice(queryAt + 1));
-    const reply = new HttpReply(response, startedAt, (error) => this.fail(error, request, reply));
-    if (badUrl !== null) return this.fail(badUrl, request, reply);
+    const reply = new HttpReply(response, startedAt, (error) => this.fail(error, reply));
+    if (badUrl !== null) return this.fail(badUrl, reply);
     this.runHooks(0, request, reply, route.handler);
   };
 
@@ -148,7 +143,7 @@ export class HttpApp {
   private runHooks(index: number, request: HttpRequest, reply: HttpReply, handler: Handler): void {
     if (index === this.hooks.length) return this.parseBody(request, reply, handler);
     this.hooks[index]!(request, reply, (error) => {
-      if (error !== undefined) this.fail(error, request, reply);
+      if (error !== undefined) this.fail(error, reply);
       else this.runHooks(index + 1, request, reply, handler);
     });
   }
@@ -160,18 +155,18 @@ export class HttpApp {
     const reads = BODY_METHODS.has(method) ? contentType !== undefined || sendsBody : OPTIONAL_BODY_METHODS.has(method) && contentType !== undefined && (sendsBody || headers['content-length'] !== undefined);
     if (!reads) return this.invoke(handler, request, reply);
     const parser = this.parsers.find((candidate) => candidate.mediaType !== '*' && contentType !== undefined && candidate.mediaType.test(contentType)) ?? this.parsers.find((candidate) => candidate.mediaType === '*');
-    if (parser === undefined) return this.fail(new HttpError(415, 'unsupported_media_type', 'unsupported_content_type', `Content-Type ${contentType ?? '(none)'} is not accepted`), request, reply);
+    if (parser === undefined) return this.fail(new HttpError(415, 'unsupported_media_type', 'unsupported_content_type', `Content-Type ${contentType ?? '(none)'} is not accepted`), reply);
     const parseWith = (body: Buffer | null) => {
       try {
         request.body = parser.parse(request, body);
       } catch (error) {
-        return this.fail(error, request, reply);
+        return this.fail(error, reply);
       }
       this.invoke(handler, request, reply);
     };
     if (parser.reads === 'stream') return parseWith(null);
     readBody(request.raw, request.routeOptions.bodyLimit, this.options.bodyTooLarge, (error, body) => {
-      if (error !== null) this.fail(error, request, reply);
+      if (error !== null) this.fail(error, reply);
       else parseWith(body);
     });
   }
@@ -181,29 +176,25 @@ export class HttpApp {
     try {
       result = handler(request, reply);
     } catch (error) {
-      return this.fail(error, request, reply);
+      return this.fail(error, reply);
     }
     if (isPromise(result)) {
       result.then(
         (value) => answerWith(value, reply),
-        (error: unknown) => this.fail(error, request, reply),
+        (error: unknown) => this.fail(error, reply),
       );
     } else {
       answerWith(result, reply);
     }
   }
 
-  private fail(error: unknown, request: HttpRequest, reply: HttpReply): void {
+  private fail(error: unknown, reply: HttpReply): void {
     if (!reply.resetForError()) {
       // The answer has started (a stream, server-sent events): cutting the connection is how it can end.
       if (!reply.raw.writableEnded) reply.raw.destroy();
       return;
     }
-    try {
-      this.errorHandler(error, request, reply);
-    } catch (failure) {
-      if (reply.resetForError()) defaultErrorAnswer(failure, reply);
-    }
+    answerWithError(error, reply);
   }
 }
 
@@ -216,8 +207,10 @@ function isPromise(value: unknown): value is Promise<unknown> {
   return typeof value === 'object' && value !== null && typeof (value as Promise<unknown>).then === 'function';
 }
 
-function defaultErrorAnswer(error: unknown, reply: HttpReply): void {
-  const answer = error instanceof HttpError ? error : new HttpError(500, 'internal_error', 'internal_error', `svc failed: ${(error as Error)?.message ?? String(error)}`);
+/** Every error in the one error shape, with the headers it names (`WWW-Authenticate`, `Allow`); anything else is svc's own failure, a 500. */
+function answerWithError(error: unknown, reply: HttpReply): void {
+  const answer = error instanceof HttpError ? error : new HttpError(500, 'internal_error', 'internal_error', `svc failed: ${error instanceof Error ? error.message : String(error)}`);
+  for (const [name, value] of Object.entries(answer.extra.headers ?? {})) reply.header(name, value);
   reply.code(answer.status).send(answer.toBody());
 }
 

@@ -1,4 +1,5 @@
 import { HttpError } from '../http-error.js';
+import { withoutTrailingSlash } from '../route-aliases.js';
 
 /** A path parameter longer than this is a 414: a job id or a model name is far shorter. */
 const MAX_PARAMETER_LENGTH = 1000;
@@ -86,11 +87,6 @@ export class RouteTable<Route> {
 function matches<Route>(route: ParametricRoute<Route>, segments: readonly string[]): boolean {
   if (route.segments.length !== segments.length) return false;
   return route.segments.every((segment, index) => (segment.isParameter ? segments[index] !== '' : decodedPath(segments[index]!) === segment.text));
-}
-
-/** One trailing slash, as the router ignores it (`/hello/` is `/hello`). */
-function withoutTrailingSlash(url: string): string {
-  return url.length > 1 && url.endsWith('/') ? url.slice(0, -1) : url;
 }
 
 /** The path with its percent-escapes read, but for those of characters that delimit a URL (`%2F` stays). */
