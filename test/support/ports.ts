@@ -1,12 +1,13 @@
-import { createServer, type AddressInfo } from 'node:net';
+import { createServer } from 'node:net';
 
-/** A port nothing listens on: one the system just handed out and took back. */
+/**
+ * A port nothing listens on, and nothing will while a test counts on its refusal: drawn,
+ * as quietPort's are, from below the ephemeral range, where a parallel test's server that
+ * binds port 0 is never handed it (one handed out by the system went to such a server
+ * within a minute in CI).
+ */
 export async function closedPort(): Promise<number> {
-  const probe = createServer();
-  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
-  const { port } = probe.address() as AddressInfo;
-  await new Promise((resolve) => probe.close(resolve));
-  return port;
+  return quietPort();
 }
 
 // Below Linux's ephemeral range (32768-60999): no server of a parallel test that binds port 0 is handed one of these.
