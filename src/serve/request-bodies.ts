@@ -215,13 +215,12 @@ function formFields(text: string): Record<string, string | string[]> | HttpError
 }
 
 /** A body past --max-body-size, however it came (read whole, or a multipart form read as it arrives). */
-export function bodyTooLarge(maxBodyBytes: number, headers?: Record<string, string>): HttpError {
+export function bodyTooLarge(maxBodyBytes: number): HttpError {
   return new HttpError(
     413,
     'payload_too_large',
     'body_too_large',
     `the request body is larger than this server accepts (${maxBodyBytes / 2 ** 20} MiB; svc start --max-body-size MiB raises it)`,
-    headers === undefined ? {} : { headers },
   );
 }
 

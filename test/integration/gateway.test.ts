@@ -294,6 +294,13 @@ describe('svc start serving endpoints that misbehave', () => {
       const refused = await form(2 * MiB + 1, sendLength);
       expect([refused.status, ((await refused.json()) as any).error.code]).toEqual([413, 'body_too_large']);
     }
+    // A client still sending when the 413 is decided reads it, not a broken pipe: the rest is read and dropped.
+    const upload = new FormData();
+    upload.append('text', new Blob([Buffer.alloc(3 * MiB, 'x')]), 'text.txt');
+    for (let attempt = 0; attempt < 3; attempt += 1) {
+      const refused = await fetch(`${server.url}/echo`, { method: 'POST', body: upload });
+      expect([refused.status, ((await refused.json()) as any).error.code]).toEqual([413, 'body_too_large']);
+    }
   });
 
   it("says so when JSON comes as a URL-encoded form, as curl -d sends it", async () => {
