@@ -59,7 +59,7 @@ function callErrors(method: string, { invalidInput, timesOut }: { invalidInput: 
       ? {}
       : {
           '413': errorResponse('the body is larger than --max-body-size, or a multipart form has more than 1,000 parts'),
-          '415': errorResponse('the body is neither JSON, a URL-encoded form nor multipart/form-data'),
+          '415': errorResponse('the body is neither JSON, a URL-encoded form nor multipart/form-data, or it is compressed (Content-Encoding)'),
         }),
     '422': errorResponse(invalidInput),
     '500': errorResponse('the function raised an exception, or its worker died'),

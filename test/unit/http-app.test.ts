@@ -56,6 +56,18 @@ describe('the gateway HTTP layer', () => {
     expect((await ask(`${url}/nothing`)).status).toBe(404);
   });
 
+  it('refuses a compressed body with a 415 that names its encoding, rather than reading it as text', async () => {
+    const url = await serve((app) => app.post('/echo', (request) => request.body as object));
+    const refused = await ask(`${url}/echo`, { method: 'POST', headers: { 'content-type': 'application/json', 'content-encoding': 'gzip' }, body: '\x1f\x8b' });
+    expect([refused.status, refused.headers['accept-encoding'], JSON.parse(refused.body).error]).toEqual([
+      415,
+      'identity',
+      { status: 415, type: 'unsupported_media_type', code: 'unsupported_content_encoding', message: 'Content-Encoding gzip is not accepted: send the body uncompressed' },
+    ]);
+    const plain = await ask(`${url}/echo`, { method: 'POST', headers: { 'content-type': 'application/json', 'content-encoding': 'identity' }, body: '{"a":1}' });
+    expect([plain.status, plain.body]).toEqual([200, '{"a":1}']);
+  });
+
   it('decodes path parameters, and refuses bad percent-encoding (400) and over-long parameters (414) in the one error shape', async () => {
     const url = await serve((app) => app.get('/jobs/:id', (request) => ({ id: request.params.id })));
     expect(JSON.parse((await ask(`${url}/jobs/a%2Fb`)).body)).toEqual({ id: 'a/b' });

@@ -154,6 +154,8 @@ export class HttpApp {
     const sendsBody = headers['transfer-encoding'] !== undefined || (headers['content-length'] !== undefined && headers['content-length'] !== '0');
     const reads = BODY_METHODS.has(method) ? contentType !== undefined || sendsBody : OPTIONAL_BODY_METHODS.has(method) && contentType !== undefined && (sendsBody || headers['content-length'] !== undefined);
     if (!reads) return this.invoke(handler, request, reply);
+    const encoding = headers['content-encoding']?.trim().toLowerCase();
+    if (encoding !== undefined && encoding !== '' && encoding !== 'identity') return this.fail(compressedBody(headers['content-encoding']!), reply);
     const parser = this.parsers.find((candidate) => candidate.mediaType !== '*' && contentType !== undefined && candidate.mediaType.test(contentType)) ?? this.parsers.find((candidate) => candidate.mediaType === '*');
     if (parser === undefined) return this.fail(new HttpError(415, 'unsupported_media_type', 'unsupported_content_type', `Content-Type ${contentType ?? '(none)'} is not accepted`), reply);
     const parseWith = (body: Buffer | null) => {
@@ -212,6 +214,13 @@ function answerWithError(error: unknown, reply: HttpReply): void {
   const answer = error instanceof HttpError ? error : new HttpError(500, 'internal_error', 'internal_error', `svc failed: ${error instanceof Error ? error.message : String(error)}`);
   for (const [name, value] of Object.entries(answer.extra.headers ?? {})) reply.header(name, value);
   reply.code(answer.status).send(answer.toBody());
+}
+
+/** A compressed body is refused, as RFC 7694 has it, rather than read as the text it is not. */
+function compressedBody(encoding: string): HttpError {
+  return new HttpError(415, 'unsupported_media_type', 'unsupported_content_encoding', `Content-Encoding ${encoding} is not accepted: send the body uncompressed`, {
+    headers: { 'accept-encoding': 'identity' },
+  });
 }
 
 function refuseWhileClosing(response: ServerResponse): void {
