@@ -42,8 +42,9 @@ const OPTIONAL_BODY_METHODS: ReadonlySet<string> = new Set(['OPTIONS', 'DELETE']
 /**
  * The gateway's HTTP layer on `node:http`: routes, the hooks every request passes, body
  * parsers, and every error answered in the one error shape (http-error.ts). It takes
- * requests from a server of its own (`listen`) or from one in front of it (`routing`, for `svc start --reload`). Once closing, it answers
- * every new request with a 503 and closes the connection.
+ * requests from a server of its own (`listen`) or from one in front of it (`routing`, for
+ * `svc start --reload`). Once closing, it answers every new request with a 503 and closes
+ * the connection.
  */
 export class HttpApp {
   readonly server: Server;
@@ -95,7 +96,6 @@ export class HttpApp {
   setNotFoundHandler(handler: Handler): void {
     this.notFound = { handler, options: this.notFound.options };
   }
-
 
   /** Answers one request (the listener `node:http` calls). */
   readonly routing = (raw: IncomingMessage, response: ServerResponse): void => {
@@ -154,8 +154,8 @@ export class HttpApp {
     const sendsBody = headers['transfer-encoding'] !== undefined || (headers['content-length'] !== undefined && headers['content-length'] !== '0');
     const reads = BODY_METHODS.has(method) ? contentType !== undefined || sendsBody : OPTIONAL_BODY_METHODS.has(method) && contentType !== undefined && (sendsBody || headers['content-length'] !== undefined);
     if (!reads) return this.invoke(handler, request, reply);
-    const encoding = headers['content-encoding']?.trim().toLowerCase();
-    if (encoding !== undefined && encoding !== '' && encoding !== 'identity') return this.fail(compressedBody(headers['content-encoding']!), reply);
+    const encoding = headers['content-encoding']?.trim() ?? '';
+    if (encoding !== '' && encoding.toLowerCase() !== 'identity') return this.fail(compressedBody(encoding), reply);
     const parser = this.parsers.find((candidate) => candidate.mediaType !== '*' && contentType !== undefined && candidate.mediaType.test(contentType)) ?? this.parsers.find((candidate) => candidate.mediaType === '*');
     if (parser === undefined) return this.fail(new HttpError(415, 'unsupported_media_type', 'unsupported_content_type', `Content-Type ${contentType ?? '(none)'} is not accepted`), reply);
     const parseWith = (body: Buffer | null) => {
