@@ -33,7 +33,7 @@ import { LocalJobs } from '../serve/jobs/local-jobs.js';
 import type { RedisReplica } from '../serve/jobs/redis-replica.js';
 import { planRecovery } from '../serve/jobs/job-recovery.js';
 import { defaultJobStoreLocation, describeJobStore, projectStateDirectory, type JobStoreLocation } from '../serve/jobs/job-store-location.js';
-import { SqliteJobJournal, sqliteLoads } from '../serve/jobs/sqlite-job-journal.js';
+import { SqliteJobJournal, sqliteUnavailable } from '../serve/jobs/sqlite-job-journal.js';
 import { serveReloading } from './local-reload.js';
 import { closeWhenJobsRead } from './server-stop.js';
 import { urlHost } from '../listen-url.js';
@@ -382,8 +382,9 @@ async function serveWithFileDir(options: LocalServeOptions, fileDir: string, hel
  */
 function openDefaultJournal(location: JobStoreLocation, log: ServeLog): JobJournal | null {
   if (location.kind !== 'sqlite') return null;
-  if (!sqliteLoads()) {
-    log.warn(`jobs are kept in memory, not in ${describeJobStore(location)}: SQLite (better-sqlite3) is not installed with this svc, and a crash loses them`);
+  const unavailable = sqliteUnavailable();
+  if (unavailable) {
+    log.warn(`jobs are kept in memory, not in ${describeJobStore(location)}, and a crash loses them: ${unavailable}`);
     return null;
   }
   return SqliteJobJournal.open(location.path, (message) => log.warn(message));

@@ -4,8 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startSvc, type RunningSvc } from '../support/server.js';
-import { REPO_ROOT } from '../support/svc.js';
+import { postJson, startSvc, type RunningSvc } from '../support/server.js';
+import { copyProject, REPO_ROOT } from '../support/svc.js';
 
 /**
  * A new user's first hour, from the packed npm tarball and the toolkit's wheel rather than
@@ -15,6 +15,7 @@ import { REPO_ROOT } from '../support/svc.js';
 describe('svc installed from its npm tarball, with the toolkit from its wheel', () => {
   let dir: string;
   let svc: string;
+  let unbuiltSvc: string;
   let project: string;
   let server: RunningSvc | undefined;
 
@@ -24,6 +25,9 @@ describe('svc installed from its npm tarball, with the toolkit from its wheel', 
     const tarball = join(dir, readdirSync(dir).find((name) => name.endsWith('.tgz'))!);
     execFileSync('npm', ['install', '--global', '--prefix', join(dir, 'prefix'), '--no-audit', '--no-fund', '--silent', tarball], { stdio: ['ignore', 'ignore', 'inherit'] });
     svc = realpathSync(join(dir, 'prefix', 'bin', 'svc'));
+    // What npm 12 installs when a dependency's install script is not allowed: better-sqlite3 without its native module.
+    execFileSync('npm', ['install', '--global', '--prefix', join(dir, 'unbuilt'), '--ignore-scripts', '--no-audit', '--no-fund', '--silent', tarball], { stdio: ['ignore', 'ignore', 'inherit'] });
+    unbuiltSvc = realpathSync(join(dir, 'unbuilt', 'bin', 'svc'));
     execFileSync('python3', ['-m', 'venv', '--without-pip', join(dir, 'venv')]);
     // The wheel is built from the installed package's python/, with the backend .ci/setup installs, reaching no index.
     const wheels = join(dir, 'wheels');
@@ -63,5 +67,24 @@ describe('svc installed from its npm tarball, with the toolkit from its wheel', 
     writeFileSync(join(project, 'in.txt'), 'quiet words\n');
     const shout = await run(['call', '/shout', '--url', server.url, '-i', 'file=@in.txt', '-o', 'out.txt']);
     expect([shout.exitCode, readFileSync(join(project, 'out.txt'), 'utf8')]).toEqual([0, 'QUIET WORDS\n']);
+  }, 120_000);
+
+  it('without better-sqlite3 built keeps serverless jobs in memory, says how to install it, and refuses an explicit SQLite store in one line', async () => {
+    const hello = copyProject(join(REPO_ROOT, 'examples', 'hello'));
+    const unbuilt = await startSvc([hello, '--compute', 'serverless'], {}, { bin: unbuiltSvc });
+    try {
+      const job = await postJson(`${unbuilt.url}/hello`, { name: 'Ada' }, { prefer: 'wait=10' });
+      expect([job.status, job.body.status, job.body.result]).toEqual([200, 'FINISHED', { greeting: 'Hello, Ada.' }]);
+      expect(unbuilt.logs()).toMatch(/jobs are kept in memory, not in sqlite:\S+, and a crash loses them: SQLite \(better-sqlite3\) is installed without its native module, .*--allow-scripts=better-sqlite3/);
+    } finally {
+      await unbuilt.stop();
+    }
+
+    const store = join(dir, 'jobs.sqlite');
+    const refused = await execa(process.execPath, [unbuiltSvc, 'start', hello, '--compute', 'serverless', '--port', '0', '--job-store', `sqlite:${store}`], { reject: false });
+    expect(refused.exitCode).toBe(1);
+    expect(refused.stderr.trim().split('\n')).toEqual([
+      `error: --job-store sqlite:${store}: SQLite (better-sqlite3) is installed without its native module, whose install script npm 12 runs only when allowed: reinstall with \`npm install -g svc-ml --allow-scripts=better-sqlite3\` (docs/install.md); or use --job-store memory`,
+    ]);
   }, 120_000);
 });

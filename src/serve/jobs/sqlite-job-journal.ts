@@ -206,7 +206,9 @@ export class SqliteJobJournal implements JobJournal {
   /** Opens (or creates) the file and takes it; a server still holding it is an error naming it. */
   static open(path: string, warn: (message: string) => void = () => {}): SqliteJobJournal {
     const where = `--job-store sqlite:${path}`;
-    const { Database, sqliteModule } = loadBetterSqlite3(where);
+    const loaded = loadBetterSqlite3();
+    if (typeof loaded === 'string') throw new SvcError('io', `${where}: ${loaded}; or use --job-store memory`);
+    const { Database, sqliteModule } = loaded;
     let db: BetterSqlite3.Database;
     try {
       // The jobs' results are the callers' data: a directory of this user's alone.
@@ -559,23 +561,44 @@ function holderRuns(holder: HolderRow, host: string, now: number): boolean {
   }
 }
 
-/** Whether better-sqlite3 is installed beside svc (an image's runtime has no native modules). */
-export function sqliteLoads(): boolean {
+type BetterSqlite3Module = { Database: typeof BetterSqlite3; sqliteModule: string };
+
+let betterSqlite3: BetterSqlite3Module | string | undefined;
+
+/**
+ * better-sqlite3, loaded on first use (the memory store needs no native module), or why it
+ * cannot be: an image's runtime carries no native modules, and npm 12 installs the package
+ * without building its native part unless told to allow its install script.
+ */
+function loadBetterSqlite3(): BetterSqlite3Module | string {
+  betterSqlite3 ??= tryLoadBetterSqlite3();
+  return betterSqlite3;
+}
+
+function tryLoadBetterSqlite3(): BetterSqlite3Module | string {
+  const require = createRequire(import.meta.url);
+  let sqliteModule: string;
   try {
-    createRequire(import.meta.url).resolve('better-sqlite3');
-    return true;
+    sqliteModule = require.resolve('better-sqlite3');
   } catch {
-    return false;
+    return 'SQLite (better-sqlite3) is not installed with this svc';
+  }
+  try {
+    const Database = require(sqliteModule) as typeof BetterSqlite3;
+    // The native part loads with the first database, not with the package.
+    new Database(':memory:').close();
+    return { Database, sqliteModule };
+  } catch (error) {
+    const reason = (error as Error).message.split('\n')[0]!;
+    if (reason.startsWith('Could not locate the bindings file')) {
+      return 'SQLite (better-sqlite3) is installed without its native module, whose install script npm 12 runs only when allowed: reinstall with `npm install -g svc-ml --allow-scripts=better-sqlite3` (docs/install.md)';
+    }
+    return `SQLite (better-sqlite3) cannot be loaded here (${reason}); \`npm rebuild better-sqlite3\` in svc's directory builds it for this Node`;
   }
 }
 
-/** Loaded on use: a native module, built when svc is installed; the memory store needs none. */
-function loadBetterSqlite3(where: string): { Database: typeof BetterSqlite3; sqliteModule: string } {
-  try {
-    const require = createRequire(import.meta.url);
-    const sqliteModule = require.resolve('better-sqlite3');
-    return { Database: require(sqliteModule) as typeof BetterSqlite3, sqliteModule };
-  } catch (error) {
-    throw new SvcError('io', `${where}: SQLite (the better-sqlite3 package) cannot be loaded here (${(error as Error).message.split('\n')[0]}); use --job-store memory`);
-  }
+/** Why the SQLite job store cannot be used here, or null when it can. */
+export function sqliteUnavailable(): string | null {
+  const loaded = loadBetterSqlite3();
+  return typeof loaded === 'string' ? loaded : null;
 }
