@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { startSvc } from '../support/server.js';
 import { copyProject, REPO_ROOT, runSvc } from '../support/svc.js';
 
-const HELLO = join(REPO_ROOT, 'examples/hello');
+const HELLO = copyProject(join(REPO_ROOT, 'examples/hello'));
 
 /** `svc start` on a project whose service.py is `source`: its exit code and the last line it wrote to stderr. */
 async function startRefusal(project: string, source: string): Promise<[number, string | undefined]> {

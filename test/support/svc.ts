@@ -27,10 +27,17 @@ export async function runSvc(args: string[], options: { cwd?: string; env?: Reco
   return { exitCode: result.exitCode ?? -1, stdout: result.stdout, stderr: result.stderr };
 }
 
-/** A copy of a project in a fresh temporary directory with the same name, so scans never write into the repo. */
+/**
+ * A copy of a project in a fresh temporary directory with the same name, so scans never write
+ * into the repo. The copy is the project as a clone has it: without the apipod-deploy/ and
+ * .dockerignore that `svc scan` and `svc build` write into a project (someone who followed
+ * docs/build.md on an example has them). No fixture tracks either; a test that needs one
+ * writes it into its copy.
+ */
 export function copyProject(source: string): string {
   const parent = mkdtempSync(join(tmpdir(), 'svc-test-'));
   const copy = join(parent, basename(source));
-  cpSync(source, copy, { recursive: true });
+  const written = new Set([join(source, 'apipod-deploy'), join(source, '.dockerignore')]);
+  cpSync(source, copy, { recursive: true, filter: (path) => !written.has(path) });
   return copy;
 }
